@@ -1,0 +1,186 @@
+/* mdl.c -- the model registry and the type-independent half of every model:
+ * creating an instance and its workspace, gathering a batch's rows into that
+ * workspace, evaluation in chunks, and the helpers the types share (L2 term,
+ * weight initialisation, seeding).  It does no model arithmetic itself:
+ * forward and backward passes live in one file per type (mdl_softmax.c,
+ * mdl_logistic.c), and nothing here allocates after mdl_create.
+ */
+#include <assert.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_cblas.h>
+#include <gsl/gsl_randist.h>
+#include "mdl_internal.h"
+
+/* Sorted by name, matching mdl_type_names. */
+static const mdl_type *const all[] = { &mdl_logistic, &mdl_softmax };
+
+const mdl_type *mdl_type_find(const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(all[i]->name, name) == 0)
+            return all[i];
+    return NULL;
+}
+
+const char *mdl_type_names(void)
+{
+    return "logistic, softmax";
+}
+
+mdl_model *mdl_create(const mdl_type *t, size_t d, int n_classes, double l2,
+                      size_t max_batch)
+{
+    if (t == NULL || d == 0 || d > INT_MAX || max_batch == 0 || max_batch > INT_MAX
+        || n_classes < 2 || !t->supports(n_classes) || !(l2 >= 0.0) || !isfinite(l2))
+        return NULL;
+    if (max_batch > SIZE_MAX / sizeof(double) / d)
+        return NULL;
+
+    mdl_model *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return NULL;
+    m->type = t;
+    m->d = d;
+    m->n_classes = n_classes;
+    m->l2 = l2;
+    m->max_batch = max_batch;
+    m->n_params = t->n_params(d, n_classes);
+    m->x = malloc(max_batch * d * sizeof *m->x);
+    if (m->x == NULL)
+        goto out_free_model;
+    m->y = malloc(max_batch * sizeof *m->y);
+    if (m->y == NULL)
+        goto out_free_x;
+    m->ws = t->alloc(d, n_classes, max_batch);
+    if (m->ws == NULL)
+        goto out_free_y;
+    return m;
+
+out_free_y:
+    free(m->y);
+out_free_x:
+    free(m->x);
+out_free_model:
+    free(m);
+    return NULL;
+}
+
+void mdl_destroy(mdl_model *m)
+{
+    if (m == NULL)
+        return;
+    m->type->free(m->ws);
+    free(m->y);
+    free(m->x);
+    free(m);
+}
+
+size_t mdl_n_params(const mdl_model *m)
+{
+    return m->n_params;
+}
+
+const mdl_type *mdl_get_type(const mdl_model *m)
+{
+    return m->type;
+}
+
+void mdl_init_params(const mdl_model *m, double *params, gsl_rng *rng)
+{
+    m->type->init(m, params, rng);
+}
+
+/* Copies the rows idx[0 .. n-1] of ds and their labels into the workspace. */
+static void gather(mdl_model *m, const mdl_dataset *ds, const size_t *idx, size_t n)
+{
+    const size_t d = m->d;
+    for (size_t i = 0; i < n; i++) {
+        assert(idx[i] < ds->n);
+        assert(ds->y[idx[i]] >= 0 && ds->y[idx[i]] < m->n_classes);
+        memcpy(m->x + i * d, ds->x + idx[i] * d, d * sizeof *m->x);
+        m->y[i] = ds->y[idx[i]];
+    }
+}
+
+double mdl_loss_grad(mdl_model *m, const double *params, const mdl_dataset *ds,
+                     const size_t *batch, size_t n_batch, double *grad)
+{
+    assert(n_batch >= 1 && n_batch <= m->max_batch);
+    assert(ds->d == m->d && ds->n_classes == m->n_classes);
+    gather(m, ds, batch, n_batch);
+    return m->type->loss_grad(m, m->ws, params, m->x, m->y, n_batch, grad);
+}
+
+void mdl_evaluate(mdl_model *m, const double *params, const mdl_dataset *ds,
+                  const size_t *idx, size_t n_idx, double *loss, double *accuracy)
+{
+    assert(ds->d == m->d && ds->n_classes == m->n_classes);
+    const size_t n = idx != NULL ? n_idx : ds->n;
+    double sum = 0.0;
+    size_t correct = 0;
+
+    for (size_t start = 0; start < n; start += m->max_batch) {
+        const size_t k = n - start < m->max_batch ? n - start : m->max_batch;
+        const double *X;
+        const int *y;
+        double chunk_loss;
+        size_t chunk_correct;
+
+        if (idx != NULL) {
+            gather(m, ds, idx + start, k);
+            X = m->x;
+            y = m->y;
+        } else {
+            /* Whole dataset: the rows are already contiguous. */
+            X = ds->x + start * m->d;
+            y = ds->y + start;
+        }
+        m->type->evaluate(m, m->ws, params, X, y, k, &chunk_loss, &chunk_correct);
+        sum += chunk_loss;
+        correct += chunk_correct;
+    }
+    if (loss != NULL)
+        *loss = n > 0 ? sum / (double)n + m->type->penalty(m, params) : NAN;
+    if (accuracy != NULL)
+        *accuracy = n > 0 ? (double)correct / (double)n : NAN;
+}
+
+double mdl_i_l2(double l2, const double *w, size_t n, double *grad)
+{
+    if (l2 == 0.0)
+        return 0.0;
+    assert(n <= INT_MAX);
+    if (grad != NULL)
+        cblas_daxpy((int)n, l2, w, 1, grad, 1);
+    return 0.5 * l2 * cblas_ddot((int)n, w, 1, w, 1);
+}
+
+void mdl_i_init_weights(double *params, size_t n_weights, size_t n_params,
+                        gsl_rng *rng)
+{
+    for (size_t i = 0; i < n_weights; i++)
+        params[i] = gsl_ran_gaussian(rng, 0.01);
+    for (size_t i = n_weights; i < n_params; i++)
+        params[i] = 0.0;
+}
+
+gsl_rng *mdl_i_rng_create(uint64_t seed)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (r == NULL)
+        return NULL;
+    /* Mix before folding so that seeds differing only in their high or
+     * low half (1 and 1 << 32) do not fold to the same 32 bits. */
+    uint64_t z = seed + 0x9e3779b97f4a7c15u;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    z ^= z >> 31;
+    const uint32_t s = (uint32_t)(z ^ (z >> 32));
+    gsl_rng_set(r, s != 0 ? s : 0x9e3779b9u);
+    return r;
+}

@@ -1,0 +1,83 @@
+/* mdl.h -- models behind one small table: parameter count, initialisation,
+ * minibatch loss and gradient, evaluation.  Parameters are one contiguous
+ * double array; batches are index lists into a shared dataset.  A model
+ * instance owns a workspace sized for the largest batch, so loss_grad and
+ * evaluate never allocate.  Models know nothing of nodes, time or messages.
+ */
+#ifndef MDL_H
+#define MDL_H
+
+#include <stddef.h>
+#include <gsl/gsl_rng.h>
+#include "datasets/mdl_data.h"
+
+typedef struct mdl_model mdl_model;
+
+/* One model family, in the manner of GSL's *_type tables.  The public
+ * functions below gather a batch's rows into the instance's workspace and
+ * call the type on a dense matrix, so a type is pure arithmetic: X is n rows
+ * of d features (row-major), y the n labels, 1 <= n <= max_batch.  Types
+ * read the instance's sizes through models/mdl_internal.h. */
+typedef struct mdl_type {
+    const char *name;   /* "softmax", "logistic"; matched against the scenario */
+    /* Number of parameters for d features and c classes. */
+    size_t (*n_params)(size_t d, int n_classes);
+    /* Nonzero when the type can classify into n_classes classes (>= 2). */
+    int    (*supports)(int n_classes);
+    /* Type-private scratch for batches of at most max_batch samples; NULL
+     * when out of memory.  Released by free. */
+    void  *(*alloc)(size_t d, int n_classes, size_t max_batch);
+    void   (*free)(void *ws);
+    /* Small random weights (N(0, 0.01^2)), zero biases. */
+    void   (*init)(const mdl_model *m, double *params, gsl_rng *rng);
+    /* Mean loss over the n samples plus the L2 term; gradient to grad. */
+    double (*loss_grad)(const mdl_model *m, void *ws, const double *params,
+                        const double *X, const int *y, size_t n, double *grad);
+    /* Sum of the n per-sample losses (no L2 term) to *loss_sum and the
+     * number of correct predictions to *n_correct. */
+    void   (*evaluate)(const mdl_model *m, void *ws, const double *params,
+                       const double *X, const int *y, size_t n,
+                       double *loss_sum, size_t *n_correct);
+    /* The L2 term l2/2 * ||weights||^2 (biases excluded). */
+    double (*penalty)(const mdl_model *m, const double *params);
+} mdl_type;
+
+extern const mdl_type mdl_softmax, mdl_logistic;
+
+/* Looks a model type up by name; NULL when unknown. */
+const mdl_type *mdl_type_find(const char *name);
+/* Comma-separated list of known names, for error messages. */
+const char *mdl_type_names(void);
+
+/* Creates an instance for d features, n_classes classes (logistic needs 2),
+ * L2 coefficient l2 (the loss adds l2/2 * ||w||^2, biases excluded) and
+ * batches of at most max_batch samples.  Allocates the workspace, about
+ * max_batch * (d + n_classes) doubles.  NULL when out of memory, when the
+ * type does not support n_classes, or when d or max_batch is 0 or above
+ * INT_MAX (the CBLAS limit) or l2 is negative or not finite.  Free with
+ * mdl_destroy; mdl_destroy(NULL) does nothing. */
+mdl_model *mdl_create(const mdl_type *t, size_t d, int n_classes, double l2,
+                      size_t max_batch);
+void       mdl_destroy(mdl_model *m);
+size_t     mdl_n_params(const mdl_model *m);
+const mdl_type *mdl_get_type(const mdl_model *m);
+
+/* Fills params with small random weights (N(0, 0.01^2)) and zero biases. */
+void mdl_init_params(const mdl_model *m, double *params, gsl_rng *rng);
+
+/* Mean loss over the batch (plus the L2 term) and its gradient, written to
+ * grad (n_params).  batch holds n_batch indices into ds, 1 <= n_batch <=
+ * max_batch; an index may repeat.  ds must match the instance's d and
+ * n_classes.  O(n_batch * n_params); no allocation. */
+double mdl_loss_grad(mdl_model *m, const double *params, const mdl_dataset *ds,
+                     const size_t *batch, size_t n_batch, double *grad);
+
+/* Mean loss (with the L2 term) and accuracy of params over the samples idx
+ * of ds (all samples when idx is NULL, n_idx ignored).  Works in chunks of
+ * max_batch samples through the instance's workspace: O(n * n_params), no
+ * allocation.  Both are NaN over an empty set.  loss or accuracy may be
+ * NULL when not wanted. */
+void mdl_evaluate(mdl_model *m, const double *params, const mdl_dataset *ds,
+                  const size_t *idx, size_t n_idx, double *loss, double *accuracy);
+
+#endif

@@ -1,0 +1,39 @@
+/* mdl_internal.h -- what the model types and datasets of the mdl module
+ * share privately: the layout of an instance and a few helpers.  Not for use
+ * outside models/.
+ */
+#ifndef MDL_INTERNAL_H
+#define MDL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gsl/gsl_rng.h>
+#include "mdl.h"
+
+struct mdl_model {
+    const mdl_type *type;
+    size_t d;           /* features */
+    int    n_classes;
+    double l2;          /* the loss adds l2/2 * ||weights||^2 */
+    size_t max_batch;
+    size_t n_params;
+    double *x;          /* max_batch * d: rows gathered for a batch */
+    int    *y;          /* max_batch: their labels */
+    void   *ws;         /* the type's scratch, from type->alloc */
+};
+
+/* Returns l2/2 * ||w||^2 over the n weights w and, when grad is not NULL,
+ * adds l2 * w to grad (n).  O(n). */
+double mdl_i_l2(double l2, const double *w, size_t n, double *grad);
+
+/* Writes n_weights draws of N(0, 0.01^2) then zeros up to n_params. */
+void mdl_i_init_weights(double *params, size_t n_weights, size_t n_params,
+                        gsl_rng *rng);
+
+/* A new mt19937 generator seeded from a 64-bit seed, mixed (splitmix64)
+ * and folded to a nonzero 32-bit one (mt19937 uses 32 bits and silently
+ * maps 0 to 4357).  Caller
+ * frees with gsl_rng_free.  NULL when out of memory. */
+gsl_rng *mdl_i_rng_create(uint64_t seed);
+
+#endif

@@ -1,0 +1,248 @@
+/* main.c -- the dtsim command line: `run`, `validate` and `topo`.  It
+ * parses arguments, loads the scenario, hands it to the runner and prints a
+ * short summary.  Exit status: 0 success, 1 a run that failed (stalled, out
+ * of memory, output not written), 2 bad usage or a bad scenario.  It holds
+ * no simulation logic.
+ */
+#include "run.h"
+#include "scn.h"
+#include "topo.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SETS 256
+
+static const char usage[] =
+    "usage: dtsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--seed N] [--quiet]\n"
+    "       dtsim validate SCENARIO.json...\n"
+    "       dtsim topo SCENARIO.json [--set PATH=VALUE]... [--edges]\n"
+    "       dtsim --version\n";
+
+static int bad_usage(const char *msg)
+{
+    fprintf(stderr, "dtsim: error: %s\n%s", msg, usage);
+    return 2;
+}
+
+typedef struct args {
+    const char *scenario;
+    const char *out_dir;
+    const char *sets[MAX_SETS];
+    size_t      n_sets;
+    char        seed_set[64];
+    int         quiet, edges;
+} args;
+
+/* Options common to run and topo; returns 0 or an exit status. */
+static int parse(int argc, char **argv, args *a, int allow_run_opts)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        const char *val = NULL;
+        if (strcmp(s, "--set") == 0 || strncmp(s, "--set=", 6) == 0) {
+            val = s[5] == '=' ? s + 6 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!val)
+                return bad_usage("--set needs PATH=VALUE");
+            if (a->n_sets == MAX_SETS)
+                return bad_usage("too many --set options");
+            a->sets[a->n_sets++] = val;
+        } else if (allow_run_opts && (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0)) {
+            if (i + 1 >= argc)
+                return bad_usage("-o needs a directory");
+            a->out_dir = argv[++i];
+        } else if (allow_run_opts && strcmp(s, "--seed") == 0) {
+            if (i + 1 >= argc)
+                return bad_usage("--seed needs a number");
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(argv[++i], &end, 10);
+            if (errno || *end || argv[i][0] == '-' || argv[i][0] == '\0')
+                return bad_usage("--seed needs a whole number >= 0");
+            snprintf(a->seed_set, sizeof a->seed_set, "seed=%llu", v);
+        } else if (allow_run_opts && strcmp(s, "--quiet") == 0) {
+            a->quiet = 1;
+        } else if (!allow_run_opts && strcmp(s, "--edges") == 0) {
+            a->edges = 1;
+        } else if (s[0] == '-' && s[1] != '\0') {
+            char m[256];
+            snprintf(m, sizeof m, "unknown option '%s'", s);
+            return bad_usage(m);
+        } else if (a->scenario) {
+            return bad_usage("one scenario file at a time");
+        } else {
+            a->scenario = s;
+        }
+    }
+    if (!a->scenario)
+        return bad_usage("no scenario file given");
+    if (a->seed_set[0]) {
+        if (a->n_sets == MAX_SETS)
+            return bad_usage("too many --set options");
+        a->sets[a->n_sets++] = a->seed_set;
+    }
+    return 0;
+}
+
+static void default_out_dir(const char *scenario, char *buf, size_t size)
+{
+    const char *base = strrchr(scenario, '/');
+    base = base ? base + 1 : scenario;
+    size_t len = strlen(base);
+    if (len > 5 && strcmp(base + len - 5, ".json") == 0)
+        len -= 5;
+    snprintf(buf, size, "results/%.*s", (int)len, base);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    args a;
+    int rc = parse(argc, argv, &a, 1);
+    if (rc)
+        return rc;
+    char out_dir[4096];
+    if (a.out_dir)
+        snprintf(out_dir, sizeof out_dir, "%s", a.out_dir);
+    else
+        default_out_dir(a.scenario, out_dir, sizeof out_dir);
+
+    scn_scenario s;
+    scn_error err;
+    if (scn_load(a.scenario, a.sets, a.n_sets, &s, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 2;
+    }
+    run_sim *r = run_prepare(&s, &err);
+    if (!r) {
+        fprintf(stderr, "%s\n", err.msg);
+        scn_fini(&s);
+        return 2;
+    }
+    run_options opt = { .out_dir = out_dir };
+    run_result res;
+    char msg[4096];
+    rc = 0;
+    if (run_execute(r, &opt, &res, msg, sizeof msg) != 0) {
+        fprintf(stderr, "%s\n", msg);
+        rc = 1;
+    } else {
+        if (!a.quiet) {
+            const run_result *x = &res;
+            printf("dtsim: %s: %s on %d nodes (%s), %zu parameters per model\n", s.path,
+                   s.algorithm, s.n_nodes, s.topology, x->n_params);
+            printf("  stopped by %s at t=%.6g s simulated, %llu steps, %.4g epochs\n",
+                   x->stop_reason, x->sim_time_s, (unsigned long long)x->last.steps,
+                   x->last.epochs);
+            printf("  final: train loss %.6g, test loss %.6g, test accuracy %.4f, "
+                   "consensus distance %.3g\n", x->last.train_loss, x->last.test_loss,
+                   x->last.test_accuracy, x->last.consensus_distance);
+            printf("  %llu events in %.3g s CPU (%.3g M events/s), %.3g s wall\n",
+                   (unsigned long long)x->events, x->cpu_s,
+                   x->cpu_s > 0 ? (double)x->events / x->cpu_s / 1e6 : 0.0, x->wall_s);
+            printf("  wrote %s/metrics.csv, nodes.csv, run.json\n", out_dir);
+        }
+        if (res.status == RUN_STALLED) {
+            fprintf(stderr, "%s: error: %s\n", s.path, res.message);
+            rc = 1;
+        }
+    }
+    run_destroy(r);
+    scn_fini(&s);
+    return rc;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    if (argc == 0)
+        return bad_usage("validate needs at least one scenario file");
+    int bad = 0;
+    for (int i = 0; i < argc; i++) {
+        scn_scenario s;
+        scn_error err;
+        if (scn_load(argv[i], NULL, 0, &s, &err) != 0) {
+            fprintf(stderr, "%s\n", err.msg);
+            bad = 1;
+            continue;
+        }
+        run_sim *r = run_prepare(&s, &err);
+        if (!r) {
+            fprintf(stderr, "%s\n", err.msg);
+            bad = 1;
+        } else {
+            printf("%s: ok\n", argv[i]);
+        }
+        run_destroy(r);
+        scn_fini(&s);
+    }
+    return bad ? 2 : 0;
+}
+
+static int cmd_topo(int argc, char **argv)
+{
+    args a;
+    int rc = parse(argc, argv, &a, 0);
+    if (rc)
+        return rc;
+    scn_scenario s;
+    scn_error err;
+    if (scn_load(a.scenario, a.sets, a.n_sets, &s, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 2;
+    }
+    run_sim *r = run_prepare(&s, &err);
+    if (!r) {
+        fprintf(stderr, "%s\n", err.msg);
+        scn_fini(&s);
+        return 2;
+    }
+    const topo_graph *g = run_graph(r);
+    topo_stats st;
+    if (topo_compute_stats(g, &st) != 0) {
+        fprintf(stderr, "%s: error: out of memory\n", s.path);
+        rc = 1;
+    } else if (a.edges) {
+        printf("source,target,weight\n");
+        for (int i = 0; i < g->n; i++)
+            for (size_t k = g->off[i]; k < g->off[i + 1]; k++)
+                if (g->nbr[k] > i)
+                    printf("%d,%d,%.17g\n", i, g->nbr[k], g->w[k]);
+    } else {
+        printf("topology: %s\nnodes: %d\nedges: %zu\ndegree: %d..%d\ndiameter: %d\n"
+               "bipartite: %s\nmixing: metropolis_hastings\n", s.topology, st.n, st.n_edges,
+               st.degree_min, st.degree_max, st.diameter, g->bipartite ? "yes" : "no");
+        if (st.spectral_ok)
+            printf("lambda2: %.17g\nspectral_gap: %.17g\n", st.lambda2, st.spectral_gap);
+        else
+            printf("lambda2: not computed (more than %d nodes)\n", TOPO_DENSE_MAX);
+    }
+    run_destroy(r);
+    scn_fini(&s);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return bad_usage("no command given");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "validate") == 0)
+        return cmd_validate(argc - 2, argv + 2);
+    if (strcmp(cmd, "topo") == 0)
+        return cmd_topo(argc - 2, argv + 2);
+    if (strcmp(cmd, "--version") == 0) {
+        printf("dtsim %s (cblas: %s)\n", DTSIM_VERSION, DTSIM_CBLAS);
+        return 0;
+    }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    char m[256];
+    snprintf(m, sizeof m, "unknown command '%s' (expected one of: run, validate, topo)", cmd);
+    return bad_usage(m);
+}

@@ -1,0 +1,33 @@
+/* cl_buf.h -- reference-counted parameter buffers.  A message carries a
+ * buffer by reference, never a copy per hop; the last release returns it to
+ * the cluster's pool (cl_buf_put).  This header only declares the record;
+ * the pool lives in cl_buf.c.
+ */
+#ifndef CL_BUF_H
+#define CL_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cl_buf {
+    uint32_t       refs;
+    size_t         len;       /* doubles in use, <= the pool's capacity */
+    struct cl_buf *next_free; /* pool link while free */
+    double         data[];
+} cl_buf;
+
+static inline void cl_buf_ref(cl_buf *b) { b->refs++; }
+
+/* A pool of buffers of one capacity (doubles). */
+typedef struct cl_pool {
+    size_t  capacity;
+    cl_buf *free_list;
+    size_t  n_allocated, n_free;
+} cl_pool;
+
+void    cl_pool_init(cl_pool *p, size_t capacity);
+void    cl_pool_fini(cl_pool *p);   /* frees the free list; live buffers are a bug */
+cl_buf *cl_pool_get(cl_pool *p);    /* refs 1, len capacity; NULL when out of memory */
+void    cl_pool_put(cl_pool *p, cl_buf *b);  /* drops a reference; recycles at 0 */
+
+#endif

@@ -1,0 +1,72 @@
+/* sim_engine.h -- the discrete-event core: a binary heap of events stored by
+ * value, ordered by (time, seq), with lazy cancellation by generation number,
+ * and a run loop with a time horizon.  It knows nothing of ML, JSON or graphs.
+ *
+ * Time is double seconds of simulated time.  seq is taken from a global
+ * counter when an event is scheduled, so events with equal times pop in the
+ * order they were scheduled.  Nothing depends on pointer values.
+ */
+#ifndef SIM_ENGINE_H
+#define SIM_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sim_engine sim_engine;
+
+/* One event, stored by value in the heap (32 bytes).  kind and data are the
+ * caller's; target names a cancellation target (0 .. n_targets-1) and gen is
+ * that target's generation when the event was scheduled. */
+typedef struct sim_event {
+    double   time;   /* seconds of simulated time */
+    uint64_t seq;    /* scheduling order, breaks ties in time */
+    uint32_t kind;
+    uint32_t target;
+    uint32_t gen;
+    uint32_t data;
+} sim_event;
+
+/* Why sim_engine_run returned. */
+typedef enum sim_stop {
+    SIM_STOP_HORIZON = 0, /* next event lies beyond the horizon; now == horizon */
+    SIM_STOP_HANDLER,     /* the handler asked to stop (its nonzero return) */
+    SIM_STOP_EMPTY        /* no event left before the horizon: a stall */
+} sim_stop;
+
+/* Handler: returns 0 to go on, nonzero to stop the run loop (the value is
+ * kept, see sim_engine_stop_code). */
+typedef int (*sim_handler)(void *ctx, const sim_event *ev);
+
+/* Creates an engine with n_targets cancellation targets, all at generation 0,
+ * and room for capacity_hint pending events (it grows as needed).  Returns
+ * NULL when out of memory.  Destroy with sim_engine_destroy. */
+sim_engine *sim_engine_create(uint32_t n_targets, size_t capacity_hint);
+void        sim_engine_destroy(sim_engine *e);
+
+/* Current simulated time in seconds (time of the last popped event). */
+double   sim_engine_now(const sim_engine *e);
+size_t   sim_engine_pending(const sim_engine *e);   /* includes cancelled ones not yet popped */
+uint64_t sim_engine_events_processed(const sim_engine *e);
+
+/* Schedules an event at absolute time `at` (>= now; an earlier time is
+ * clamped to now, a NaN is a bug).  The event is cancelled if target's
+ * generation changes before it pops.  O(log n).  Returns 0, or -1 when out of
+ * memory. */
+int sim_engine_schedule_at(sim_engine *e, double at, uint32_t kind,
+                           uint32_t target, uint32_t data);
+
+/* Cancels every pending event of `target` (lazily: they are dropped when they
+ * reach the top of the heap).  O(1). */
+void     sim_engine_cancel_target(sim_engine *e, uint32_t target);
+uint32_t sim_engine_generation(const sim_engine *e, uint32_t target);
+
+/* Pops the earliest live event into *ev and advances now to its time.
+ * Returns 1, or 0 when no live event is left. */
+int sim_engine_pop(sim_engine *e, sim_event *ev);
+
+/* Runs until the handler returns nonzero, the next event lies after
+ * `horizon` (seconds; INFINITY for none), or no event is left. */
+sim_stop sim_engine_run(sim_engine *e, double horizon, sim_handler h, void *ctx);
+int      sim_engine_stop_code(const sim_engine *e);  /* handler's nonzero return */
+
+#endif

@@ -1,0 +1,85 @@
+/* out.h -- what a run leaves on disk: files written under a temporary name
+ * and renamed when complete, tidy CSV (metrics.csv, nodes.csv) and a small
+ * JSON writer for run.json.  It formats and writes; it computes nothing and
+ * knows nothing of the simulator's structures.
+ */
+#ifndef OUT_H
+#define OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- atomic files ---- */
+
+typedef struct out_file out_file;
+
+/* Creates directory dir and its parents (like mkdir -p).  Returns 0, or -1
+ * with "DIR: error: cannot create directory: REASON" in err. */
+int out_mkdirs(const char *dir, char *err, size_t err_size);
+
+/* Opens DIR/.NAME.tmp.PID for writing; out_file_commit renames it to
+ * DIR/NAME.  NULL with a message in err on failure. */
+out_file *out_file_open(const char *dir, const char *name, char *err, size_t err_size);
+FILE     *out_file_stream(out_file *f);
+/* Flushes, syncs, closes and renames; frees f.  -1 with err set when any
+ * write failed (the temporary file is removed). */
+int  out_file_commit(out_file *f, char *err, size_t err_size);
+/* Closes and removes the temporary file; frees f.  NULL is fine. */
+void out_file_abort(out_file *f);
+
+/* ---- CSV ---- */
+
+/* One row of metrics.csv: an evaluation of the average model. */
+typedef struct out_metrics_row {
+    double   time_s;
+    uint64_t steps;          /* all nodes together */
+    double   epochs;         /* samples processed / training set size */
+    double   train_loss, test_loss, test_accuracy;
+    double   consensus_distance;  /* sqrt(mean_i ||x_i - mean||^2) */
+    double   bytes_sent;     /* all nodes together */
+} out_metrics_row;
+
+void out_metrics_header(FILE *f);
+void out_metrics_write(FILE *f, const out_metrics_row *r);
+
+/* One row of nodes.csv: a node's totals at the end of the run. */
+typedef struct out_node_row {
+    int      node;
+    double   slowdown;
+    uint64_t steps;
+    double   compute_s, idle_s, uplink_busy_s;
+    double   bytes_sent, bytes_received;
+    uint64_t msgs_sent, msgs_received;
+} out_node_row;
+
+void out_nodes_header(FILE *f);
+void out_nodes_write(FILE *f, const out_node_row *r);
+
+/* Numbers in CSV and JSON: %.10g, with nan/inf spelled as such in CSV and
+ * null in JSON. */
+void out_fmt_double(FILE *f, double v);
+
+/* ---- JSON (run.json) ---- */
+
+typedef struct out_json {
+    FILE *f;
+    int   depth;
+    int   need_comma[32];
+} out_json;
+
+void out_json_init(out_json *j, FILE *f);
+void out_json_begin_object(out_json *j, const char *key);  /* key NULL at top / in arrays */
+void out_json_end_object(out_json *j);
+void out_json_begin_array(out_json *j, const char *key);
+void out_json_end_array(out_json *j);
+void out_json_string(out_json *j, const char *key, const char *v);
+void out_json_number(out_json *j, const char *key, double v);
+void out_json_int(out_json *j, const char *key, int64_t v);
+void out_json_bool(out_json *j, const char *key, int v);
+/* Inserts already-serialised JSON text (e.g. the resolved scenario). */
+void out_json_raw(out_json *j, const char *key, const char *json_text);
+/* Ends the document with a newline. */
+void out_json_finish(out_json *j);
+
+#endif

@@ -1,0 +1,67 @@
+/* run.h -- one simulation from a loaded scenario: builds the data, model,
+ * topology, engine, cluster and algorithm the scenario describes, runs the
+ * event loop to the stop condition, evaluates the average model every
+ * metrics.every_s seconds of simulated time and writes metrics.csv,
+ * nodes.csv and run.json.  The glue between modules; it holds no model,
+ * network or protocol logic of its own.
+ */
+#ifndef RUN_H
+#define RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "scn.h"
+#include "out.h"
+#include "topo.h"
+
+typedef struct run_sim run_sim;
+
+typedef enum run_status {
+    RUN_OK = 0,       /* a stop condition was reached */
+    RUN_STALLED = 1   /* no event left before the stop condition */
+} run_status;
+
+struct alg_type;
+
+typedef struct run_options {
+    const char *out_dir;   /* NULL: write no files */
+    /* NULL: the scenario's algorithm.  Tests use it to run protocols that
+     * are not in the registry (e.g. one built to stall). */
+    const struct alg_type *algorithm;
+    /* Hooks for programs and tests; all may be NULL.  init_params runs
+     * after the model's own initialisation, once per node. */
+    void (*init_params)(void *ctx, int node, double *params, size_t n_params);
+    void (*on_metrics)(void *ctx, const out_metrics_row *row);
+    void *hook_ctx;
+} run_options;
+
+typedef struct run_result {
+    run_status status;
+    const char *stop_reason;  /* "time", "steps", "target_loss",
+                                 "target_accuracy", "stalled" */
+    char     message[8192];   /* the stall report, or empty */
+    double   sim_time_s;
+    uint64_t events;
+    double   wall_s, cpu_s;   /* of the event loop */
+    out_metrics_row last;     /* the final evaluation */
+    topo_stats topo;
+    size_t   n_params;
+} run_result;
+
+/* Builds everything and checks what the loader cannot: algorithm names
+ * against the registry, graph connectivity, the algorithm's needs (e.g.
+ * adpsgd's bipartite graph).  Returns NULL with err set (in the scenario's
+ * error form; exit status 2) on a bad scenario, or on out of memory. */
+run_sim *run_prepare(const scn_scenario *s, scn_error *err);
+void     run_destroy(run_sim *r);
+
+/* Topology statistics of a prepared run (degrees, diameter, spectrum). */
+const topo_graph *run_graph(const run_sim *r);
+
+/* Runs to the stop condition and writes the outputs when opt->out_dir is
+ * set.  Returns 0 (see res->status for a stall), or -1 with err set when an
+ * output could not be written. */
+int run_execute(run_sim *r, const run_options *opt, run_result *res,
+                char *err, size_t err_size);
+
+#endif

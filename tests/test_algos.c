@@ -1,0 +1,251 @@
+/* test_algos.c -- the three protocols of the first slice run end to end
+ * through the runner: each converges on a small synthetic problem to a loss
+ * that plain SGD reaches; their invariants hold (all-reduce keeps every node
+ * identical, AD-PSGD refuses a graph it cannot split); a run is
+ * deterministic; a protocol that cannot progress ends as a stall naming the
+ * waiting nodes.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alg.h"
+#include "run.h"
+#include "scn.h"
+
+static const char *problem =
+    "\"model\": {\"kind\": \"softmax\", \"l2\": 0.0001},"
+    " \"data\": {\"train\": 4096, \"test\": 1024, \"features\": 10, \"classes\": 3,"
+    " \"separation\": 1.5},"
+    " \"compute\": {\"step_time_s\": 0.01, \"noise\": {\"dist\": \"lognormal\", \"sigma\": 0.5},"
+    "   \"groups\": [{\"nodes\": [0], \"slowdown\": 3}]},"
+    " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e7}";
+
+static int prepare_json(const char *json, scn_scenario *s, run_sim **r, scn_error *err)
+{
+    if (scn_load_string(json, "test.json", NULL, 0, s, err) != 0)
+        return -1;
+    *r = run_prepare(s, err);
+    if (!*r) {
+        scn_fini(s);
+        return -1;
+    }
+    return 0;
+}
+
+static void run_json(const char *json, const run_options *opt, run_result *res)
+{
+    scn_scenario s;
+    scn_error err;
+    run_sim *r;
+    ck_assert_msg(prepare_json(json, &s, &r, &err) == 0, "%s", err.msg);
+    char msg[1024];
+    ck_assert_msg(run_execute(r, opt, res, msg, sizeof msg) == 0, "%s", msg);
+    run_destroy(r);
+    scn_fini(&s);
+}
+
+/* Loss of plain minibatch SGD on one node with the same problem and the
+ * same number of samples processed per node: the bar each protocol must
+ * reach. */
+static double sgd_reference_loss(void)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"seed\": 3, \"nodes\": 1, %s, \"topology\": {\"kind\": \"ring\"},"
+        " \"algorithm\": {\"name\": \"allreduce\", \"lr\": 0.1, \"batch\": 32},"
+        " \"stop\": {\"steps\": 400}}", problem);
+    run_result res;
+    run_json(json, NULL, &res);
+    return res.last.train_loss;
+}
+
+static void check_converges(const char *alg, const char *topo)
+{
+    double bar = sgd_reference_loss();
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"seed\": 3, \"nodes\": 8, %s, \"topology\": %s,"
+        " \"algorithm\": {\"name\": \"%s\", \"lr\": 0.1, \"batch\": 32},"
+        " \"stop\": {\"steps\": 400}}", problem, topo, alg);
+    run_result res;
+    run_json(json, NULL, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    ck_assert_str_eq(res.stop_reason, "steps");
+    /* the initial loss is log(3) = 1.0986; SGD gets far below it */
+    ck_assert_msg(bar < 0.5, "reference SGD loss %.4f", bar);
+    ck_assert_msg(res.last.train_loss < bar + 0.02, "%s: loss %.4f, SGD reaches %.4f", alg,
+                  res.last.train_loss, bar);
+    ck_assert_msg(res.last.test_accuracy > 0.8, "%s: accuracy %.4f", alg, res.last.test_accuracy);
+}
+
+START_TEST(test_allreduce_converges) { check_converges("allreduce", "{\"kind\": \"ring\"}"); }
+END_TEST
+START_TEST(test_dpsgd_converges) { check_converges("dpsgd", "{\"kind\": \"ring\"}"); }
+END_TEST
+START_TEST(test_adpsgd_converges) { check_converges("adpsgd", "{\"kind\": \"ring\"}"); }
+END_TEST
+
+START_TEST(test_allreduce_keeps_nodes_identical)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"nodes\": 5, %s, \"algorithm\": {\"name\": \"allreduce\", \"lr\": 0.1, \"batch\": 16},"
+        " \"stop\": {\"steps\": 50}}", problem);
+    run_result res;
+    run_json(json, NULL, &res);
+    ck_assert_double_eq(res.last.consensus_distance, 0.0);
+}
+END_TEST
+
+START_TEST(test_adpsgd_needs_bipartite)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"nodes\": 5, %s, \"algorithm\": {\"name\": \"adpsgd\"}, \"stop\": {\"steps\": 5}}",
+        problem);
+    scn_scenario s;
+    scn_error err;
+    run_sim *r;
+    ck_assert_int_eq(prepare_json(json, &s, &r, &err), -1);
+    ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: adpsgd needs a bipartite "
+                              "topology for its active/passive split (Lian et al. 2018); this "
+                              "one is not (use an even ring or a torus with even sides)");
+}
+END_TEST
+
+START_TEST(test_unknown_algorithm)
+{
+    scn_scenario s;
+    scn_error err;
+    run_sim *r;
+    ck_assert_int_eq(prepare_json("{\"nodes\": 4, \"algorithm\": {\"name\": \"dpsdg\"},"
+                                  " \"stop\": {\"steps\": 5}}", &s, &r, &err), -1);
+    ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: unknown algorithm \"dpsdg\" "
+                              "(expected one of: adpsgd, allreduce, dpsgd)");
+}
+END_TEST
+
+START_TEST(test_disconnected_topology)
+{
+    scn_scenario s;
+    scn_error err;
+    run_sim *r;
+    ck_assert_int_eq(prepare_json("{\"nodes\": 30, \"topology\": {\"kind\": \"erdos_renyi\","
+                                  " \"p\": 0.01}, \"algorithm\": {\"name\": \"dpsgd\"},"
+                                  " \"stop\": {\"steps\": 5}}", &s, &r, &err), -1);
+    ck_assert_msg(strncmp(err.msg, "test.json: /topology: error: erdos_renyi graph with n=30, "
+                                   "p=0.01 is disconnected (", 80) == 0, "%s", err.msg);
+}
+END_TEST
+
+/* ---- determinism ---- */
+
+typedef struct rows {
+    int n;
+    out_metrics_row r[256];
+} rows;
+
+static void keep_row(void *ctx, const out_metrics_row *row)
+{
+    rows *k = ctx;
+    if (k->n < 256)
+        k->r[k->n++] = *row;
+}
+
+START_TEST(test_same_seed_same_rows)
+{
+    static const char *algs[] = { "allreduce", "dpsgd", "adpsgd" };
+    for (int a = 0; a < 3; a++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"seed\": 99, \"nodes\": 8, %s, \"algorithm\": {\"name\": \"%s\"},"
+            " \"stop\": {\"time_s\": 1}}", problem, algs[a]);
+        rows *x = calloc(2, sizeof *x);
+        for (int t = 0; t < 2; t++) {
+            run_options opt = { .on_metrics = keep_row, .hook_ctx = &x[t] };
+            run_result res;
+            run_json(json, &opt, &res);
+        }
+        ck_assert_int_eq(x[0].n, 101);
+        ck_assert_int_eq(x[0].n, x[1].n);
+        ck_assert_int_eq(memcmp(x[0].r, x[1].r, sizeof x[0].r), 0);
+        /* a different seed gives a different run */
+        snprintf(json, sizeof json,
+            "{\"seed\": 100, \"nodes\": 8, %s, \"algorithm\": {\"name\": \"%s\"},"
+            " \"stop\": {\"time_s\": 1}}", problem, algs[a]);
+        memset(&x[1], 0, sizeof x[1]);
+        run_options opt = { .on_metrics = keep_row, .hook_ctx = &x[1] };
+        run_result res;
+        run_json(json, &opt, &res);
+        ck_assert(memcmp(x[0].r, x[1].r, sizeof x[0].r) != 0);
+        free(x);
+    }
+}
+END_TEST
+
+/* ---- stalls ---- */
+
+/* Node 0 waits for a message that node 1 never sends after its first step. */
+static int st_init(alg_ctx *c, void *s, int n) { (void)c; (void)s; (void)n; return 0; }
+static void st_fini(alg_ctx *c, void *s, int n) { (void)c; (void)s; (void)n; }
+static void st_start(alg_ctx *c, void *s, int n) { (void)s; cl_start_step(c->cl, n); }
+static void st_step(alg_ctx *c, void *s, int n, const double *g)
+{
+    (void)c; (void)s; (void)n; (void)g;
+}
+static void st_msg(alg_ctx *c, void *s, int n, const cl_msg *m)
+{
+    (void)c; (void)s; (void)n; (void)m;
+}
+static void st_wait(const alg_ctx *c, const void *s, int n, char *buf, size_t size)
+{
+    (void)c; (void)s;
+    snprintf(buf, size, "a message from node %d", (n + 1) % 3);
+}
+static const alg_type stalling = {
+    .name = "stalling", .state_size = 1, .init = st_init, .on_start = st_start,
+    .on_step_done = st_step, .on_message = st_msg, .describe_wait = st_wait, .fini = st_fini,
+};
+
+START_TEST(test_stall_is_reported)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"nodes\": 3, \"compute\": {\"step_time_s\": 0.5}, \"topology\": {\"kind\": \"complete\"},"
+        " \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 100}}");
+    run_options opt = { .algorithm = &stalling };
+    run_result res;
+    run_json(json, &opt, &res);
+    ck_assert_int_eq(res.status, RUN_STALLED);
+    ck_assert_str_eq(res.stop_reason, "stalled");
+    ck_assert_double_eq(res.sim_time_s, 0.5);
+    ck_assert_str_eq(res.message, "stalled at t=0.5 s: no event left before the stop condition; "
+                                  "waiting: node 0 for a message from node 1; node 1 for a "
+                                  "message from node 2; node 2 for a message from node 0");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("algos");
+    TCase *tc = tcase_create("algos");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_allreduce_converges);
+    tcase_add_test(tc, test_dpsgd_converges);
+    tcase_add_test(tc, test_adpsgd_converges);
+    tcase_add_test(tc, test_allreduce_keeps_nodes_identical);
+    tcase_add_test(tc, test_adpsgd_needs_bipartite);
+    tcase_add_test(tc, test_unknown_algorithm);
+    tcase_add_test(tc, test_disconnected_topology);
+    tcase_add_test(tc, test_same_seed_same_rows);
+    tcase_add_test(tc, test_stall_is_reported);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

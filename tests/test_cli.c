@@ -1,0 +1,181 @@
+/* test_cli.c -- the dtsim command as a user runs it: the quickstart twice
+ * gives byte-identical CSV; a bad scenario exits 2 with the loader's
+ * message and writes nothing; validate and --set behave as documented;
+ * outputs appear only under their final names.
+ */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+static void make_tmp(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/dtsim-test-cli-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmp(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Runs a shell command line; returns its exit status. */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    char *x = slurp(a), *y = slurp(b);
+    ck_assert_ptr_nonnull(x);
+    ck_assert_ptr_nonnull(y);
+    int same = strcmp(x, y) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+#define QUICKSTART DTSIM_SOURCE_DIR "/scenarios/quickstart.json"
+
+START_TEST(test_quickstart_deterministic)
+{
+    make_tmp();
+    ck_assert_int_eq(sh("%s run %s -o %s/a --quiet", DTSIM_BINARY, QUICKSTART, tmpdir), 0);
+    ck_assert_int_eq(sh("%s run %s -o %s/b --quiet", DTSIM_BINARY, QUICKSTART, tmpdir), 0);
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/a/metrics.csv", tmpdir);
+    snprintf(b, sizeof b, "%s/b/metrics.csv", tmpdir);
+    ck_assert(same_file(a, b));
+    snprintf(a, sizeof a, "%s/a/nodes.csv", tmpdir);
+    snprintf(b, sizeof b, "%s/b/nodes.csv", tmpdir);
+    ck_assert(same_file(a, b));
+    /* header, 41 evaluation rows (t = 0, 0.25, ..., 10) */
+    snprintf(a, sizeof a, "%s/a/metrics.csv", tmpdir);
+    char *m = slurp(a);
+    int lines = 0;
+    for (char *p = m; *p; p++)
+        lines += *p == '\n';
+    ck_assert_int_eq(lines, 42);
+    ck_assert(strncmp(m, "time_s,steps,epochs,train_loss,test_loss,test_accuracy,"
+                         "consensus_distance,bytes_sent\n0,0,0,", 88) == 0);
+    free(m);
+    snprintf(a, sizeof a, "%s/a/run.json", tmpdir);
+    ck_assert(exists(a));
+    /* no temporary file is left behind */
+    ck_assert_int_eq(sh("ls -A %s/a | grep -q tmp", tmpdir), 1);
+    /* a different seed changes the run */
+    ck_assert_int_eq(sh("%s run %s -o %s/c --seed 8 --quiet", DTSIM_BINARY, QUICKSTART, tmpdir), 0);
+    snprintf(b, sizeof b, "%s/c/metrics.csv", tmpdir);
+    ck_assert(!same_file(a, b));
+    remove_tmp();
+}
+END_TEST
+
+START_TEST(test_bad_scenario_writes_nothing)
+{
+    make_tmp();
+    int rc = sh("%s run %s -o %s/out --set algorithm.lr=-1 2>%s/err", DTSIM_BINARY, QUICKSTART,
+                tmpdir, tmpdir);
+    ck_assert_int_eq(rc, 2);
+    char p[512];
+    snprintf(p, sizeof p, "%s/out", tmpdir);
+    ck_assert(!exists(p));
+    snprintf(p, sizeof p, "%s/err", tmpdir);
+    char *err = slurp(p);
+    ck_assert_str_eq(err, QUICKSTART ": /algorithm/lr: error: must be >= 0, got -1\n");
+    free(err);
+    remove_tmp();
+}
+END_TEST
+
+START_TEST(test_set_overrides)
+{
+    make_tmp();
+    ck_assert_int_eq(sh("%s run %s -o %s/a --quiet --set stop.time_s=1 --set /algorithm/name=adpsgd",
+                        DTSIM_BINARY, QUICKSTART, tmpdir), 0);
+    char p[512];
+    snprintf(p, sizeof p, "%s/a/run.json", tmpdir);
+    char *j = slurp(p);
+    ck_assert_ptr_nonnull(strstr(j, "\"name\":\"adpsgd\""));
+    ck_assert_ptr_nonnull(strstr(j, "\"sim_time_s\": 1,"));
+    free(j);
+    remove_tmp();
+}
+END_TEST
+
+START_TEST(test_validate_and_usage)
+{
+    make_tmp();
+    ck_assert_int_eq(sh("%s validate %s >%s/out", DTSIM_BINARY, QUICKSTART, tmpdir), 0);
+    ck_assert_int_eq(sh("%s validate %s %s/tests/scenarios_bad/nodes_zero.json 2>/dev/null >/dev/null",
+                        DTSIM_BINARY, QUICKSTART, DTSIM_SOURCE_DIR), 2);
+    ck_assert_int_eq(sh("%s frobnicate 2>/dev/null", DTSIM_BINARY), 2);
+    ck_assert_int_eq(sh("%s run 2>/dev/null", DTSIM_BINARY), 2);
+    ck_assert_int_eq(sh("%s run %s --bogus 2>/dev/null", DTSIM_BINARY, QUICKSTART), 2);
+    ck_assert_int_eq(sh("%s topo %s >%s/topo", DTSIM_BINARY, QUICKSTART, tmpdir), 0);
+    char p[512];
+    snprintf(p, sizeof p, "%s/topo", tmpdir);
+    char *t = slurp(p);
+    /* 4x4 torus: 4-regular, diameter 4, lambda2 = 3/5 */
+    ck_assert_ptr_nonnull(strstr(t, "nodes: 16\nedges: 32\ndegree: 4..4\ndiameter: 4\n"));
+    ck_assert_ptr_nonnull(strstr(t, "lambda2: 0.6"));
+    free(t);
+    remove_tmp();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_quickstart_deterministic);
+    tcase_add_test(tc, test_bad_scenario_writes_nothing);
+    tcase_add_test(tc, test_set_overrides);
+    tcase_add_test(tc, test_validate_and_usage);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,245 @@
+/* test_cluster.c -- the cluster's timing and payload semantics in
+ * isolation: uplink FIFO serialisation (k transfers cost k times one),
+ * downlink FIFO with cut-through, FIFO order on one link, payload snapshots
+ * that later parameter changes do not touch, gradients taken on the
+ * parameters at step start, and step-time noise with the right mean.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl_cluster.h"
+#include "mdl.h"
+#include "sim_engine.h"
+
+typedef struct rec {
+    int    n_msgs, n_steps;
+    double msg_time[64];
+    int    msg_from[64], msg_to[64];
+    uint64_t msg_round[64];
+    double first_value[64];
+    double grad0[64];
+} rec;
+
+static void on_step(void *ctx, int node, const double *grad)
+{
+    (void)node;
+    rec *r = ctx;
+    if (r->n_steps == 0)
+        memcpy(r->grad0, grad, sizeof r->grad0);
+    r->n_steps++;
+}
+
+static sim_engine *g_eng;
+
+static void on_msg(void *ctx, int node, const cl_msg *m)
+{
+    (void)node;
+    rec *r = ctx;
+    int k = r->n_msgs++;
+    r->msg_time[k] = sim_engine_now(g_eng);
+    r->msg_from[k] = m->from;
+    r->msg_to[k] = m->to;
+    r->msg_round[k] = m->round;
+    r->first_value[k] = m->payload ? m->payload->data[0] : NAN;
+}
+
+typedef struct fixture {
+    mdl_dataset train, test;
+    mdl_partition part;
+    mdl_model *model;
+    double step[4];
+    cl_cluster *cl;
+    rec r;
+} fixture;
+
+static void setup(fixture *f, cl_noise noise, double bw, double lat, uint64_t seed)
+{
+    memset(f, 0, sizeof *f);
+    mdl_synth_spec sp = { .n_train = 400, .n_test = 10, .d = 15, .n_classes = 4, .separation = 1 };
+    ck_assert_int_eq(mdl_synth_generate(&sp, 3, &f->train, &f->test), 0);
+    ck_assert_int_eq(mdl_partition_iid(f->train.n, 4, 5, &f->part), 0);
+    f->model = mdl_create(&mdl_softmax, 15, 4, 0.0, 8);
+    ck_assert_ptr_nonnull(f->model);
+    ck_assert_uint_eq(mdl_n_params(f->model), 64);
+    for (int i = 0; i < 4; i++)
+        f->step[i] = 1.0 + i;
+    g_eng = sim_engine_create(5, 16);
+    cl_config cfg = { .n_nodes = 4, .seed = seed, .step_time_s = f->step, .noise = noise,
+                      .latency_s = lat, .bandwidth_Bps = bw, .bytes_per_param = 4,
+                      .model = f->model, .train = &f->train, .part = &f->part, .batch = 8 };
+    cl_callbacks cb = { .ctx = &f->r, .on_step_done = on_step, .on_message = on_msg };
+    f->cl = cl_create(&cfg, g_eng, cb);
+    ck_assert_ptr_nonnull(f->cl);
+}
+
+static void drain(fixture *f)
+{
+    sim_event ev;
+    while (sim_engine_pop(g_eng, &ev))
+        cl_handle_event(f->cl, &ev);
+    ck_assert_uint_eq(cl_pending(f->cl), 0);
+    ck_assert_uint_eq(cl_in_flight(f->cl), 0);
+}
+
+static void teardown(fixture *f)
+{
+    cl_destroy(f->cl);
+    sim_engine_destroy(g_eng);
+    mdl_destroy(f->model);
+    mdl_partition_fini(&f->part);
+    mdl_dataset_fini(&f->train);
+    mdl_dataset_fini(&f->test);
+}
+
+/* 256 bytes at 1000 B/s = 0.256 s per transfer, 0.5 s latency */
+START_TEST(test_uplink_serialises)
+{
+    fixture f;
+    setup(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1);
+    cl_buf *b = cl_snapshot(f.cl, 0);
+    for (int j = 1; j < 4; j++)
+        cl_send(f.cl, 0, j, 0, 0, b, cl_param_bytes(f.cl, 64));
+    cl_buf_put(f.cl, b);
+    drain(&f);
+    ck_assert_int_eq(f.r.n_msgs, 3);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(f.r.msg_to[k], k + 1);
+        ck_assert_double_eq_tol(f.r.msg_time[k], 0.5 + 0.256 * (k + 1), 1e-12);
+    }
+    ck_assert_double_eq_tol(cl_stats(f.cl, 0)->uplink_busy_s, 3 * 0.256, 1e-12);
+    ck_assert_double_eq(cl_stats(f.cl, 0)->bytes_sent, 768);
+    ck_assert_double_eq(cl_stats(f.cl, 2)->bytes_received, 256);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(test_downlink_serialises)
+{
+    fixture f;
+    setup(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1);
+    for (int i = 1; i < 4; i++) {
+        cl_buf *b = cl_snapshot(f.cl, i);
+        cl_send(f.cl, i, 0, 0, (uint64_t)i, b, cl_param_bytes(f.cl, 64));
+        cl_buf_put(f.cl, b);
+    }
+    drain(&f);
+    ck_assert_int_eq(f.r.n_msgs, 3);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(f.r.msg_from[k], k + 1);   /* arrival order */
+        ck_assert_double_eq_tol(f.r.msg_time[k], 0.5 + 0.256 * (k + 1), 1e-12);
+    }
+    teardown(&f);
+}
+END_TEST
+
+/* A small message behind a large one on the same link keeps its place, and
+ * a zero-byte control message costs only the latency. */
+START_TEST(test_link_fifo_and_control)
+{
+    fixture f;
+    setup(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1);
+    cl_buf *b = cl_snapshot(f.cl, 0);
+    cl_send(f.cl, 0, 1, 0, 1, b, 1000);
+    cl_send(f.cl, 0, 1, 0, 2, b, 10);
+    cl_buf_put(f.cl, b);
+    cl_send(f.cl, 2, 3, 7, 9, NULL, 0);
+    drain(&f);
+    ck_assert_int_eq(f.r.n_msgs, 3);
+    ck_assert_uint_eq(f.r.msg_round[0], 9);
+    ck_assert_double_eq_tol(f.r.msg_time[0], 0.5, 1e-15);
+    ck_assert_uint_eq(f.r.msg_round[1], 1);
+    ck_assert_double_eq_tol(f.r.msg_time[1], 1.5, 1e-12);
+    ck_assert_uint_eq(f.r.msg_round[2], 2);
+    ck_assert_double_eq_tol(f.r.msg_time[2], 1.51, 1e-12);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(test_payload_is_a_snapshot)
+{
+    fixture f;
+    setup(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1);
+    cl_params(f.cl, 0)[0] = 42.0;
+    cl_buf *b = cl_snapshot(f.cl, 0);
+    cl_send(f.cl, 0, 1, 0, 0, b, 4);
+    cl_send(f.cl, 0, 2, 0, 0, b, 4);
+    cl_buf_put(f.cl, b);
+    cl_params(f.cl, 0)[0] = -1.0;   /* after the send: must not show */
+    drain(&f);
+    ck_assert_double_eq(f.r.first_value[0], 42.0);
+    ck_assert_double_eq(f.r.first_value[1], 42.0);
+    teardown(&f);
+}
+END_TEST
+
+/* Two identical clusters; in one the parameters change during the step.
+ * The gradients handed over must be equal: taken at step start. */
+START_TEST(test_gradient_at_step_start)
+{
+    fixture a, b;
+    setup(&a, CL_NOISE_CONSTANT, 1000, 0.5, 1);
+    sim_engine *ea = g_eng;
+    for (int k = 0; k < 64; k++)
+        cl_params(a.cl, 0)[k] = 0.01 * k;
+    cl_start_step(a.cl, 0);
+    for (int k = 0; k < 64; k++)
+        cl_params(a.cl, 0)[k] = 5.0;
+    drain(&a);
+    setup(&b, CL_NOISE_CONSTANT, 1000, 0.5, 1);
+    for (int k = 0; k < 64; k++)
+        cl_params(b.cl, 0)[k] = 0.01 * k;
+    cl_start_step(b.cl, 0);
+    drain(&b);
+    ck_assert_int_eq(a.r.n_steps, 1);
+    ck_assert_int_eq(memcmp(a.r.grad0, b.r.grad0, sizeof a.r.grad0), 0);
+    ck_assert_double_eq(sim_engine_now(ea), 1.0);  /* node 0's base step time */
+    teardown(&b);
+    g_eng = ea;
+    teardown(&a);
+}
+END_TEST
+
+/* Exp(1) noise: the mean of 4000 step times of node 3 (base 4 s) is 4
+ * within 3 standard errors (sd of Exp is its mean). */
+START_TEST(test_exponential_step_mean)
+{
+    fixture f;
+    setup(&f, CL_NOISE_EXPONENTIAL, 1000, 0.5, 9);
+    const int K = 4000;
+    double t = 0;
+    for (int k = 0; k < K; k++) {
+        cl_start_step(f.cl, 3);
+        sim_event ev;
+        ck_assert(sim_engine_pop(g_eng, &ev));
+        cl_handle_event(f.cl, &ev);
+        ck_assert_int_eq(cl_is_computing(f.cl, 3), 0);
+        t = sim_engine_now(g_eng);
+    }
+    double mean = t / K, se = 4.0 / sqrt(K);
+    ck_assert_msg(fabs(mean - 4.0) < 3 * se, "mean step %.5g", mean);
+    ck_assert_uint_eq(cl_stats(f.cl, 3)->steps, K);
+    ck_assert_double_eq_tol(cl_stats(f.cl, 3)->compute_s, t, 1e-9);
+    ck_assert_uint_eq(cl_samples_processed(f.cl), (uint64_t)K * 8);
+    teardown(&f);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cluster");
+    TCase *tc = tcase_create("cluster");
+    tcase_add_test(tc, test_uplink_serialises);
+    tcase_add_test(tc, test_downlink_serialises);
+    tcase_add_test(tc, test_link_fifo_and_control);
+    tcase_add_test(tc, test_payload_is_a_snapshot);
+    tcase_add_test(tc, test_gradient_at_step_start);
+    tcase_add_test(tc, test_exponential_step_mean);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,584 @@
+/* test_scenario.c -- Check suite for the scenario loader (sim/scenario).
+ * Pins the exact message of every bad scenario in tests/scenarios_bad/
+ * and of bad --set overrides, every default of a minimal scenario, the
+ * resolved JSON of a small scenario byte for byte, and group slowdowns.
+ * It does not include <jansson.h>: only scn.c may.
+ */
+#include "scn.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BAD_DIR DTSIM_SOURCE_DIR "/tests/scenarios_bad/"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static int all_zero(const scn_scenario *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < sizeof *s; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+static void load_ok(const char *text, const char *const *ov, size_t n_ov, scn_scenario *s)
+{
+    scn_error err;
+    int rc = scn_load_string(text, "t.json", ov, n_ov, s, &err);
+    ck_assert_msg(rc == 0, "unexpected error: %s", err.msg);
+}
+
+/* Loads text with overrides, expects failure with exactly msg. */
+static void load_fails(const char *text, const char *const *ov, size_t n_ov, const char *msg)
+{
+    scn_scenario s;
+    scn_error err;
+
+    memset(&s, 0xab, sizeof s);
+    ck_assert_int_eq(scn_load_string(text, "base.json", ov, n_ov, &s, &err), -1);
+    ck_assert_str_eq(err.msg, msg);
+    ck_assert_msg(all_zero(&s), "scenario not zeroed after an error");
+}
+
+static const char *const MINIMAL =
+    "{\"nodes\": 4, \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 10}}";
+
+/* ---- bad files ---------------------------------------------------------- */
+
+static const struct bad_case {
+    const char *name;   /* tests/scenarios_bad/NAME.json */
+    const char *msg;    /* what follows the path */
+} bad_cases[] = {
+    {"syntax_trailing_comma", ":3:33: error: string or '}' expected near '}'"},
+    {"duplicate_key", ":6:8: error: duplicate object key near '\"lr\"'"},
+    {"empty", ":1: error: unexpected token near end of file"},
+    {"does_not_exist", ": error: cannot open: No such file or directory"},
+    {"root_array", ": /: error: must be an object, got array"},
+    {"missing_nodes", ": /: error: missing required key \"nodes\""},
+    {"nodes_zero", ": /nodes: error: must be >= 1, got 0"},
+    {"nodes_real", ": /nodes: error: must be an integer, got 2.5"},
+    {"nodes_string", ": /nodes: error: must be an integer, got string"},
+    {"seed_negative", ": /seed: error: must be >= 0, got -1"},
+    {"unknown_top_key", ": /: error: unknown key \"stopp\" (expected one of: seed, nodes, "
+                        "compute, network, topology, model, data, algorithm, stop, metrics)"},
+    {"unknown_nested_key", ": /algorithm: error: unknown key \"lerning_rate\" "
+                           "(expected one of: name, lr, batch)"},
+    {"compute_not_object", ": /compute: error: must be an object, got number"},
+    {"lr_string", ": /algorithm/lr: error: must be a number, got string"},
+    {"lr_negative", ": /algorithm/lr: error: must be >= 0, got -0.1"},
+    {"missing_algorithm_name", ": /algorithm: error: missing required key \"name\""},
+    {"noise_bad_dist", ": /compute/noise/dist: error: unknown dist \"gaussian\" "
+                       "(expected one of: constant, uniform, exponential, lognormal)"},
+    {"uniform_low_gt_high", ": /compute/noise/low: error: must be <= high (1.5), got 2"},
+    {"uniform_with_sigma", ": /compute/noise: error: key \"sigma\" is not allowed with "
+                           "dist \"uniform\""},
+    {"uniform_missing_high", ": /compute/noise: error: missing required key \"high\" "
+                             "for dist \"uniform\""},
+    {"group_node_out_of_range", ": /compute/groups/0/nodes/2: error: must be in 0..3, got 4"},
+    {"group_bad_range", ": /compute/groups/1/nodes/1: error: bad range \"5-2\": "
+                        "start is greater than end"},
+    {"group_range_garbage", ": /compute/groups/0/nodes/0: error: must be a node number or "
+                            "a range \"a-b\", got \"4to7\""},
+    {"group_range_outside", ": /compute/groups/0/nodes/0: error: range \"4-8\" is outside "
+                            "0..7"},
+    {"group_duplicate_node", ": /compute/groups/0/nodes/1: error: node 5 is already in "
+                             "this group"},
+    {"group_missing_slowdown", ": /compute/groups/0: error: missing required key "
+                               "\"slowdown\""},
+    {"group_slowdown_zero", ": /compute/groups/0/slowdown: error: must be > 0, got 0"},
+    {"torus_mismatch", ": /topology: error: rows * cols must equal nodes (16), "
+                       "got 3 * 4 = 12"},
+    {"erdos_renyi_missing_p", ": /topology: error: missing required key \"p\" for kind "
+                              "\"erdos_renyi\""},
+    {"erdos_renyi_p_above_1", ": /topology/p: error: must be in (0, 1], got 1.5"},
+    {"ring_with_p", ": /topology: error: key \"p\" is not allowed with kind \"ring\""},
+    {"topology_unknown", ": /topology/kind: error: unknown topology \"rng\" (expected one "
+                         "of: ring, complete, torus2d, erdos_renyi, random_regular)"},
+    {"random_regular_odd", ": /topology/degree: error: nodes * degree must be even, "
+                           "got 5 * 3"},
+    {"model_unknown", ": /model/kind: error: unknown model \"mlp\" (expected one of: "
+                      "softmax, logistic)"},
+    {"logistic_classes_3", ": /data/classes: error: must be 2 with model \"logistic\", "
+                           "got 3"},
+    {"partition_unknown", ": /data/partition: error: unknown partition \"dirichlet\" "
+                          "(expected one of: iid)"},
+    {"train_below_nodes", ": /data/train: error: must be >= nodes (8) so that every node "
+                          "holds data, got 6"},
+    {"batch_too_large", ": /algorithm/batch: error: must be <= 62 (train 1000 / nodes 16), "
+                        "got 64"},
+    {"batch_default_too_large", ": /algorithm/batch: error: must be <= 20 (train 4096 / "
+                                "nodes 200), got 32 (the default)"},
+    {"missing_stop", ": /: error: missing required key \"stop\""},
+    {"stop_without_time_or_steps", ": /stop: error: needs \"time_s\" or \"steps\" (or "
+                                   "both) so that the run ends"},
+    {"target_accuracy_1_5", ": /stop/target_accuracy: error: must be in (0, 1], got 1.5"},
+    {"steps_boolean", ": /stop/steps: error: must be an integer, got boolean"},
+    {"eval_samples_above_train", ": /metrics/eval_samples: error: must be <= train (100), "
+                                 "got 101"},
+};
+#define N_BAD ((int)(sizeof bad_cases / sizeof *bad_cases))
+
+START_TEST(test_bad_file)
+{
+    const struct bad_case *bc = &bad_cases[_i];
+    char path[512], want[1024];
+    scn_scenario s;
+    scn_error err;
+
+    snprintf(path, sizeof path, BAD_DIR "%s.json", bc->name);
+    snprintf(want, sizeof want, "%s%s", path, bc->msg);
+    memset(&s, 0xab, sizeof s);
+    ck_assert_int_eq(scn_load(path, NULL, 0, &s, &err), -1);
+    ck_assert_str_eq(err.msg, want);
+    ck_assert_msg(all_zero(&s), "%s: scenario not zeroed after an error", bc->name);
+}
+END_TEST
+
+/* Every file in the directory is in the table, so none goes untested. */
+START_TEST(test_bad_dir_covered)
+{
+    DIR *d = opendir(BAD_DIR);
+    struct dirent *e;
+    int files = 0;
+
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d))) {
+        int found = 0;
+        if (e->d_name[0] == '.')
+            continue;
+        for (int i = 0; i < N_BAD; i++) {
+            char name[256];
+            snprintf(name, sizeof name, "%s.json", bad_cases[i].name);
+            found |= strcmp(name, e->d_name) == 0;
+        }
+        ck_assert_msg(found, "%s has no entry in bad_cases", e->d_name);
+        files++;
+    }
+    closedir(d);
+    ck_assert_int_eq(files, N_BAD - 1);   /* does_not_exist has no file */
+}
+END_TEST
+
+/* ---- good scenarios ----------------------------------------------------- */
+
+START_TEST(test_defaults)
+{
+    scn_scenario s;
+
+    load_ok(MINIMAL, NULL, 0, &s);
+    ck_assert_str_eq(s.path, "t.json");
+    ck_assert_uint_eq(s.seed, 1);
+    ck_assert_int_eq(s.n_nodes, 4);
+    ck_assert_double_eq(s.step_time_s, 0.01);
+    ck_assert_int_eq(s.noise, SCN_NOISE_CONSTANT);
+    ck_assert_double_eq(s.noise_low, 0);
+    ck_assert_double_eq(s.noise_high, 0);
+    ck_assert_double_eq(s.noise_sigma, 0);
+    ck_assert_ptr_null(s.groups);
+    ck_assert_uint_eq(s.n_groups, 0);
+    ck_assert_double_eq(s.latency_s, 1e-4);
+    ck_assert_double_eq(s.bandwidth_Bps, 1.25e9);
+    ck_assert_double_eq(s.bytes_per_param, 4);
+    ck_assert_str_eq(s.topology, "ring");
+    ck_assert_int_eq(s.topo_rows, 0);
+    ck_assert_int_eq(s.topo_cols, 0);
+    ck_assert_double_eq(s.topo_p, 0);
+    ck_assert_int_eq(s.topo_degree, 0);
+    ck_assert_str_eq(s.model, "softmax");
+    ck_assert_double_eq(s.l2, 1e-4);
+    ck_assert_uint_eq(s.data_train, 4096);
+    ck_assert_uint_eq(s.data_test, 1024);
+    ck_assert_uint_eq(s.data_features, 16);
+    ck_assert_int_eq(s.data_classes, 4);
+    ck_assert_double_eq(s.data_separation, 2.0);
+    ck_assert_str_eq(s.partition, "iid");
+    ck_assert_str_eq(s.algorithm, "dpsgd");
+    ck_assert_double_eq(s.lr, 0.1);
+    ck_assert_uint_eq(s.batch, 32);
+    ck_assert_double_eq(s.stop_time_s, 10);
+    ck_assert_int_eq(s.stop_steps, 0);
+    ck_assert(isnan(s.stop_target_loss));
+    ck_assert(isnan(s.stop_target_accuracy));
+    ck_assert_double_eq(s.metrics_every_s, 0.1);
+    ck_assert_uint_eq(s.metrics_eval_samples, 0);
+    ck_assert_ptr_nonnull(s.resolved_json);
+    scn_fini(&s);
+    ck_assert(all_zero(&s));
+}
+END_TEST
+
+/* Every key given, read through scn_load from a real file. */
+START_TEST(test_full_file)
+{
+    static const char text[] =
+        "{\"seed\": 9000000000, \"nodes\": 8,\n"
+        " \"compute\": {\"step_time_s\": 0.5,\n"
+        "   \"noise\": {\"dist\": \"uniform\", \"low\": 0.5, \"high\": 2},\n"
+        "   \"groups\": [{\"nodes\": [7, \"0-2\"], \"slowdown\": 3}]},\n"
+        " \"network\": {\"latency_s\": 0, \"bandwidth_Bps\": 1e8, \"bytes_per_param\": 2},\n"
+        " \"topology\": {\"kind\": \"torus2d\", \"rows\": 2, \"cols\": 4},\n"
+        " \"model\": {\"kind\": \"logistic\", \"l2\": 0},\n"
+        " \"data\": {\"kind\": \"synthetic\", \"train\": 8e2, \"test\": 50, \"features\": 3,\n"
+        "          \"separation\": 0.5, \"partition\": \"iid\"},\n"
+        " \"algorithm\": {\"name\": \"allreduce\", \"lr\": 0, \"batch\": 100},\n"
+        " \"stop\": {\"steps\": 1000, \"target_loss\": 0.25, \"target_accuracy\": 1},\n"
+        " \"metrics\": {\"eval_samples\": 800}}\n";
+    char path[] = "/tmp/test_scenario_XXXXXX";
+    int fd = mkstemp(path);
+    scn_scenario s;
+    scn_error err;
+    int rc;
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    rc = scn_load(path, NULL, 0, &s, &err);
+    unlink(path);
+    ck_assert_msg(rc == 0, "unexpected error: %s", err.msg);
+    ck_assert_str_eq(s.path, path);
+    ck_assert_uint_eq(s.seed, 9000000000u);
+    ck_assert_int_eq(s.noise, SCN_NOISE_UNIFORM);
+    ck_assert_double_eq(s.noise_low, 0.5);
+    ck_assert_double_eq(s.noise_high, 2);
+    ck_assert_uint_eq(s.n_groups, 1);
+    ck_assert_uint_eq(s.groups[0].n_nodes, 4);
+    ck_assert_int_eq(s.groups[0].nodes[0], 0);
+    ck_assert_int_eq(s.groups[0].nodes[1], 1);
+    ck_assert_int_eq(s.groups[0].nodes[2], 2);
+    ck_assert_int_eq(s.groups[0].nodes[3], 7);
+    ck_assert_double_eq(s.groups[0].slowdown, 3);
+    ck_assert_double_eq(s.latency_s, 0);
+    ck_assert_double_eq(s.bandwidth_Bps, 1e8);
+    ck_assert_double_eq(s.bytes_per_param, 2);
+    ck_assert_str_eq(s.topology, "torus2d");
+    ck_assert_int_eq(s.topo_rows, 2);
+    ck_assert_int_eq(s.topo_cols, 4);
+    ck_assert_str_eq(s.model, "logistic");
+    ck_assert_int_eq(s.data_classes, 2);   /* the default with logistic */
+    ck_assert_uint_eq(s.data_train, 800);  /* 8e2: an integral real */
+    ck_assert_uint_eq(s.data_test, 50);
+    ck_assert_uint_eq(s.data_features, 3);
+    ck_assert_double_eq(s.data_separation, 0.5);
+    ck_assert_str_eq(s.algorithm, "allreduce");
+    ck_assert_double_eq(s.lr, 0);
+    ck_assert_uint_eq(s.batch, 100);
+    ck_assert(isinf(s.stop_time_s));
+    ck_assert_int_eq(s.stop_steps, 1000);
+    ck_assert_double_eq(s.stop_target_loss, 0.25);
+    ck_assert_double_eq(s.stop_target_accuracy, 1);
+    ck_assert_double_eq(s.metrics_every_s, 50);   /* 100 step times */
+    ck_assert_uint_eq(s.metrics_eval_samples, 800);
+    scn_fini(&s);
+}
+END_TEST
+
+START_TEST(test_other_kinds)
+{
+    scn_scenario s;
+    const char *er[] = {"topology={\"kind\": \"erdos_renyi\", \"p\": 0.25}",
+                        "compute.noise={\"dist\": \"lognormal\", \"sigma\": 0}"};
+    const char *rr[] = {"topology.kind=random_regular", "topology.degree=3",
+                        "compute.noise.dist=exponential"};
+
+    load_ok(MINIMAL, er, 2, &s);
+    ck_assert_str_eq(s.topology, "erdos_renyi");
+    ck_assert_double_eq(s.topo_p, 0.25);
+    ck_assert_int_eq(s.noise, SCN_NOISE_LOGNORMAL);
+    ck_assert_double_eq(s.noise_sigma, 0);
+    scn_fini(&s);
+    load_ok(MINIMAL, rr, 3, &s);
+    ck_assert_str_eq(s.topology, "random_regular");
+    ck_assert_int_eq(s.topo_degree, 3);
+    ck_assert_int_eq(s.noise, SCN_NOISE_EXPONENTIAL);
+    scn_fini(&s);
+}
+END_TEST
+
+START_TEST(test_resolved_golden)
+{
+    static const char text[] =
+        "{\"seed\": 3, \"nodes\": 4,\n"
+        " \"compute\": {\"noise\": {\"dist\": \"uniform\", \"low\": 0.5, \"high\": 1.5},\n"
+        "             \"groups\": [{\"nodes\": [\"2-3\", 0], \"slowdown\": 4}]},\n"
+        " \"topology\": {\"kind\": \"complete\"},\n"
+        " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.1},\n"
+        " \"stop\": {\"time_s\": 5, \"target_accuracy\": 0.9}}\n";
+    static const char golden[] =
+        "{\"algorithm\":{\"batch\":32,\"lr\":0.1,\"name\":\"dpsgd\"},"
+        "\"compute\":{\"groups\":[{\"nodes\":[0,2,3],\"slowdown\":4.0}],"
+        "\"noise\":{\"dist\":\"uniform\",\"high\":1.5,\"low\":0.5},\"step_time_s\":0.01},"
+        "\"data\":{\"classes\":4,\"features\":16,\"kind\":\"synthetic\",\"partition\":\"iid\","
+        "\"separation\":2.0,\"test\":1024,\"train\":4096},"
+        "\"metrics\":{\"eval_samples\":0,\"every_s\":0.05},"
+        "\"model\":{\"kind\":\"softmax\",\"l2\":0.0001},"
+        "\"network\":{\"bandwidth_Bps\":1.25e9,\"bytes_per_param\":4.0,\"latency_s\":0.0001},"
+        "\"nodes\":4,\"seed\":3,\"stop\":{\"target_accuracy\":0.9,\"time_s\":5.0},"
+        "\"topology\":{\"kind\":\"complete\"}}";
+    scn_scenario s, t;
+
+    load_ok(text, NULL, 0, &s);
+    ck_assert_str_eq(s.resolved_json, golden);
+    /* the resolved scenario is itself a scenario that resolves to itself */
+    load_ok(s.resolved_json, NULL, 0, &t);
+    ck_assert_str_eq(t.resolved_json, golden);
+    scn_fini(&t);
+    scn_fini(&s);
+}
+END_TEST
+
+/* Reals print in the shortest form that reads back exactly. */
+START_TEST(test_resolved_reals)
+{
+    const char *ov[] = {"network={\"latency_s\": 1e-5, \"bandwidth_Bps\": 12345678,"
+                        " \"bytes_per_param\": 0.3333333333333333}",
+                        "algorithm.lr=0.30000000000000004", "model.l2=1e-300",
+                        "algorithm.name=\"a\\\"b\\n\""};
+    scn_scenario s;
+
+    load_ok(MINIMAL, ov, 4, &s);
+    ck_assert_ptr_nonnull(strstr(s.resolved_json,
+        "\"network\":{\"bandwidth_Bps\":12345678.0,\"bytes_per_param\":0.3333333333333333,"
+        "\"latency_s\":1e-5}"));
+    ck_assert_ptr_nonnull(strstr(s.resolved_json, "\"lr\":0.30000000000000004,"));
+    ck_assert_ptr_nonnull(strstr(s.resolved_json, "\"l2\":1e-300}"));
+    ck_assert_ptr_nonnull(strstr(s.resolved_json, "\"name\":\"a\\\"b\\n\"}"));
+    scn_fini(&s);
+}
+END_TEST
+
+START_TEST(test_slowdown_overlap)
+{
+    static const char text[] =
+        "{\"nodes\": 8, \"compute\": {\"groups\": ["
+        "{\"nodes\": [\"0-3\"], \"slowdown\": 10},"
+        "{\"nodes\": [2, \"5-6\"], \"slowdown\": 2},"
+        "{\"nodes\": [6], \"slowdown\": 0.5}]},"
+        " \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"steps\": 10}}";
+    static const double want[8] = {10, 10, 2, 10, 1, 2, 0.5, 1};
+    scn_scenario s;
+
+    load_ok(text, NULL, 0, &s);
+    ck_assert_uint_eq(s.n_groups, 3);
+    for (int i = 0; i < 8; i++)
+        ck_assert_double_eq(scn_node_slowdown(&s, i), want[i]);
+    ck_assert_double_eq(scn_node_slowdown(&s, -1), 1);
+    ck_assert_double_eq(scn_node_slowdown(&s, 8), 1);
+    scn_fini(&s);
+}
+END_TEST
+
+START_TEST(test_fini_zeroed)
+{
+    scn_scenario s;
+
+    memset(&s, 0, sizeof s);
+    scn_fini(&s);
+    ck_assert(all_zero(&s));
+    scn_fini(&s);
+}
+END_TEST
+
+START_TEST(test_string_default_path)
+{
+    scn_scenario s;
+    scn_error err;
+
+    ck_assert_int_eq(scn_load_string("{\"nodes\": -3}", NULL, NULL, 0, &s, &err), -1);
+    ck_assert_str_eq(err.msg, "<string>: /nodes: error: must be >= 1, got -3");
+}
+END_TEST
+
+/* ---- --set overrides ---------------------------------------------------- */
+
+START_TEST(test_set_number_and_word)
+{
+    const char *ov[] = {"algorithm.lr=0.5", "algorithm.name=adpsgd", "seed=12"};
+    scn_scenario s;
+
+    load_ok(MINIMAL, ov, 3, &s);
+    ck_assert_double_eq(s.lr, 0.5);
+    ck_assert_str_eq(s.algorithm, "adpsgd");
+    ck_assert_uint_eq(s.seed, 12);
+    scn_fini(&s);
+}
+END_TEST
+
+START_TEST(test_set_quoted_string)
+{
+    const char *ov[] = {"algorithm.name=\"123\""};
+    scn_scenario s;
+
+    load_ok(MINIMAL, ov, 1, &s);
+    ck_assert_str_eq(s.algorithm, "123");
+    scn_fini(&s);
+}
+END_TEST
+
+START_TEST(test_set_dotted_index_and_pointer)
+{
+    static const char text[] =
+        "{\"nodes\": 4, \"compute\": {\"groups\": [{\"nodes\": [1], \"slowdown\": 2}]},"
+        " \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 10}}";
+    const char *ov[] = {"compute.groups.0.slowdown=3", "/network/latency_s=0.002",
+                        "/compute/groups/0/nodes/0=2"};
+    scn_scenario s;
+
+    load_ok(text, ov, 3, &s);
+    ck_assert_double_eq(scn_node_slowdown(&s, 1), 1);
+    ck_assert_double_eq(scn_node_slowdown(&s, 2), 3);
+    ck_assert_double_eq(s.latency_s, 0.002);
+    scn_fini(&s);
+}
+END_TEST
+
+START_TEST(test_set_creates_objects)
+{
+    const char *ov[] = {"model.kind=logistic", "compute.noise.dist=exponential",
+                        "/metrics/every_s=2"};
+    scn_scenario s;
+
+    load_ok(MINIMAL, ov, 3, &s);
+    ck_assert_str_eq(s.model, "logistic");
+    ck_assert_int_eq(s.data_classes, 2);
+    ck_assert_int_eq(s.noise, SCN_NOISE_EXPONENTIAL);
+    ck_assert_double_eq(s.metrics_every_s, 2);
+    scn_fini(&s);
+}
+END_TEST
+
+START_TEST(test_set_last_wins)
+{
+    const char *ov[] = {"algorithm.lr=0.2", "algorithm={\"name\": \"x\", \"lr\": 0.3}",
+                        "algorithm.batch=1e1"};
+    scn_scenario s;
+
+    load_ok(MINIMAL, ov, 3, &s);
+    ck_assert_str_eq(s.algorithm, "x");
+    ck_assert_double_eq(s.lr, 0.3);
+    ck_assert_uint_eq(s.batch, 10);
+    scn_fini(&s);
+}
+END_TEST
+
+static const struct bad_set {
+    const char *set;
+    const char *msg;
+} bad_sets[] = {
+    {"algorithm.lr", "--set algorithm.lr: error: expected PATH=VALUE"},
+    {"=0.1", "--set =0.1: error: empty path"},
+    {"algorithm..lr=1", "--set algorithm..lr=1: error: empty key in path"},
+    {"algorithm.=1", "--set algorithm.=1: error: empty key in path"},
+    {"/=1", "--set /=1: error: empty key in path"},
+    {"/algorithm/l~2r=1", "--set /algorithm/l~2r=1: error: bad escape in JSON pointer "
+                          "(use ~0 for ~ and ~1 for /)"},
+    {"compute.groups.1.slowdown=3", "--set compute.groups.1.slowdown=3: error: "
+                                    "/compute/groups has no element 1 (it has 1)"},
+    {"compute.groups.first.slowdown=3", "--set compute.groups.first.slowdown=3: error: "
+                                        "/compute/groups is an array, and \"first\" is not "
+                                        "an index"},
+    {"compute.groups.1={}", "--set compute.groups.1={}: error: /compute/groups has no "
+                            "element 1 (it has 1)"},
+    {"compute.groups.-=3", "--set compute.groups.-=3: error: /compute/groups is an array, "
+                           "and \"-\" is not an index"},
+    {"compute.groups.01=3", "--set compute.groups.01=3: error: /compute/groups is an array, "
+                            "and \"01\" is not an index"},
+    {"algorithm.name.x=1", "--set algorithm.name.x=1: error: /algorithm/name is a string, "
+                           "not an object or array"},
+    {"algorithm.name.x.y=1", "--set algorithm.name.x.y=1: error: /algorithm/name is a "
+                             "string, not an object or array"},
+    {"compute.noise={\"dist\":", "--set compute.noise={\"dist\":: error: invalid JSON value: "
+                                 "unexpected token near end of file"},
+    {"algorithm.lr=-1", "base.json: /algorithm/lr: error: must be >= 0, got -1"},
+    {"algorithm.lr=fast", "base.json: /algorithm/lr: error: must be a number, got string"},
+    {"nodes=0", "base.json: /nodes: error: must be >= 1, got 0"},
+    {"stop=null", "base.json: /stop: error: must be an object, got null"},
+    {"compute.groups.0.nodes.0=9", "base.json: /compute/groups/0/nodes/0: error: must be in "
+                                   "0..3, got 9"},
+    {"/foo~1bar=1", "base.json: /: error: unknown key \"foo/bar\" (expected one of: seed, "
+                    "nodes, compute, network, topology, model, data, algorithm, stop, "
+                    "metrics)"},
+    {"algorithm.nmae=x", "base.json: /algorithm: error: unknown key \"nmae\" (expected one "
+                         "of: name, lr, batch)"},
+};
+#define N_BAD_SET ((int)(sizeof bad_sets / sizeof *bad_sets))
+
+START_TEST(test_bad_set)
+{
+    static const char text[] =
+        "{\"nodes\": 4, \"compute\": {\"groups\": [{\"nodes\": [0], \"slowdown\": 2}]},"
+        " \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 10}}";
+    const char *ov[] = {bad_sets[_i].set};
+
+    load_fails(text, ov, 1, bad_sets[_i].msg);
+}
+END_TEST
+
+START_TEST(test_set_first_error_wins)
+{
+    const char *ov[] = {"algorithm.lr=2", "=1", "nodes"};
+
+    load_fails(MINIMAL, ov, 3, "--set =1: error: empty path");
+}
+END_TEST
+
+/* A syntax error in the file comes before any override. */
+START_TEST(test_syntax_before_set)
+{
+    const char *ov[] = {"nodes"};
+
+    load_fails("{\"nodes\": }", ov, 1, "base.json:1:11: error: unexpected token near '}'");
+}
+END_TEST
+
+/* ---- runner ------------------------------------------------------------- */
+
+static Suite *scenario_suite(void)
+{
+    Suite *s = suite_create("scenario");
+    TCase *tc;
+
+    tc = tcase_create("bad_files");
+    tcase_add_loop_test(tc, test_bad_file, 0, N_BAD);
+    tcase_add_test(tc, test_bad_dir_covered);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("good");
+    tcase_add_test(tc, test_defaults);
+    tcase_add_test(tc, test_full_file);
+    tcase_add_test(tc, test_other_kinds);
+    tcase_add_test(tc, test_resolved_golden);
+    tcase_add_test(tc, test_resolved_reals);
+    tcase_add_test(tc, test_slowdown_overlap);
+    tcase_add_test(tc, test_fini_zeroed);
+    tcase_add_test(tc, test_string_default_path);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("set");
+    tcase_add_test(tc, test_set_number_and_word);
+    tcase_add_test(tc, test_set_quoted_string);
+    tcase_add_test(tc, test_set_dotted_index_and_pointer);
+    tcase_add_test(tc, test_set_creates_objects);
+    tcase_add_test(tc, test_set_last_wins);
+    tcase_add_loop_test(tc, test_bad_set, 0, N_BAD_SET);
+    tcase_add_test(tc, test_set_first_error_wins);
+    tcase_add_test(tc, test_syntax_before_set);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(scenario_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
