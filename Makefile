@@ -5,7 +5,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo test test-fast test-asan bench clean
+.PHONY: all deps build demo test test-fast test-asan bench golden clean
 
 all: build
 
@@ -35,8 +35,19 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
+# Benchmarks print markdown tables; bench/RESULTS.md records them.
 bench: build
 	$(BUILD)/bench/bench_engine
+	$(BUILD)/bench/bench_quickstart scenarios/quickstart.json 7
+	$(BUILD)/bench/bench_quickstart scenarios/ring16-allreduce.json 7
+	$(BUILD)/bench/bench_quickstart scenarios/ring16-adpsgd.json 7
+
+# Re-pins tests/golden/ from the current build: only for intended changes.
+golden: build
+	for a in allreduce dpsgd adpsgd; do \
+	  $(BUILD)/dtsim run tests/data/golden-$$a.json -o tests/golden/$$a --quiet && \
+	  rm -f tests/golden/$$a/run.json || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -163,6 +163,30 @@ START_TEST(test_validate_and_usage)
 }
 END_TEST
 
+/* Small runs of each protocol against pinned CSV (tests/golden/ALG/).  A
+ * change of semantics shows here byte by byte; regenerate with
+ * `make golden` only when the change is intended, and say why in the
+ * commit. */
+START_TEST(test_golden_runs)
+{
+    static const char *algs[] = { "allreduce", "dpsgd", "adpsgd" };
+    static const char *files[] = { "metrics.csv", "nodes.csv" };
+    make_tmp();
+    for (int a = 0; a < 3; a++) {
+        ck_assert_int_eq(sh("%s run %s/tests/data/golden-%s.json -o %s/%s --quiet", DTSIM_BINARY,
+                            DTSIM_SOURCE_DIR, algs[a], tmpdir, algs[a]), 0);
+        for (int f = 0; f < 2; f++) {
+            char got[512], want[512];
+            snprintf(got, sizeof got, "%s/%s/%s", tmpdir, algs[a], files[f]);
+            snprintf(want, sizeof want, "%s/tests/golden/%s/%s", DTSIM_SOURCE_DIR, algs[a],
+                     files[f]);
+            ck_assert_msg(same_file(got, want), "%s differs from %s", got, want);
+        }
+    }
+    remove_tmp();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -172,6 +196,7 @@ int main(void)
     tcase_add_test(tc, test_bad_scenario_writes_nothing);
     tcase_add_test(tc, test_set_overrides);
     tcase_add_test(tc, test_validate_and_usage);
+    tcase_add_test(tc, test_golden_runs);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
