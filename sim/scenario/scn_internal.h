@@ -1,0 +1,57 @@
+/* scn_internal.h -- what the files of the scenario module share and
+ * nobody else sees: the error context, JSON pointer helpers, typed readers
+ * of optional keys that report in GNU form, and the three stages of a load
+ * (overrides, validation, resolved text).  Includes <jansson.h>: only
+ * sim/scenario/ may include this header.
+ */
+#ifndef SCN_INTERNAL_H
+#define SCN_INTERNAL_H
+
+#include <stddef.h>
+#include <jansson.h>
+#include "scn.h"
+
+#define PTR_MAX 512
+#define LOAD_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
+
+/* Where messages go; root pointer is "" internally and "/" when shown. */
+typedef struct scn_ctx {
+    const char *path;
+    scn_error  *err;
+} scn_ctx;
+
+/* Range rules of numbers: > 0, >= 0, in (0, 1]. */
+enum scn_i_rule { GT0, GE0, UNIT };
+
+int scn_i_fail(scn_ctx *c, const char *ptr, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int scn_i_fail_oom(scn_ctx *c);
+const char *scn_i_short_escape(unsigned char ch);
+const char *scn_i_quoted(char *out, size_t n, const char *s);
+void scn_i_ptr_key(char *out, const char *base, const char *key);
+void scn_i_ptr_idx(char *out, const char *base, size_t i);
+const char *scn_i_type_name(const json_t *v);
+const char *scn_i_type_with_article(const json_t *v);
+int scn_i_in_list(const char *s, const char *const *list);
+void scn_i_join(char *out, size_t n, const char *const *list);
+int scn_i_check_keys(scn_ctx *c, json_t *obj, const char *ptr, const char *const *keys);
+int scn_i_kind_keys(scn_ctx *c, json_t *obj, const char *ptr, const char *const *allowed, const char *field, const char *kind);
+int scn_i_need_key(scn_ctx *c, json_t *obj, const char *ptr, const char *key, const char *why);
+int scn_i_lookup(scn_ctx *c, const char *ptr, const char *what, const char *name, const char *const *names);
+int scn_i_opt_obj(scn_ctx *c, json_t *obj, const char *optr, const char *key, json_t **out, char *cptr);
+int scn_i_check_rule(scn_ctx *c, const char *ptr, double x, enum scn_i_rule r);
+int scn_i_opt_num(scn_ctx *c, json_t *obj, const char *optr, const char *key, enum scn_i_rule r, double *out, int *present);
+int scn_i_int_value(scn_ctx *c, const char *ptr, json_t *v, long long min, long long max, long long *out);
+int scn_i_opt_int(scn_ctx *c, json_t *obj, const char *optr, const char *key, long long min, long long max, long long *out, int *present);
+int scn_i_opt_str(scn_ctx *c, json_t *obj, const char *optr, const char *key, const char **out, int *present);
+int scn_i_set_str(scn_ctx *c, char **dst, const char *src);
+const char *scn_i_dflt(int present);
+
+/* Applies one "path=value" override to the tree (see scn.h). */
+int scn_i_apply_override(scn_ctx *c, json_t *root, const char *arg);
+/* Validates the tree into *s, filling defaults, in the documented order. */
+int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s);
+/* Renders the validated *s as canonical compact JSON in s->resolved_json. */
+int scn_i_resolve(scn_ctx *c, scn_scenario *s);
+
+#endif
