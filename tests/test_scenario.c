@@ -67,8 +67,10 @@ static const struct bad_case {
     {"seed_negative", ": /seed: error: must be >= 0, got -1"},
     {"unknown_top_key", ": /: error: unknown key \"stopp\" (expected one of: seed, nodes, "
                         "compute, network, topology, model, data, algorithm, stop, metrics)"},
-    {"unknown_nested_key", ": /algorithm: error: unknown key \"lerning_rate\" "
-                           "(expected one of: name, lr, batch)"},
+    {"unknown_nested_key", ": /network: error: unknown key \"latncy_s\" "
+                           "(expected one of: latency_s, bandwidth_Bps, bytes_per_param)"},
+    {"alg_param_object", ": /algorithm/local_steps: error: must be a number or a string, "
+                         "got object"},
     {"compute_not_object", ": /compute: error: must be an object, got number"},
     {"lr_string", ": /algorithm/lr: error: must be a number, got string"},
     {"lr_negative", ": /algorithm/lr: error: must be >= 0, got -0.1"},
@@ -503,8 +505,8 @@ static const struct bad_set {
     {"/foo~1bar=1", "base.json: /: error: unknown key \"foo/bar\" (expected one of: seed, "
                     "nodes, compute, network, topology, model, data, algorithm, stop, "
                     "metrics)"},
-    {"algorithm.nmae=x", "base.json: /algorithm: error: unknown key \"nmae\" (expected one "
-                         "of: name, lr, batch)"},
+    {"network.latncy=x", "base.json: /network: error: unknown key \"latncy\" (expected one "
+                         "of: latency_s, bandwidth_Bps, bytes_per_param)"},
 };
 #define N_BAD_SET ((int)(sizeof bad_sets / sizeof *bad_sets))
 

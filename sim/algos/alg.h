@@ -13,6 +13,21 @@
 #include "cl_cluster.h"
 #include "topo.h"
 
+/* A protocol-specific parameter: a key of the scenario's algorithm object
+ * besides name, lr and batch.  Integers and reals must lie in [min, max];
+ * a choice is one of the NULL-terminated choices and is stored as its
+ * index. */
+typedef enum alg_param_kind { ALG_PARAM_INT, ALG_PARAM_REAL, ALG_PARAM_CHOICE } alg_param_kind;
+
+typedef struct alg_param_spec {
+    const char         *key;        /* NULL ends a table */
+    alg_param_kind      kind;
+    double              def, min, max;
+    const char *const  *choices;    /* ALG_PARAM_CHOICE */
+} alg_param_spec;
+
+#define ALG_MAX_PARAMS 16
+
 /* What every hook may use.  Owned by the runner. */
 typedef struct alg_ctx {
     cl_cluster       *cl;
@@ -23,6 +38,8 @@ typedef struct alg_ctx {
     gsl_rng         **rng;      /* per-node SIM_RNG_ALGO streams */
     char             *states;   /* n * state_size bytes */
     size_t            state_size;
+    double            param[ALG_MAX_PARAMS];  /* by position in alg_type.params */
+    void             *shared;   /* the algorithm's state common to all nodes */
 } alg_ctx;
 
 static inline void *alg_state(const alg_ctx *ctx, int node)
@@ -33,6 +50,12 @@ static inline void *alg_state(const alg_ctx *ctx, int node)
 typedef struct alg_type {
     const char *name;          /* matched against the scenario */
     size_t      state_size;    /* per node */
+    const alg_param_spec *params;  /* NULL, or a table ended by a NULL key */
+    /* Creates and destroys ctx->shared (state common to all nodes), after
+     * the parameters are known and before any init; shared_fini must accept
+     * ctx->shared == NULL (a start that failed early).  NULL: none. */
+    int  (*shared_init)(alg_ctx *ctx);
+    void (*shared_fini)(alg_ctx *ctx);
     /* Checks that the algorithm can run on this cluster and graph before
      * anything starts; writes a reason (lowercase, no full stop) and
      * returns -1 when not.  NULL: always fine. */
@@ -54,6 +77,16 @@ typedef struct alg_type {
 extern const alg_type alg_allreduce, alg_dpsgd, alg_adpsgd;
 
 const alg_type *alg_find(const char *name);   /* NULL when unknown */
+
+/* Resolves one scenario value of key against t's table into
+ * ctx->param[]: returns 0; 1 when t has no such key; -1 when the value is
+ * not allowed (message in err, lowercase, e.g. "must be an integer >= 1,
+ * got 0").  Unset parameters take their defaults from alg_params_defaults. */
+void alg_params_defaults(const alg_type *t, alg_ctx *ctx);
+int  alg_params_set(const alg_type *t, alg_ctx *ctx, const char *key, int is_string,
+                    double num, const char *str, char *err, size_t err_size);
+/* "name, lr, batch" plus the keys of t's table, for error messages. */
+void alg_params_keys(const alg_type *t, char *buf, size_t size);
 const char     *alg_names(void);              /* "adpsgd, allreduce, dpsgd" */
 
 /* Parameter update shared by all: x <- x - lr * g (CBLAS daxpy). */

@@ -3,6 +3,8 @@
  */
 #include "alg.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_cblas.h>
 
@@ -21,4 +23,71 @@ const char *alg_names(void) { return "adpsgd, allreduce, dpsgd"; }
 void alg_sgd_apply(const alg_ctx *ctx, double *x, const double *g)
 {
     cblas_daxpy((int)ctx->P, -ctx->lr, g, 1, x, 1);
+}
+
+void alg_params_defaults(const alg_type *t, alg_ctx *ctx)
+{
+    for (int i = 0; t->params && t->params[i].key; i++)
+        ctx->param[i] = t->params[i].def;
+}
+
+static void join_choices(const char *const *c, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; c[i] && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", c[i]);
+}
+
+int alg_params_set(const alg_type *t, alg_ctx *ctx, const char *key, int is_string,
+                   double num, const char *str, char *err, size_t size)
+{
+    const alg_param_spec *sp = NULL;
+    int i;
+    for (i = 0; t->params && t->params[i].key; i++)
+        if (strcmp(t->params[i].key, key) == 0) {
+            sp = &t->params[i];
+            break;
+        }
+    if (!sp)
+        return 1;
+    if (sp->kind == ALG_PARAM_CHOICE) {
+        char list[256];
+        join_choices(sp->choices, list, sizeof list);
+        if (is_string)
+            for (int k = 0; sp->choices[k]; k++)
+                if (strcmp(sp->choices[k], str) == 0) {
+                    ctx->param[i] = k;
+                    return 0;
+                }
+        if (is_string)
+            snprintf(err, size, "unknown value \"%s\" (expected one of: %s)", str, list);
+        else
+            snprintf(err, size, "must be one of: %s; got a number", list);
+        return -1;
+    }
+    if (is_string) {
+        snprintf(err, size, "must be a number, got string");
+        return -1;
+    }
+    if (sp->kind == ALG_PARAM_INT && num != floor(num)) {
+        snprintf(err, size, "must be an integer, got %g", num);
+        return -1;
+    }
+    if (!(num >= sp->min && num <= sp->max)) {
+        if (isinf(sp->max))
+            snprintf(err, size, "must be >= %g, got %g", sp->min, num);
+        else
+            snprintf(err, size, "must be in [%g, %g], got %g", sp->min, sp->max, num);
+        return -1;
+    }
+    ctx->param[i] = num;
+    return 0;
+}
+
+void alg_params_keys(const alg_type *t, char *buf, size_t size)
+{
+    size_t len = (size_t)snprintf(buf, size, "name, lr, batch");
+    for (int i = 0; t->params && t->params[i].key && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, ", %s", t->params[i].key);
 }

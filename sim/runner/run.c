@@ -116,6 +116,32 @@ out_oom:
     return -1;
 }
 
+/* The algorithm object's protocol-specific keys against the algorithm's
+ * table (the scenario module collects them without knowing what they mean). */
+static int resolve_params(run_sim *r, scn_error *err)
+{
+    const scn_scenario *s = r->s;
+    alg_params_defaults(r->alg, &r->ctx);
+    for (size_t i = 0; i < s->n_alg_params; i++) {
+        const scn_param *q = &s->alg_params[i];
+        char ptr[300], m[512];
+        snprintf(ptr, sizeof ptr, "/algorithm/%s", q->key);
+        int rc = alg_params_set(r->alg, &r->ctx, q->key, q->is_string, q->num, q->str, m,
+                                sizeof m);
+        if (rc == 1) {
+            char keys[400];
+            alg_params_keys(r->alg, keys, sizeof keys);
+            snprintf(m, sizeof m, "unknown key for algorithm \"%s\" (expected one of: %s)",
+                     r->alg->name, keys);
+        }
+        if (rc != 0) {
+            value_error(err, s, ptr, m);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 run_sim *run_prepare(const scn_scenario *s, scn_error *err)
 {
     run_sim *r = calloc(1, sizeof *r);
@@ -139,6 +165,8 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     r->ctx.n = s->n_nodes;
     r->ctx.P = mdl_n_params(r->model);
     r->ctx.lr = s->lr;
+    if (resolve_params(r, err) != 0)
+        goto out_destroy;
     if (r->alg->check) {
         char m[512];
         if (r->alg->check(&r->ctx, m, sizeof m) != 0) {
@@ -374,6 +402,15 @@ static int write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_number(&j, "consensus_distance", res->last.consensus_distance);
     out_json_number(&j, "bytes_sent", res->last.bytes_sent);
     out_json_end_object(&j);
+    out_json_begin_object(&j, "algorithm_params");
+    for (int i = 0; r->alg->params && r->alg->params[i].key; i++) {
+        const alg_param_spec *sp = &r->alg->params[i];
+        if (sp->kind == ALG_PARAM_CHOICE)
+            out_json_string(&j, sp->key, sp->choices[(int)r->ctx.param[i]]);
+        else
+            out_json_number(&j, sp->key, r->ctx.param[i]);
+    }
+    out_json_end_object(&j);
     out_json_raw(&j, "scenario", r->s->resolved_json);
     out_json_end_object(&j);
     out_json_finish(&j);
@@ -402,6 +439,8 @@ static int start(run_sim *r)
     r->ctx.states = calloc((size_t)n, r->alg->state_size ? r->alg->state_size : 1);
     r->ctx.rng = calloc((size_t)n, sizeof(gsl_rng *));
     if (!r->ctx.states || !r->ctx.rng)
+        return -1;
+    if (r->alg->shared_init && r->alg->shared_init(&r->ctx) != 0)
         return -1;
     for (int i = 0; i < n; i++) {
         r->ctx.rng[i] = sim_rng_stream_create(s->seed, (uint32_t)i, SIM_RNG_ALGO);
@@ -432,6 +471,9 @@ static void finish(run_sim *r)
             gsl_rng_free(r->ctx.rng[i]);
     free(r->ctx.rng);
     free(r->ctx.states);
+    if (r->alg->shared_fini)
+        r->alg->shared_fini(&r->ctx);
+    r->ctx.shared = NULL;
     r->ctx.rng = NULL;
     r->ctx.states = NULL;
     cl_destroy(r->cl);
@@ -448,8 +490,10 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     out_file *mfile = NULL;
     memset(res, 0, sizeof *res);
     r->opt = opt ? opt : &none;
-    if (r->opt->algorithm)
+    if (r->opt->algorithm) {
         r->alg = r->opt->algorithm;
+        alg_params_defaults(r->alg, &r->ctx);
+    }
     r->have_last = 0;
     r->metrics_k = 0;
     r->mf = NULL;

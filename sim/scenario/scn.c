@@ -111,6 +111,11 @@ void scn_fini(scn_scenario *s)
     free(s->model);
     free(s->partition);
     free(s->algorithm);
+    for (size_t i = 0; i < s->n_alg_params; i++) {
+        free(s->alg_params[i].key);
+        free(s->alg_params[i].str);
+    }
+    free(s->alg_params);
     free(s->resolved_json);
     memset(s, 0, sizeof *s);
 }

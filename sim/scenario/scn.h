@@ -31,6 +31,16 @@ typedef struct scn_group {
     double slowdown;   /* step time multiplier, > 0 */
 } scn_group;
 
+/* A protocol-specific key of the algorithm object (everything but name, lr
+ * and batch), kept as written: the runner checks it against the chosen
+ * algorithm's parameter table, which the scenario module does not know. */
+typedef struct scn_param {
+    char  *key;
+    int    is_string;
+    double num;        /* when !is_string */
+    char  *str;        /* when is_string */
+} scn_param;
+
 typedef struct scn_scenario {
     char    *path;           /* as given on the command line */
     uint64_t seed;           /* default 1 */
@@ -70,6 +80,8 @@ typedef struct scn_scenario {
     char  *algorithm;        /* required: "allreduce", "dpsgd", "adpsgd" */
     double lr;               /* >= 0 (default 0.1) */
     size_t batch;            /* >= 1 (default 32), <= smallest node's data */
+    scn_param *alg_params;   /* sorted by key */
+    size_t     n_alg_params;
 
     /* stop: at least one of time_s or steps; the first reached ends the run */
     double stop_time_s;      /* seconds; INFINITY when absent */

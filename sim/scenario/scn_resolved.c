@@ -273,6 +273,15 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
     add(o, "name", json_string(s->algorithm), oom);
     add(o, "lr", json_real(s->lr), oom);
     add(o, "batch", json_integer((json_int_t)s->batch), oom);
+    for (size_t i = 0; i < s->n_alg_params; i++) {
+        const scn_param *q = &s->alg_params[i];
+        if (q->is_string)
+            add(o, q->key, json_string(q->str), oom);
+        else if (q->num == floor(q->num) && fabs(q->num) < 0x1p53)
+            add(o, q->key, json_integer((json_int_t)q->num), oom);
+        else
+            add(o, q->key, json_real(q->num), oom);
+    }
 
     if (!(o = section(root, "stop", oom)))
         return root;

@@ -332,6 +332,48 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
     return scn_i_set_str(c, &s->partition, partitions[k]);
 }
 
+static int cmp_param(const void *a, const void *b)
+{
+    return strcmp(((const scn_param *)a)->key, ((const scn_param *)b)->key);
+}
+
+/* Keys of the algorithm object other than the common ones: numbers or
+ * strings, checked later against the algorithm's own table. */
+static int v_alg_params(scn_ctx *c, json_t *o, const char *optr, const char *const *common,
+                        scn_scenario *s)
+{
+    const char *k;
+    json_t *v;
+    size_t n = 0;
+
+    json_object_foreach(o, k, v)
+        n += !scn_i_in_list(k, common);
+    if (n == 0)
+        return 0;
+    if (!(s->alg_params = calloc(n, sizeof *s->alg_params)))
+        return scn_i_fail_oom(c);
+    json_object_foreach(o, k, v) {
+        if (scn_i_in_list(k, common))
+            continue;
+        scn_param *q = &s->alg_params[s->n_alg_params++];
+        char p[PTR_MAX];
+        scn_i_ptr_key(p, optr, k);
+        if (!(q->key = strdup(k)))
+            return scn_i_fail_oom(c);
+        if (json_is_string(v)) {
+            q->is_string = 1;
+            if (!(q->str = strdup(json_string_value(v))))
+                return scn_i_fail_oom(c);
+        } else if (json_is_number(v)) {
+            q->num = json_number_value(v);
+        } else {
+            return scn_i_fail(c, p, "must be a number or a string, got %s", scn_i_type_name(v));
+        }
+    }
+    qsort(s->alg_params, s->n_alg_params, sizeof *s->alg_params, cmp_param);
+    return 0;
+}
+
 static int v_algorithm(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"name", "lr", "batch", NULL};
@@ -343,7 +385,7 @@ static int v_algorithm(scn_ctx *c, json_t *root, scn_scenario *s)
 
     s->lr = 0.1;
     if (scn_i_need_key(c, root, "", "algorithm", NULL) ||
-        scn_i_opt_obj(c, root, "", "algorithm", &o, p) || scn_i_check_keys(c, o, p, keys) ||
+        scn_i_opt_obj(c, root, "", "algorithm", &o, p) ||
         scn_i_need_key(c, o, p, "name", NULL) || scn_i_opt_str(c, o, p, "name", &name, NULL))
         return -1;
     if (name[0] == '\0') {
@@ -359,6 +401,8 @@ static int v_algorithm(scn_ctx *c, json_t *root, scn_scenario *s)
                     s->data_train, s->n_nodes, batch, scn_i_dflt(has_batch));
     }
     s->batch = (size_t)batch;
+    if (v_alg_params(c, o, p, keys, s))
+        return -1;
     return scn_i_set_str(c, &s->algorithm, name);
 }
 
