@@ -131,30 +131,73 @@ START_TEST(test_consensus_decay_ring)
 }
 END_TEST
 
-/* Ring all-reduce of M bytes: 2(n-1) stages of latency a and M/(nB). */
-START_TEST(test_ring_allreduce_cost)
+/* All-reduce of M bytes among n nodes, latency a, bandwidth B, as each
+ * collective's closed form: ring 2(n-1) stages of latency a and M/(nB);
+ * recursive doubling log2(n) exchanges of a + M/B; binomial tree log2(n)
+ * levels up and log2(n) down, each a + M/B. */
+static double allreduce_time(const char *collective, int n, double T, double a, double B)
+{
+    char json[2048];
+    /* softmax with 15 features and 4 classes: 64 parameters, M = 256 bytes */
+    snprintf(json, sizeof json,
+        "{\"nodes\": %d, \"compute\": {\"step_time_s\": %.17g},"
+        " \"network\": {\"latency_s\": %.17g, \"bandwidth_Bps\": %.17g, \"bytes_per_param\": 4},"
+        " \"data\": {\"train\": 512, \"test\": 16, \"features\": 15, \"classes\": 4},"
+        " \"algorithm\": {\"name\": \"allreduce\", \"lr\": 0.1, \"batch\": 4,"
+        " \"collective\": \"%s\"},"
+        " \"stop\": {\"steps\": 2}}", n, T, a, B, collective);
+    run_result res;
+    run_scenario(json, NULL, &res);
+    ck_assert_uint_eq(res.n_params, 64);
+    /* every node ends with the same model, bit for bit */
+    ck_assert_double_eq(res.last.consensus_distance, 0);
+    return res.sim_time_s - 2 * T;   /* two steps, one all-reduce between them */
+}
+
+START_TEST(test_allreduce_cost_closed_forms)
 {
     static const int sizes[] = { 2, 4, 8, 16 };
-    const double a = 1e-3, B = 1e5, T = 1.0;
+    const double a = 1e-3, B = 1e5, T = 1.0, M = 256;
     for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
         int n = sizes[t];
-        char json[2048];
-        /* softmax with 15 features and 4 classes: 64 parameters, M = 256 bytes */
-        snprintf(json, sizeof json,
-            "{\"nodes\": %d, \"compute\": {\"step_time_s\": %.17g},"
-            " \"network\": {\"latency_s\": %.17g, \"bandwidth_Bps\": %.17g, \"bytes_per_param\": 4},"
-            " \"data\": {\"train\": 512, \"test\": 16, \"features\": 15, \"classes\": 4},"
-            " \"algorithm\": {\"name\": \"allreduce\", \"lr\": 0.1, \"batch\": 4},"
-            " \"stop\": {\"steps\": 2}}", n, T, a, B);
-        run_result res;
-        run_scenario(json, NULL, &res);
-        ck_assert_uint_eq(res.n_params, 64);
-        double M = 256;
-        double expect = 2 * (n - 1) * a + 2.0 * (n - 1) / n * M / B;
-        double measured = res.sim_time_s - 2 * T;
-        ck_assert_msg(fabs(measured - expect) < 1e-12,
-                      "n=%d: all-reduce took %.17g s, closed form %.17g s", n, measured, expect);
-        ck_assert_double_eq_tol(res.last.consensus_distance, 0, 1e-15);
+        double L = log2(n);
+        double ring = 2 * (n - 1) * a + 2.0 * (n - 1) / n * M / B;
+        double rd = L * (a + M / B);
+        double tree = 2 * L * (a + M / B);
+        double got = allreduce_time("ring", n, T, a, B);
+        ck_assert_msg(fabs(got - ring) < 1e-12, "ring n=%d: %.17g s, closed form %.17g s", n,
+                      got, ring);
+        got = allreduce_time("recursive_doubling", n, T, a, B);
+        ck_assert_msg(fabs(got - rd) < 1e-12, "recursive doubling n=%d: %.17g s, closed form "
+                      "%.17g s", n, got, rd);
+        got = allreduce_time("tree", n, T, a, B);
+        ck_assert_msg(fabs(got - tree) < 1e-12, "tree n=%d: %.17g s, closed form %.17g s", n,
+                      got, tree);
+    }
+}
+END_TEST
+
+/* Sizes that are not powers of two: recursive doubling folds the extra
+ * nodes in and out (at most two more transfers of a + M/B; the core nodes
+ * that fold nothing start exchanging at once, so it can be less), the tree
+ * is ceil(log2 n) levels deep.  Results stay identical on every node. */
+START_TEST(test_allreduce_odd_sizes)
+{
+    const double a = 1e-3, B = 1e5, T = 1.0, M = 256;
+    static const int sizes[] = { 3, 5, 6, 7, 12 };
+    for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
+        int n = sizes[t];
+        int L = (int)floor(log2(n));
+        double got = allreduce_time("recursive_doubling", n, T, a, B);
+        ck_assert_msg(got > L * (a + M / B) && got <= (L + 2) * (a + M / B) + 1e-12,
+                      "recursive doubling n=%d: %.17g s", n, got);
+        if (n == 3)   /* fold [a, a+T], exchange received at a+2T, result back at 2a+3T */
+            ck_assert_double_eq_tol(got, 2 * a + 3 * M / B, 1e-12);
+        double tree_max = 2 * ceil(log2(n)) * (a + M / B);
+        got = allreduce_time("tree", n, T, a, B);
+        ck_assert_msg(got <= tree_max + 1e-12 && got >= 2 * L * (a + M / B) - 1e-12,
+                      "tree n=%d: %.17g s", n, got);
+        allreduce_time("ring", n, T, a, B);
     }
 }
 END_TEST
@@ -166,7 +209,8 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_sync_iteration_harmonic);
     tcase_add_test(tc, test_consensus_decay_ring);
-    tcase_add_test(tc, test_ring_allreduce_cost);
+    tcase_add_test(tc, test_allreduce_cost_closed_forms);
+    tcase_add_test(tc, test_allreduce_odd_sizes);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,387 @@
+/* alg_coll.c -- all-reduce among a set of nodes as real messages (see
+ * alg_coll.h).  Each member runs a small program: send what it can, wait
+ * for the message it needs next (round, stage), combine, repeat.  Messages
+ * that come before they are needed wait in the member's mailbox, so members
+ * may start at different times and run at their own pace, as real ones do;
+ * a slow member or link holds the others back exactly as far as the pattern
+ * makes them depend on it.  Sums use only commutative pairwise additions or
+ * copies of one member's result, so every member ends with the same bits.
+ * It does not decide when to reduce or what to do with the sum.
+ */
+#include "alg_coll.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_cblas.h>
+
+const char *const alg_coll_kind_names[] = { "ring", "recursive_doubling", "tree", NULL };
+
+/* A message's stage travels in the low bits of cl_msg.round. */
+#define STAGE_BITS 21
+#define STAGE_MASK ((1u << STAGE_BITS) - 1)
+#define STAGE_FINAL STAGE_MASK   /* result handed back (fold, broadcast) */
+
+typedef struct mail {
+    uint64_t round;
+    uint32_t stage;
+    cl_buf  *payload;
+} mail;
+
+typedef struct cnode {
+    int      active;
+    uint64_t round;
+    int      k, pos;
+    int     *members;
+    double  *acc;
+    int      pc;       /* the program counter: meaning per pattern */
+    int      sent;     /* the send of the current pc is done */
+    mail    *box;
+    size_t   n_box, cap_box;
+} cnode;
+
+struct alg_coll {
+    alg_coll_kind kind;
+    size_t        len;
+    uint32_t      tag;
+    alg_coll_done done;
+    int           n;
+    cnode        *nodes;
+};
+
+alg_coll *alg_coll_create(const alg_ctx *ctx, alg_coll_kind kind, size_t len, uint32_t tag,
+                          alg_coll_done done)
+{
+    alg_coll *co = calloc(1, sizeof *co);
+    if (!co)
+        return NULL;
+    co->kind = kind;
+    co->len = len;
+    co->tag = tag;
+    co->done = done;
+    co->n = ctx->n;
+    co->nodes = calloc((size_t)ctx->n, sizeof(cnode));
+    if (!co->nodes)
+        goto out_free;
+    for (int i = 0; i < ctx->n; i++) {
+        cnode *c = &co->nodes[i];
+        c->members = malloc((size_t)ctx->n * sizeof(int));
+        c->acc = malloc((len ? len : 1) * sizeof(double));
+        if (!c->members || !c->acc)
+            goto out_free;
+    }
+    return co;
+
+out_free:
+    if (co->nodes)
+        for (int i = 0; i < ctx->n; i++) {
+            free(co->nodes[i].members);
+            free(co->nodes[i].acc);
+        }
+    free(co->nodes);
+    free(co);
+    return NULL;
+}
+
+void alg_coll_destroy(alg_ctx *ctx, alg_coll *co)
+{
+    if (!co)
+        return;
+    for (int i = 0; i < co->n; i++) {
+        cnode *c = &co->nodes[i];
+        for (size_t m = 0; m < c->n_box; m++)
+            cl_buf_put(ctx->cl, c->box[m].payload);
+        free(c->box);
+        free(c->members);
+        free(c->acc);
+    }
+    free(co->nodes);
+    free(co);
+}
+
+int alg_coll_active(const alg_coll *co, int node) { return co->nodes[node].active; }
+
+/* ---- sending and receiving ---- */
+
+static void send_part(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t stage,
+                      size_t from, size_t count)
+{
+    cnode *c = &co->nodes[node];
+    cl_buf *b = cl_buf_get(ctx->cl);
+    b->len = count;
+    memcpy(b->data, c->acc + from, count * sizeof(double));
+    cl_send(ctx->cl, node, c->members[to_pos], co->tag, (c->round << STAGE_BITS) | stage, b,
+            cl_param_bytes(ctx->cl, count));
+    cl_buf_put(ctx->cl, b);
+}
+
+/* The mailed payload of (current round, stage), removed from the box with
+ * its reference handed to the caller; NULL when it has not come yet. */
+static cl_buf *take(cnode *c, uint32_t stage)
+{
+    for (size_t m = 0; m < c->n_box; m++)
+        if (c->box[m].round == c->round && c->box[m].stage == stage) {
+            cl_buf *p = c->box[m].payload;
+            memmove(c->box + m, c->box + m + 1, (c->n_box - m - 1) * sizeof(mail));
+            c->n_box--;
+            return p;
+        }
+    return NULL;
+}
+
+static void add_into(double *acc, const cl_buf *p)
+{
+    cblas_daxpy((int)p->len, 1.0, p->data, 1, acc, 1);
+}
+
+static void finish(alg_ctx *ctx, alg_coll *co, int node)
+{
+    cnode *c = &co->nodes[node];
+    c->active = 0;
+    co->done(ctx, node, c->acc, co->len);   /* may start the next round */
+}
+
+/* ---- ring: 2(k-1) stages of one chunk each ---- */
+
+static size_t chunk_start(const alg_coll *co, int chunk, int k)
+{
+    return (size_t)chunk * co->len / (size_t)k;
+}
+
+static int mod(int a, int k) { return ((a % k) + k) % k; }
+
+static void ring_send(alg_ctx *ctx, alg_coll *co, int node, int s)
+{
+    cnode *c = &co->nodes[node];
+    int k = c->k, p = c->pos;
+    int ch = s < k - 1 ? mod(p - s, k) : mod(p + 1 - (s - (k - 1)), k);
+    size_t a = chunk_start(co, ch, k), b = chunk_start(co, ch + 1, k);
+    send_part(ctx, co, node, (p + 1) % k, (uint32_t)s, a, b - a);
+}
+
+/* pc: stages received so far */
+static void ring_progress(alg_ctx *ctx, alg_coll *co, int node)
+{
+    cnode *c = &co->nodes[node];
+    int k = c->k, p = c->pos;
+    cl_buf *m;
+    while ((m = take(c, (uint32_t)c->pc)) != NULL) {
+        int r = c->pc;
+        int ch = r < k - 1 ? mod(p - 1 - r, k) : mod(p - (r - (k - 1)), k);
+        size_t a = chunk_start(co, ch, k);
+        if (r < k - 1)
+            add_into(c->acc + a, m);
+        else
+            memcpy(c->acc + a, m->data, m->len * sizeof(double));
+        cl_buf_put(ctx->cl, m);
+        c->pc++;
+        if (c->pc == 2 * (k - 1)) {
+            finish(ctx, co, node);
+            return;
+        }
+        ring_send(ctx, co, node, c->pc);
+    }
+}
+
+/* ---- recursive doubling ---- */
+
+static int pow2_floor(int k)
+{
+    int m = 1;
+    while (m * 2 <= k)
+        m *= 2;
+    return m;
+}
+
+static int log2_int(int m)
+{
+    int l = 0;
+    while ((1 << l) < m)
+        l++;
+    return l;
+}
+
+/* Position of virtual rank v among the power-of-two core. */
+static int rd_real(int v, int extra) { return v < extra ? 2 * v + 1 : v + extra; }
+
+/* pc: -1 waiting for the fold (odd positions below 2*extra), 0..L-1 the
+ * exchange at distance 2^pc, L done exchanging; even fold positions use
+ * pc = -2 (wait for the result). */
+static void rd_progress(alg_ctx *ctx, alg_coll *co, int node)
+{
+    cnode *c = &co->nodes[node];
+    int k = c->k, p = c->pos, m2 = pow2_floor(k), extra = k - m2, L = log2_int(m2);
+    cl_buf *m;
+    if (c->pc == -2) {
+        if ((m = take(c, STAGE_FINAL)) != NULL) {
+            memcpy(c->acc, m->data, co->len * sizeof(double));
+            cl_buf_put(ctx->cl, m);
+            finish(ctx, co, node);
+        }
+        return;
+    }
+    if (c->pc == -1) {
+        if (!(m = take(c, 0)))
+            return;
+        add_into(c->acc, m);
+        cl_buf_put(ctx->cl, m);
+        c->pc = 0;
+        c->sent = 0;
+    }
+    int v = p < 2 * extra ? p / 2 : p - extra;
+    while (c->pc < L) {
+        int partner = rd_real(v ^ (1 << c->pc), extra);
+        uint32_t stage = (uint32_t)c->pc + 1;
+        if (!c->sent) {
+            send_part(ctx, co, node, partner, stage, 0, co->len);
+            c->sent = 1;
+        }
+        if (!(m = take(c, stage)))
+            return;
+        add_into(c->acc, m);
+        cl_buf_put(ctx->cl, m);
+        c->pc++;
+        c->sent = 0;
+    }
+    if (p < 2 * extra)   /* hand the result back to the folded partner */
+        send_part(ctx, co, node, p - 1, STAGE_FINAL, 0, co->len);
+    finish(ctx, co, node);
+}
+
+/* ---- binomial tree ---- */
+
+static int low_bit(int p, int levels)
+{
+    if (p == 0)
+        return levels;
+    int s = 0;
+    while (!(p & (1 << s)))
+        s++;
+    return s;
+}
+
+/* pc: 0..lb-1 children received (stage = pc), lb sent to the parent and
+ * waiting for the result. */
+static void tree_progress(alg_ctx *ctx, alg_coll *co, int node)
+{
+    cnode *c = &co->nodes[node];
+    int k = c->k, p = c->pos, L = log2_int(k), lb = low_bit(p, L);
+    cl_buf *m;
+    while (c->pc < lb) {
+        if (p + (1 << c->pc) < k) {
+            if (!(m = take(c, (uint32_t)c->pc)))
+                return;
+            add_into(c->acc, m);
+            cl_buf_put(ctx->cl, m);
+        }
+        c->pc++;
+    }
+    if (p != 0) {
+        if (!c->sent) {
+            send_part(ctx, co, node, p - (1 << lb), (uint32_t)lb, 0, co->len);
+            c->sent = 1;
+        }
+        if (!(m = take(c, STAGE_FINAL)))
+            return;
+        memcpy(c->acc, m->data, co->len * sizeof(double));
+        cl_buf_put(ctx->cl, m);
+    }
+    for (int s = lb - 1; s >= 0; s--)   /* larger subtrees first */
+        if (p + (1 << s) < k)
+            send_part(ctx, co, node, p + (1 << s), STAGE_FINAL, 0, co->len);
+    finish(ctx, co, node);
+}
+
+/* ---- entry points ---- */
+
+static void progress(alg_ctx *ctx, alg_coll *co, int node)
+{
+    switch (co->kind) {
+    case ALG_COLL_RING:
+        ring_progress(ctx, co, node);
+        break;
+    case ALG_COLL_RECURSIVE_DOUBLING:
+        rd_progress(ctx, co, node);
+        break;
+    case ALG_COLL_TREE:
+        tree_progress(ctx, co, node);
+        break;
+    }
+}
+
+void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
+                    const int *members, int k, const double *contrib)
+{
+    cnode *c = &co->nodes[node];
+    assert(!c->active && k >= 1 && round < (UINT64_C(1) << (64 - STAGE_BITS)));
+    c->active = 1;
+    c->round = round;
+    c->k = k;
+    c->pos = -1;
+    for (int i = 0; i < k; i++) {
+        c->members[i] = members[i];
+        if (members[i] == node)
+            c->pos = i;
+    }
+    assert(c->pos >= 0);
+    memcpy(c->acc, contrib, co->len * sizeof(double));
+    c->sent = 0;
+    c->pc = 0;
+    if (k == 1) {
+        finish(ctx, co, node);
+        return;
+    }
+    switch (co->kind) {
+    case ALG_COLL_RING:
+        ring_send(ctx, co, node, 0);
+        break;
+    case ALG_COLL_RECURSIVE_DOUBLING: {
+        int extra = k - pow2_floor(k);
+        if (c->pos < 2 * extra && c->pos % 2 == 0) {
+            send_part(ctx, co, node, c->pos + 1, 0, 0, co->len);
+            c->pc = -2;
+        } else if (c->pos < 2 * extra) {
+            c->pc = -1;
+        }
+        break;
+    }
+    case ALG_COLL_TREE:
+        break;
+    }
+    progress(ctx, co, node);
+}
+
+int alg_coll_on_message(alg_ctx *ctx, alg_coll *co, int node, const cl_msg *msg)
+{
+    if (msg->tag != co->tag)
+        return 0;
+    cnode *c = &co->nodes[node];
+    if (c->n_box == c->cap_box) {
+        size_t cap = c->cap_box ? 2 * c->cap_box : 8;
+        mail *b = realloc(c->box, cap * sizeof *b);
+        if (!b) {
+            fputs("dtsim: error: out of memory\n", stderr);
+            exit(1);
+        }
+        c->box = b;
+        c->cap_box = cap;
+    }
+    cl_buf_ref(msg->payload);
+    c->box[c->n_box++] = (mail){ msg->round >> STAGE_BITS, (uint32_t)(msg->round & STAGE_MASK),
+                                 msg->payload };
+    if (c->active && c->box[c->n_box - 1].round == c->round)
+        progress(ctx, co, node);
+    return 1;
+}
+
+void alg_coll_describe_wait(const alg_coll *co, int node, char *buf, size_t size)
+{
+    const cnode *c = &co->nodes[node];
+    if (!c->active) {
+        buf[0] = '\0';
+        return;
+    }
+    snprintf(buf, size, "%s all-reduce round %llu among %d nodes (step %d)",
+             alg_coll_kind_names[co->kind], (unsigned long long)c->round, c->k, c->pc);
+}
