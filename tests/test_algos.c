@@ -87,6 +87,129 @@ START_TEST(test_dpsgd_converges) { check_converges("dpsgd", "{\"kind\": \"ring\"
 END_TEST
 START_TEST(test_adpsgd_converges) { check_converges("adpsgd", "{\"kind\": \"ring\"}"); }
 END_TEST
+START_TEST(test_allreduce_tree_converges)
+{
+    check_converges("allreduce\", \"collective\": \"tree", "{\"kind\": \"ring\"}");
+}
+END_TEST
+START_TEST(test_localsgd_converges)
+{
+    check_converges("local-sgd\", \"local_steps\": 4, \"collective\": \"recursive_doubling",
+                    "{\"kind\": \"ring\"}");
+    check_converges("local-sgd\", \"local_steps\": 2, \"sync\": \"gossip", "{\"kind\": \"ring\"}");
+}
+END_TEST
+START_TEST(test_gossip_converges) { check_converges("gossip", "{\"kind\": \"complete\"}"); }
+END_TEST
+START_TEST(test_epidemic_converges)
+{
+    check_converges("epidemic", "{\"kind\": \"ring\"}");
+    check_converges("epidemic\", \"local_steps\": 2, \"peers\": \"neighbours",
+                    "{\"kind\": \"torus2d\", \"rows\": 2, \"cols\": 4}");
+}
+END_TEST
+
+/* ---- invariants ---- */
+
+typedef struct rows {
+    int n;
+    out_metrics_row r[256];
+} rows;
+
+static void keep_row(void *ctx, const out_metrics_row *row)
+{
+    rows *k = ctx;
+    if (k->n < 256)
+        k->r[k->n++] = *row;
+}
+
+
+static void spread_init(void *ctx, int node, double *x, size_t P)
+{
+    (void)ctx;
+    for (size_t k = 0; k < P; k++)
+        x[k] = (double)(node * 7 % 5) - 2.0 + 0.001 * (double)k;
+}
+
+/* With lr = 0 a local-SGD synchronisation by all-reduce replaces every
+ * model by the exact average: after the first one, all nodes hold the same
+ * bits (consensus distance exactly 0) whatever the collective. */
+START_TEST(test_localsgd_sync_makes_identical)
+{
+    static const char *colls[] = { "ring", "recursive_doubling", "tree" };
+    for (int c = 0; c < 3; c++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 6, %s, \"algorithm\": {\"name\": \"local-sgd\", \"lr\": 0,"
+            " \"local_steps\": 3, \"collective\": \"%s\"},"
+            " \"stop\": {\"time_s\": 0.5}, \"metrics\": {\"every_s\": 0.01}}",
+            problem, colls[c]);
+        rows *x = calloc(1, sizeof *x);
+        run_options opt = { .init_params = spread_init, .on_metrics = keep_row, .hook_ctx = x };
+        run_result res;
+        run_json(json, &opt, &res);
+        ck_assert_double_eq(x->r[0].consensus_distance > 1.0, 1);
+        ck_assert_double_eq(res.last.consensus_distance, 0.0);
+        ck_assert_double_eq(x->r[x->n / 2].consensus_distance, 0.0);
+        free(x);
+    }
+}
+END_TEST
+
+/* Epidemic learning with one local step per round sends exactly `fanout`
+ * models per step: total bytes = fanout * steps * parameters * 4. */
+START_TEST(test_epidemic_fanout)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"epidemic\", \"fanout\": 3},"
+        " \"stop\": {\"steps\": 20}}", problem);
+    run_result res;
+    run_json(json, NULL, &res);
+    ck_assert_double_eq(res.last.bytes_sent, 3.0 * (double)res.last.steps * (double)res.n_params * 4);
+}
+END_TEST
+
+static void expect_prepare_error(const char *json, const char *msg)
+{
+    scn_scenario s;
+    scn_error err;
+    run_sim *r;
+    ck_assert_int_eq(prepare_json(json, &s, &r, &err), -1);
+    ck_assert_str_eq(err.msg, msg);
+}
+
+START_TEST(test_algorithm_params_checked)
+{
+    expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"local-sgd\", \"local_step\": 2},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/local_step: error: unknown key for algorithm "
+                         "\"local-sgd\" (expected one of: name, lr, batch, local_steps, sync, "
+                         "collective)");
+    expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"dpsgd\", \"local_steps\": 2},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/local_steps: error: unknown key for algorithm "
+                         "\"dpsgd\" (expected one of: name, lr, batch)");
+    expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"local-sgd\", \"local_steps\": 0},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/local_steps: error: must be in [1, 1e+09], got 0");
+    expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"local-sgd\", \"local_steps\": 1.5},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/local_steps: error: must be an integer, got 1.5");
+    expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"allreduce\", \"collective\": \"star\"},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/collective: error: unknown value \"star\" "
+                         "(expected one of: ring, recursive_doubling, tree)");
+    expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"allreduce\", \"collective\": 2},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/collective: error: must be one of: ring, "
+                         "recursive_doubling, tree; got a number");
+    expect_prepare_error("{\"nodes\": 3, \"algorithm\": {\"name\": \"epidemic\", \"fanout\": 3},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/name: error: epidemic fanout 3 needs at least 4 "
+                         "nodes, got 3");
+}
+END_TEST
 
 START_TEST(test_allreduce_keeps_nodes_identical)
 {
@@ -124,7 +247,8 @@ START_TEST(test_unknown_algorithm)
     ck_assert_int_eq(prepare_json("{\"nodes\": 4, \"algorithm\": {\"name\": \"dpsdg\"},"
                                   " \"stop\": {\"steps\": 5}}", &s, &r, &err), -1);
     ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: unknown algorithm \"dpsdg\" "
-                              "(expected one of: adpsgd, allreduce, dpsgd)");
+                              "(expected one of: adpsgd, allreduce, dpsgd, epidemic, gossip, "
+                              "local-sgd)");
 }
 END_TEST
 
@@ -142,18 +266,6 @@ START_TEST(test_disconnected_topology)
 END_TEST
 
 /* ---- determinism ---- */
-
-typedef struct rows {
-    int n;
-    out_metrics_row r[256];
-} rows;
-
-static void keep_row(void *ctx, const out_metrics_row *row)
-{
-    rows *k = ctx;
-    if (k->n < 256)
-        k->r[k->n++] = *row;
-}
 
 START_TEST(test_same_seed_same_rows)
 {
@@ -236,6 +348,13 @@ int main(void)
     tcase_add_test(tc, test_allreduce_converges);
     tcase_add_test(tc, test_dpsgd_converges);
     tcase_add_test(tc, test_adpsgd_converges);
+    tcase_add_test(tc, test_allreduce_tree_converges);
+    tcase_add_test(tc, test_localsgd_converges);
+    tcase_add_test(tc, test_gossip_converges);
+    tcase_add_test(tc, test_epidemic_converges);
+    tcase_add_test(tc, test_localsgd_sync_makes_identical);
+    tcase_add_test(tc, test_epidemic_fanout);
+    tcase_add_test(tc, test_algorithm_params_checked);
     tcase_add_test(tc, test_allreduce_keeps_nodes_identical);
     tcase_add_test(tc, test_adpsgd_needs_bipartite);
     tcase_add_test(tc, test_unknown_algorithm);

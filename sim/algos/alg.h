@@ -74,7 +74,8 @@ typedef struct alg_type {
     void (*fini)(alg_ctx *ctx, void *state, int node);
 } alg_type;
 
-extern const alg_type alg_allreduce, alg_dpsgd, alg_adpsgd;
+extern const alg_type alg_adpsgd, alg_allreduce, alg_dpsgd, alg_epidemic, alg_gossip,
+    alg_localsgd;
 
 const alg_type *alg_find(const char *name);   /* NULL when unknown */
 
@@ -87,7 +88,7 @@ int  alg_params_set(const alg_type *t, alg_ctx *ctx, const char *key, int is_str
                     double num, const char *str, char *err, size_t err_size);
 /* "name, lr, batch" plus the keys of t's table, for error messages. */
 void alg_params_keys(const alg_type *t, char *buf, size_t size);
-const char     *alg_names(void);              /* "adpsgd, allreduce, dpsgd" */
+const char     *alg_names(void);   /* "adpsgd, allreduce, dpsgd, ...", sorted */
 
 /* Parameter update shared by all: x <- x - lr * g (CBLAS daxpy). */
 void alg_sgd_apply(const alg_ctx *ctx, double *x, const double *g);

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <gsl/gsl_cblas.h>
 
-static const alg_type *const all[] = { &alg_adpsgd, &alg_allreduce, &alg_dpsgd };
+static const alg_type *const all[] = {
+    &alg_adpsgd, &alg_allreduce, &alg_dpsgd, &alg_epidemic, &alg_gossip, &alg_localsgd,
+};
 
 const alg_type *alg_find(const char *name)
 {
@@ -18,7 +20,17 @@ const alg_type *alg_find(const char *name)
     return NULL;
 }
 
-const char *alg_names(void) { return "adpsgd, allreduce, dpsgd"; }
+const char *alg_names(void)
+{
+    static char names[512];
+    if (!names[0]) {
+        size_t len = 0;
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
+                                    all[i]->name);
+    }
+    return names;
+}
 
 void alg_sgd_apply(const alg_ctx *ctx, double *x, const double *g)
 {

@@ -1,0 +1,219 @@
+/* alg_localsgd.c -- Local SGD (Stich, "Local SGD Converges Fast and
+ * Communicates Little", ICLR 2019; Lin, Stich, Patel, Jaggi, "Don't Use
+ * Large Mini-Batches, Use Local SGD", ICLR 2020): every node takes H local
+ * SGD steps, then the nodes average their models; the decentralized
+ * variant replaces the global average with one gossip round on the
+ * topology's mixing matrix.
+ *
+ * Timing: a node applies each local gradient when its step ends and starts
+ * the next step at once.  After its H-th step it joins the model
+ * synchronisation of round r and starts no step until it has the result:
+ * with `sync` = "allreduce" an all-reduce of its parameters (ring, recursive
+ * doubling or tree, alg_coll.c) after which every node holds the same
+ * average bit for bit; with `sync` = "gossip" it sends its model to every
+ * neighbour, waits for all neighbours' round-r models and mixes
+ * x <- sum_j W_ij x_j (neighbours are at most one round apart, so two
+ * accumulators suffice).  H = 1 with "allreduce" is model averaging after
+ * every step.
+ */
+#include "alg_coll.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_cblas.h>
+
+enum { P_LOCAL_STEPS, P_SYNC, P_COLLECTIVE };
+enum { SYNC_ALLREDUCE, SYNC_GOSSIP };
+enum { TAG_COLL = 1, TAG_GOSSIP = 2 };
+
+static const char *const sync_names[] = { "allreduce", "gossip", NULL };
+
+static const alg_param_spec params[] = {
+    { "local_steps", ALG_PARAM_INT, 4, 1, 1e9, NULL },
+    { "sync", ALG_PARAM_CHOICE, SYNC_ALLREDUCE, 0, 0, sync_names },
+    { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names },
+    { NULL, 0, 0, 0, 0, NULL },
+};
+
+typedef struct ls_shared {
+    alg_coll *coll;
+    int      *all;
+} ls_shared;
+
+typedef struct ls_state {
+    int      local;      /* steps since the last synchronisation */
+    uint64_t round;      /* synchronisation rounds done */
+    int      syncing;
+    /* gossip */
+    double  *acc[2];
+    int      cnt[2];
+} ls_state;
+
+static int degree(const alg_ctx *ctx, int i)
+{
+    return (int)(ctx->g->off[i + 1] - ctx->g->off[i]);
+}
+
+static void synced(alg_ctx *ctx, int node)
+{
+    ls_state *st = alg_state(ctx, node);
+    st->syncing = 0;
+    st->local = 0;
+    st->round++;
+    cl_start_step(ctx->cl, node);
+}
+
+static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len)
+{
+    double *x = cl_params(ctx->cl, node);
+    memcpy(x, sum, len * sizeof(double));
+    cblas_dscal((int)len, 1.0 / ctx->n, x, 1);
+    synced(ctx, node);
+}
+
+/* Gossip round complete when all neighbours' models of this round are in. */
+static void gossip_try_mix(alg_ctx *ctx, ls_state *st, int i)
+{
+    int p = (int)(st->round & 1);
+    if (!st->syncing || st->cnt[p] < degree(ctx, i))
+        return;
+    double *x = cl_params(ctx->cl, i);
+    cblas_dscal((int)ctx->P, ctx->g->self_w[i], x, 1);
+    cblas_daxpy((int)ctx->P, 1.0, st->acc[p], 1, x, 1);
+    memset(st->acc[p], 0, ctx->P * sizeof(double));
+    st->cnt[p] = 0;
+    synced(ctx, i);
+}
+
+static void start_sync(alg_ctx *ctx, ls_state *st, int i)
+{
+    ls_shared *sh = ctx->shared;
+    st->syncing = 1;
+    if ((int)ctx->param[P_SYNC] == SYNC_ALLREDUCE) {
+        alg_coll_start(ctx, sh->coll, i, st->round, sh->all, ctx->n, cl_params(ctx->cl, i));
+        return;
+    }
+    const topo_graph *g = ctx->g;
+    cl_buf *x = cl_snapshot(ctx->cl, i);
+    for (size_t k = g->off[i]; k < g->off[i + 1]; k++)
+        cl_send(ctx->cl, i, g->nbr[k], TAG_GOSSIP, st->round, x, cl_param_bytes(ctx->cl, ctx->P));
+    cl_buf_put(ctx->cl, x);
+    gossip_try_mix(ctx, st, i);
+}
+
+static int ls_shared_init(alg_ctx *ctx)
+{
+    ls_shared *sh = calloc(1, sizeof *sh);
+    if (!sh)
+        return -1;
+    ctx->shared = sh;
+    if ((int)ctx->param[P_SYNC] != SYNC_ALLREDUCE)
+        return 0;
+    sh->all = malloc((size_t)ctx->n * sizeof(int));
+    sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
+                               averaged);
+    if (!sh->all || !sh->coll)
+        return -1;
+    for (int i = 0; i < ctx->n; i++)
+        sh->all[i] = i;
+    return 0;
+}
+
+static void ls_shared_fini(alg_ctx *ctx)
+{
+    ls_shared *sh = ctx->shared;
+    if (!sh)
+        return;
+    alg_coll_destroy(ctx, sh->coll);
+    free(sh->all);
+    free(sh);
+}
+
+static int ls_init(alg_ctx *ctx, void *state, int node)
+{
+    (void)node;
+    ls_state *st = state;
+    if ((int)ctx->param[P_SYNC] != SYNC_GOSSIP)
+        return 0;
+    st->acc[0] = calloc(ctx->P ? ctx->P : 1, sizeof(double));
+    st->acc[1] = calloc(ctx->P ? ctx->P : 1, sizeof(double));
+    return st->acc[0] && st->acc[1] ? 0 : -1;
+}
+
+static void ls_fini(alg_ctx *ctx, void *state, int node)
+{
+    (void)ctx;
+    (void)node;
+    ls_state *st = state;
+    free(st->acc[0]);
+    free(st->acc[1]);
+}
+
+static void ls_on_start(alg_ctx *ctx, void *state, int node)
+{
+    (void)state;
+    cl_start_step(ctx->cl, node);
+}
+
+static void ls_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
+{
+    ls_state *st = state;
+    alg_sgd_apply(ctx, cl_params(ctx->cl, i), grad);
+    if (++st->local < (int)ctx->param[P_LOCAL_STEPS])
+        cl_start_step(ctx->cl, i);
+    else
+        start_sync(ctx, st, i);
+}
+
+static void ls_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
+{
+    ls_state *st = state;
+    ls_shared *sh = ctx->shared;
+    if (m->tag == TAG_COLL) {
+        alg_coll_on_message(ctx, sh->coll, i, m);
+        return;
+    }
+    assert(m->round == st->round || m->round == st->round + 1);
+    int p = (int)(m->round & 1);
+    const topo_graph *g = ctx->g;
+    size_t k = g->off[i];
+    while (g->nbr[k] != m->from)   /* short lists; weights sit beside the neighbour */
+        k++;
+    cblas_daxpy((int)ctx->P, g->w[k], m->payload->data, 1, st->acc[p], 1);
+    st->cnt[p]++;
+    if (m->round == st->round)
+        gossip_try_mix(ctx, st, i);
+}
+
+static void ls_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
+                             size_t size)
+{
+    const ls_state *st = state;
+    const ls_shared *sh = ctx->shared;
+    if (cl_is_computing(ctx->cl, i))
+        snprintf(buf, size, "its step");
+    else if (!st->syncing)
+        buf[0] = '\0';
+    else if (sh->coll)
+        alg_coll_describe_wait(sh->coll, i, buf, size);
+    else
+        snprintf(buf, size, "%d of %d neighbour models of gossip round %llu",
+                 degree(ctx, i) - st->cnt[st->round & 1], degree(ctx, i),
+                 (unsigned long long)st->round);
+}
+
+const alg_type alg_localsgd = {
+    .name = "local-sgd",
+    .state_size = sizeof(ls_state),
+    .params = params,
+    .shared_init = ls_shared_init,
+    .shared_fini = ls_shared_fini,
+    .init = ls_init,
+    .on_start = ls_on_start,
+    .on_step_done = ls_on_step_done,
+    .on_message = ls_on_message,
+    .describe_wait = ls_describe_wait,
+    .fini = ls_fini,
+};
