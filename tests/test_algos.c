@@ -12,74 +12,7 @@
 #include <string.h>
 
 #include "alg.h"
-#include "run.h"
-#include "scn.h"
-
-static const char *problem =
-    "\"model\": {\"kind\": \"softmax\", \"l2\": 0.0001},"
-    " \"data\": {\"train\": 4096, \"test\": 1024, \"features\": 10, \"classes\": 3,"
-    " \"separation\": 1.5},"
-    " \"compute\": {\"step_time_s\": 0.01, \"noise\": {\"dist\": \"lognormal\", \"sigma\": 0.5},"
-    "   \"groups\": [{\"nodes\": [0], \"slowdown\": 3}]},"
-    " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e7}";
-
-static int prepare_json(const char *json, scn_scenario *s, run_sim **r, scn_error *err)
-{
-    if (scn_load_string(json, "test.json", NULL, 0, s, err) != 0)
-        return -1;
-    *r = run_prepare(s, err);
-    if (!*r) {
-        scn_fini(s);
-        return -1;
-    }
-    return 0;
-}
-
-static void run_json(const char *json, const run_options *opt, run_result *res)
-{
-    scn_scenario s;
-    scn_error err;
-    run_sim *r;
-    ck_assert_msg(prepare_json(json, &s, &r, &err) == 0, "%s", err.msg);
-    char msg[1024];
-    ck_assert_msg(run_execute(r, opt, res, msg, sizeof msg) == 0, "%s", msg);
-    run_destroy(r);
-    scn_fini(&s);
-}
-
-/* Loss of plain minibatch SGD on one node with the same problem and the
- * same number of samples processed per node: the bar each protocol must
- * reach. */
-static double sgd_reference_loss(void)
-{
-    char json[2048];
-    snprintf(json, sizeof json,
-        "{\"seed\": 3, \"nodes\": 1, %s, \"topology\": {\"kind\": \"ring\"},"
-        " \"algorithm\": {\"name\": \"allreduce\", \"lr\": 0.1, \"batch\": 32},"
-        " \"stop\": {\"steps\": 400}}", problem);
-    run_result res;
-    run_json(json, NULL, &res);
-    return res.last.train_loss;
-}
-
-static void check_converges(const char *alg, const char *topo)
-{
-    double bar = sgd_reference_loss();
-    char json[2048];
-    snprintf(json, sizeof json,
-        "{\"seed\": 3, \"nodes\": 8, %s, \"topology\": %s,"
-        " \"algorithm\": {\"name\": \"%s\", \"lr\": 0.1, \"batch\": 32},"
-        " \"stop\": {\"steps\": 400}}", problem, topo, alg);
-    run_result res;
-    run_json(json, NULL, &res);
-    ck_assert_int_eq(res.status, RUN_OK);
-    ck_assert_str_eq(res.stop_reason, "steps");
-    /* the initial loss is log(3) = 1.0986; SGD gets far below it */
-    ck_assert_msg(bar < 0.5, "reference SGD loss %.4f", bar);
-    ck_assert_msg(res.last.train_loss < bar + 0.02, "%s: loss %.4f, SGD reaches %.4f", alg,
-                  res.last.train_loss, bar);
-    ck_assert_msg(res.last.test_accuracy > 0.8, "%s: accuracy %.4f", alg, res.last.test_accuracy);
-}
+#include "test_util.h"
 
 START_TEST(test_allreduce_converges) { check_converges("allreduce", "{\"kind\": \"ring\"}"); }
 END_TEST
@@ -170,15 +103,6 @@ START_TEST(test_epidemic_fanout)
 }
 END_TEST
 
-static void expect_prepare_error(const char *json, const char *msg)
-{
-    scn_scenario s;
-    scn_error err;
-    run_sim *r;
-    ck_assert_int_eq(prepare_json(json, &s, &r, &err), -1);
-    ck_assert_str_eq(err.msg, msg);
-}
-
 START_TEST(test_algorithm_params_checked)
 {
     expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"local-sgd\", \"local_step\": 2},"
@@ -247,8 +171,9 @@ START_TEST(test_unknown_algorithm)
     ck_assert_int_eq(prepare_json("{\"nodes\": 4, \"algorithm\": {\"name\": \"dpsdg\"},"
                                   " \"stop\": {\"steps\": 5}}", &s, &r, &err), -1);
     ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: unknown algorithm \"dpsdg\" "
-                              "(expected one of: adpsgd, allreduce, dpsgd, epidemic, gossip, "
-                              "local-sgd)");
+                              "(expected one of: adpsgd, allreduce, backup, dpsgd, epidemic, "
+                              "fedavg, gossip, local-sgd, ps-async, ps-sync, rennala, "
+                              "ringmaster, ssp)");
 }
 END_TEST
 

@@ -32,7 +32,9 @@ typedef struct alg_param_spec {
 typedef struct alg_ctx {
     cl_cluster       *cl;
     const topo_graph *g;        /* neighbour lists and mixing weights */
-    int               n;        /* nodes */
+    int               n;        /* workers: nodes 0 .. n-1 compute and hold data */
+    int               n_all;    /* n plus the algorithm's servers */
+    int               server;   /* node number of the first server (n), or -1 */
     size_t            P;        /* parameters per model */
     double            lr;       /* learning rate */
     gsl_rng         **rng;      /* per-node SIM_RNG_ALGO streams */
@@ -49,7 +51,14 @@ static inline void *alg_state(const alg_ctx *ctx, int node)
 
 typedef struct alg_type {
     const char *name;          /* matched against the scenario */
-    size_t      state_size;    /* per node */
+    size_t      state_size;    /* per node, servers included */
+    /* Nodes the protocol adds beside the scenario's workers (a parameter
+     * server): they hold no data, never step, are not in the topology, and
+     * their links are like every other link. */
+    int         servers;
+    /* The model that metrics.csv evaluates (e.g. the server's).  NULL: the
+     * average of the workers' models. */
+    const double *(*eval_params)(const alg_ctx *ctx);
     const alg_param_spec *params;  /* NULL, or a table ended by a NULL key */
     /* Creates and destroys ctx->shared (state common to all nodes), after
      * the parameters are known and before any init; shared_fini must accept
@@ -60,22 +69,30 @@ typedef struct alg_type {
      * anything starts; writes a reason (lowercase, no full stop) and
      * returns -1 when not.  NULL: always fine. */
     int  (*check)(const alg_ctx *ctx, char *err, size_t err_size);
-    /* Allocates node's workspaces; -1 when out of memory. */
+    /* Hooks marked "may be NULL" have defaults: init does nothing, on_start
+     * starts a step on every worker, describe_wait says "its step" while
+     * the node computes, fini does nothing. */
+    /* Allocates node's workspaces; -1 when out of memory.  May be NULL. */
     int  (*init)(alg_ctx *ctx, void *state, int node);
-    /* Time 0: start the node's work (usually its first step). */
+    /* Time 0: start the node's work (usually its first step).  May be NULL. */
     void (*on_start)(alg_ctx *ctx, void *state, int node);
     void (*on_step_done)(alg_ctx *ctx, void *state, int node, const double *grad);
     void (*on_message)(alg_ctx *ctx, void *state, int node, const cl_msg *msg);
     /* Writes what the node waits for, for stall reports ("round 3 from
-     * node 2").  Empty string when it waits for nothing. */
+     * node 2").  Empty string when it waits for nothing.  May be NULL. */
     void (*describe_wait)(const alg_ctx *ctx, const void *state, int node,
                           char *buf, size_t size);
-    /* Frees what init allocated (may be called after a failed init). */
+    /* Figures for run.json's "algorithm_stats" (e.g. staleness): fills up
+     * to max keys and values, returns how many.  NULL: none. */
+    int  (*stats)(const alg_ctx *ctx, const char **keys, double *values, int max);
+    /* Frees what init allocated (may be called after a failed init).  May
+     * be NULL. */
     void (*fini)(alg_ctx *ctx, void *state, int node);
 } alg_type;
 
-extern const alg_type alg_adpsgd, alg_allreduce, alg_dpsgd, alg_epidemic, alg_gossip,
-    alg_localsgd;
+extern const alg_type alg_adpsgd, alg_allreduce, alg_backup, alg_dpsgd, alg_epidemic,
+    alg_fedavg, alg_gossip, alg_localsgd, alg_ps_async, alg_ps_sync, alg_rennala,
+    alg_ringmaster, alg_ssp;
 
 const alg_type *alg_find(const char *name);   /* NULL when unknown */
 

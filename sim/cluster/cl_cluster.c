@@ -92,7 +92,8 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
         if (!nd->rng_compute || !nd->rng_data || !nd->perm)
             goto out_destroy;
         memcpy(nd->perm, cfg->part->idx + cfg->part->off[i], nd->n_local * sizeof(size_t));
-        gsl_ran_shuffle(nd->rng_data, nd->perm, nd->n_local, sizeof(size_t));
+        if (nd->n_local > 1)   /* gsl_ran_shuffle underflows on an empty array */
+            gsl_ran_shuffle(nd->rng_data, nd->perm, nd->n_local, sizeof(size_t));
     }
     return c;
 
@@ -130,6 +131,8 @@ double cl_now(const cl_cluster *c) { return sim_engine_now(c->eng); }
 double *cl_params(cl_cluster *c, int i) { return c->params + (size_t)i * c->P; }
 const double *cl_params_const(const cl_cluster *c, int i) { return c->params + (size_t)i * c->P; }
 int cl_is_computing(const cl_cluster *c, int i) { return c->nodes[i].computing; }
+size_t cl_local_samples(const cl_cluster *c, int i) { return c->nodes[i].n_local; }
+size_t cl_batch(const cl_cluster *c) { return c->cfg.batch; }
 uint64_t cl_pending(const cl_cluster *c) { return c->pending; }
 uint64_t cl_in_flight(const cl_cluster *c) { return c->in_flight; }
 const cl_node_stats *cl_stats(const cl_cluster *c, int i) { return &c->nodes[i].st; }

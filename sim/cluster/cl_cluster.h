@@ -102,6 +102,10 @@ void cl_start_step(cl_cluster *c, int node);
 /* The gradient handed to on_step_done stays valid until the node's next
  * cl_start_step. */
 int  cl_is_computing(const cl_cluster *c, int node);
+/* Samples in node's partition. */
+size_t cl_local_samples(const cl_cluster *c, int node);
+/* Samples per step. */
+size_t cl_batch(const cl_cluster *c);
 
 /* Sends a message; bytes is the size on the wire (payload_params *
  * bytes_per_param for parameter messages: see cl_param_bytes).  payload is

@@ -30,6 +30,7 @@ struct run_sim {
     topo_graph   *g;
     const alg_type *alg;
     alg_ctx       ctx;
+    int           n_all;      /* workers and the algorithm's servers */
     double       *step_times;
     size_t       *eval_idx;
     size_t        n_eval;
@@ -73,6 +74,21 @@ static int build_topology(run_sim *r, scn_error *err)
     return 0;
 }
 
+/* Servers hold no data: empty slices after the workers'. */
+static int pad_partition(mdl_partition *p, int n_all)
+{
+    if (n_all == p->n_nodes)
+        return 0;
+    size_t *off = realloc(p->off, (size_t)(n_all + 1) * sizeof(size_t));
+    if (!off)
+        return -1;
+    for (int i = p->n_nodes + 1; i <= n_all; i++)
+        off[i] = off[p->n_nodes];
+    p->off = off;
+    p->n_nodes = n_all;
+    return 0;
+}
+
 static int build_data(run_sim *r, scn_error *err)
 {
     const scn_scenario *s = r->s;
@@ -84,6 +100,8 @@ static int build_data(run_sim *r, scn_error *err)
         || mdl_partition_iid(r->train.n, s->n_nodes,
                              sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_PARTITION),
                              &r->part) != 0)
+        goto out_oom;
+    if (pad_partition(&r->part, r->n_all) != 0)
         goto out_oom;
     const mdl_type *t = mdl_type_find(s->model);
     if (!t) {
@@ -158,11 +176,14 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
         value_error(err, s, "/algorithm/name", m);
         goto out_destroy;
     }
+    r->n_all = s->n_nodes + r->alg->servers;
     if (build_topology(r, err) != 0 || build_data(r, err) != 0)
         goto out_destroy;
 
     r->ctx.g = r->g;
     r->ctx.n = s->n_nodes;
+    r->ctx.n_all = r->n_all;
+    r->ctx.server = r->alg->servers ? s->n_nodes : -1;
     r->ctx.P = mdl_n_params(r->model);
     r->ctx.lr = s->lr;
     if (resolve_params(r, err) != 0)
@@ -174,14 +195,14 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
             goto out_destroy;
         }
     }
-    r->step_times = malloc((size_t)s->n_nodes * sizeof(double));
+    r->step_times = malloc((size_t)r->n_all * sizeof(double));
     r->avg = malloc((r->ctx.P ? r->ctx.P : 1) * sizeof(double));
     if (!r->step_times || !r->avg) {
         snprintf(err->msg, sizeof err->msg, "%s: error: out of memory", s->path);
         goto out_destroy;
     }
-    for (int i = 0; i < s->n_nodes; i++)
-        r->step_times[i] = s->step_time_s * scn_node_slowdown(s, i);
+    for (int i = 0; i < r->n_all; i++)   /* servers never step */
+        r->step_times[i] = i < s->n_nodes ? s->step_time_s * scn_node_slowdown(s, i) : 1.0;
     return r;
 
 out_destroy:
@@ -247,11 +268,12 @@ static void evaluate(run_sim *r, out_metrics_row *row)
         }
     }
     double acc;
+    const double *model = r->alg->eval_params ? r->alg->eval_params(&r->ctx) : r->avg;
     row->time_s = sim_engine_now(r->eng);
     row->steps = cl_total_steps(r->cl);
     row->epochs = (double)cl_samples_processed(r->cl) / (double)r->train.n;
-    mdl_evaluate(r->model, r->avg, &r->train, r->eval_idx, r->n_eval, &row->train_loss, &acc);
-    mdl_evaluate(r->model, r->avg, &r->test, NULL, 0, &row->test_loss, &row->test_accuracy);
+    mdl_evaluate(r->model, model, &r->train, r->eval_idx, r->n_eval, &row->train_loss, &acc);
+    mdl_evaluate(r->model, model, &r->test, NULL, 0, &row->test_loss, &row->test_accuracy);
     row->consensus_distance = sqrt(cd / n);
     row->bytes_sent = cl_total_bytes_sent(r->cl);
 }
@@ -280,7 +302,7 @@ static int on_metrics_event(run_sim *r)
         return STOP_STALL;
     r->metrics_k++;
     if (sim_engine_schedule_at(r->eng, (double)r->metrics_k * s->metrics_every_s, EV_METRICS,
-                               (uint32_t)s->n_nodes, 0) != 0) {
+                               (uint32_t)r->n_all, 0) != 0) {
         fputs("dtsim: error: out of memory\n", stderr);
         exit(1);
     }
@@ -306,10 +328,13 @@ static void describe_stall(run_sim *r, run_result *res)
     size_t len = (size_t)snprintf(res->message, sizeof res->message,
         "stalled at t=%.10g s: no event left before the stop condition; waiting:",
         sim_engine_now(r->eng));
-    int shown = 0, n = r->ctx.n;
+    int shown = 0, n = r->n_all;
     for (int i = 0; i < n && len < sizeof res->message; i++) {
         char what[256];
-        r->alg->describe_wait(&r->ctx, alg_state(&r->ctx, i), i, what, sizeof what);
+        if (r->alg->describe_wait)
+            r->alg->describe_wait(&r->ctx, alg_state(&r->ctx, i), i, what, sizeof what);
+        else
+            snprintf(what, sizeof what, "%s", cl_is_computing(r->cl, i) ? "its step" : "");
         if (!what[0])
             continue;
         if (shown == 16) {
@@ -338,7 +363,7 @@ static int write_nodes(run_sim *r, const char *dir, double end, char *err, size_
         return -1;
     FILE *fp = out_file_stream(f);
     out_nodes_header(fp);
-    for (int i = 0; i < r->ctx.n; i++) {
+    for (int i = 0; i < r->n_all; i++) {
         const cl_node_stats *st = cl_stats(r->cl, i);
         double busy = cl_compute_time(r->cl, i);
         out_node_row row = {
@@ -411,6 +436,12 @@ static int write_run_json(run_sim *r, const char *dir, const run_result *res,
             out_json_number(&j, sp->key, r->ctx.param[i]);
     }
     out_json_end_object(&j);
+    if (res->n_stats > 0) {
+        out_json_begin_object(&j, "algorithm_stats");
+        for (int i = 0; i < res->n_stats; i++)
+            out_json_number(&j, res->stat_keys[i], res->stat_values[i]);
+        out_json_end_object(&j);
+    }
     out_json_raw(&j, "scenario", r->s->resolved_json);
     out_json_end_object(&j);
     out_json_finish(&j);
@@ -422,7 +453,7 @@ static int write_run_json(run_sim *r, const char *dir, const run_result *res,
 static int start(run_sim *r)
 {
     const scn_scenario *s = r->s;
-    int n = s->n_nodes;
+    int n = r->n_all;
     r->eng = sim_engine_create((uint32_t)n + 1, 1024);
     cl_config cc = {
         .n_nodes = n, .seed = s->seed, .step_time_s = r->step_times,
@@ -444,7 +475,8 @@ static int start(run_sim *r)
         return -1;
     for (int i = 0; i < n; i++) {
         r->ctx.rng[i] = sim_rng_stream_create(s->seed, (uint32_t)i, SIM_RNG_ALGO);
-        if (!r->ctx.rng[i] || r->alg->init(&r->ctx, alg_state(&r->ctx, i), i) != 0)
+        if (!r->ctx.rng[i]
+            || (r->alg->init && r->alg->init(&r->ctx, alg_state(&r->ctx, i), i) != 0))
             return -1;
     }
     /* every node starts from the same model, as in the papers */
@@ -464,10 +496,10 @@ static int start(run_sim *r)
 static void finish(run_sim *r)
 {
     if (r->ctx.states)
-        for (int i = 0; i < r->ctx.n; i++)
+        for (int i = 0; i < r->n_all && r->alg->fini; i++)
             r->alg->fini(&r->ctx, alg_state(&r->ctx, i), i);
     if (r->ctx.rng)
-        for (int i = 0; i < r->ctx.n; i++)
+        for (int i = 0; i < r->n_all; i++)
             gsl_rng_free(r->ctx.rng[i]);
     free(r->ctx.rng);
     free(r->ctx.states);
@@ -491,6 +523,11 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     memset(res, 0, sizeof *res);
     r->opt = opt ? opt : &none;
     if (r->opt->algorithm) {
+        if (r->opt->algorithm->servers != r->alg->servers) {
+            snprintf(err, es, "%s: error: the replacement algorithm needs the same number of "
+                     "servers as the scenario's", s->path);
+            return -1;
+        }
         r->alg = r->opt->algorithm;
         alg_params_defaults(r->alg, &r->ctx);
     }
@@ -519,12 +556,16 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     /* CPU time of this thread only: the simulation is single-threaded, and
      * OpenBLAS's idle worker threads spin at start-up (see bench/RESULTS.md) */
     double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_THREAD_CPUTIME_ID);
-    if (sim_engine_schedule_at(r->eng, 0.0, EV_METRICS, (uint32_t)s->n_nodes, 0) != 0) {
+    if (sim_engine_schedule_at(r->eng, 0.0, EV_METRICS, (uint32_t)r->n_all, 0) != 0) {
         snprintf(err, es, "%s: error: out of memory", s->path);
         goto out_finish;
     }
-    for (int i = 0; i < s->n_nodes; i++)
-        r->alg->on_start(&r->ctx, alg_state(&r->ctx, i), i);
+    for (int i = 0; i < r->n_all; i++) {
+        if (r->alg->on_start)
+            r->alg->on_start(&r->ctx, alg_state(&r->ctx, i), i);
+        else if (i < s->n_nodes)   /* by default every worker starts computing */
+            cl_start_step(r->cl, i);
+    }
     sim_stop why = sim_engine_run(r->eng, s->stop_time_s, handle, r);
     res->status = RUN_OK;
     if (why == SIM_STOP_HORIZON) {
@@ -550,6 +591,8 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     res->events = sim_engine_events_processed(r->eng);
     res->last = r->last;
     res->n_params = r->ctx.P;
+    if (r->alg->stats)
+        res->n_stats = r->alg->stats(&r->ctx, res->stat_keys, res->stat_values, 16);
 
     if (r->opt->out_dir) {
         /* run.json last: its presence marks a complete run */

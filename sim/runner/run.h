@@ -46,6 +46,9 @@ typedef struct run_result {
     out_metrics_row last;     /* the final evaluation */
     topo_stats topo;
     size_t   n_params;
+    int      n_stats;           /* the algorithm's own figures (run.json) */
+    const char *stat_keys[16];
+    double   stat_values[16];
 } run_result;
 
 /* Builds everything and checks what the loader cannot: algorithm names

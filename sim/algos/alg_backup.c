@@ -1,0 +1,120 @@
+/* alg_backup.c -- synchronous SGD with backup workers (Chen, Pan, Monga,
+ * Bengio, Jozefowicz, "Revisiting Distributed Synchronous SGD", 2016): of
+ * n workers the server waits for the first n - b gradients of the current
+ * iteration, applies their mean and drops the b late ones.
+ *
+ * Timing: every worker computes on the model it holds and pushes the
+ * gradient tagged with that model's version.  The server adds gradients of
+ * the current version until it has n - b, steps x <- x - lr * mean(g) and
+ * sends the new model to every worker through its uplink; gradients of an
+ * older version are dropped (gradients_discarded).  A worker whose step
+ * ends starts the next one at once if a newer model came in meanwhile,
+ * else waits for it; a late worker thus finishes its (dropped) step before
+ * joining the new iteration, as in the paper's TensorFlow implementation.
+ * b = 0 is ps-sync.
+ */
+#include "alg_ps.h"
+
+#include <stdio.h>
+
+enum { P_BACKUP };
+
+static const alg_param_spec params[] = {
+    { "backup", ALG_PARAM_INT, 1, 0, 1e9, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
+};
+
+typedef struct bk_state {
+    uint64_t version;    /* of the model the worker holds */
+    uint64_t computing_on;
+    int      waiting;
+} bk_state;
+
+static int bk_check(const alg_ctx *ctx, char *err, size_t size)
+{
+    if ((int)ctx->param[P_BACKUP] >= ctx->n) {
+        snprintf(err, size, "backup needs fewer backup workers than workers, got %d of %d",
+                 (int)ctx->param[P_BACKUP], ctx->n);
+        return -1;
+    }
+    return 0;
+}
+
+static int bk_shared_init(alg_ctx *ctx) { return alg_ps_shared_init(ctx, 0); }
+
+static void bk_on_start(alg_ctx *ctx, void *state, int node)
+{
+    bk_state *st = state;
+    if (node == ctx->server)
+        return;
+    st->computing_on = st->version;
+    cl_start_step(ctx->cl, node);
+}
+
+static void bk_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
+{
+    bk_state *st = state;
+    alg_ps_push(ctx, i, grad, st->computing_on);
+    if (st->version > st->computing_on) {
+        st->computing_on = st->version;
+        cl_start_step(ctx->cl, i);
+    } else {
+        st->waiting = 1;
+    }
+}
+
+static void bk_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
+{
+    bk_state *st = state;
+    if (i == ctx->server) {
+        alg_ps *ps = ctx->shared;
+        if (m->round != ps->version) {
+            ps->discarded++;
+            return;
+        }
+        alg_ps_gather(ctx, m->payload->data);
+        if (ps->n_sum == ctx->n - (int)ctx->param[P_BACKUP]) {
+            alg_ps_apply_gathered(ctx);
+            alg_ps_broadcast_model(ctx);
+        }
+        return;
+    }
+    alg_ps_install(ctx, i, m);
+    st->version = m->round;
+    if (st->waiting) {
+        st->waiting = 0;
+        st->computing_on = st->version;
+        cl_start_step(ctx->cl, i);
+    }
+}
+
+static void bk_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
+                             size_t size)
+{
+    const bk_state *st = state;
+    const alg_ps *ps = ctx->shared;
+    if (i == ctx->server)
+        snprintf(buf, size, "%d more gradients of version %llu",
+                 ctx->n - (int)ctx->param[P_BACKUP] - ps->n_sum, (unsigned long long)ps->version);
+    else if (st->waiting)
+        snprintf(buf, size, "the model after version %llu from the server",
+                 (unsigned long long)st->version);
+    else
+        snprintf(buf, size, "its step");
+}
+
+const alg_type alg_backup = {
+    .name = "backup",
+    .state_size = sizeof(bk_state),
+    .servers = 1,
+    .params = params,
+    .check = bk_check,
+    .eval_params = alg_ps_eval_params,
+    .shared_init = bk_shared_init,
+    .shared_fini = alg_ps_shared_fini,
+    .on_start = bk_on_start,
+    .on_step_done = bk_on_step_done,
+    .on_message = bk_on_message,
+    .describe_wait = bk_describe_wait,
+    .stats = alg_ps_stats,
+};

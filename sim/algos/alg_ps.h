@@ -1,0 +1,58 @@
+/* alg_ps.h -- the parts every parameter-server protocol shares: one server
+ * node (ctx->server, added by the runner beside the workers) whose
+ * parameters are the global model, versioned by the number of updates
+ * applied; workers push gradients tagged with the version they were
+ * computed on and receive model snapshots tagged with the server's version;
+ * the staleness of every applied gradient (updates applied between the
+ * version it was computed on and its application) is recorded.  Applying an
+ * update on the server takes no simulated time.  The policy (when to apply,
+ * what to discard, whom to answer) is each protocol's own.
+ */
+#ifndef ALG_PS_H
+#define ALG_PS_H
+
+#include <stdint.h>
+#include "alg.h"
+
+enum { ALG_PS_TAG_GRAD = 101, ALG_PS_TAG_MODEL = 102 };
+
+typedef struct alg_ps {
+    uint64_t version;          /* updates applied by the server */
+    uint64_t applied, discarded;
+    double   staleness_sum;
+    uint64_t staleness_max;
+    double  *sum;              /* P: gradients gathered for one update */
+    int      n_sum;
+} alg_ps;
+
+/* Allocates ctx->shared as an alg_ps plus `extra` zeroed bytes after it
+ * (the protocol's own shared state, at (char *)ps + sizeof(alg_ps) rounded
+ * up: use alg_ps_extra).  -1 when out of memory. */
+int   alg_ps_shared_init(alg_ctx *ctx, size_t extra);
+void  alg_ps_shared_fini(alg_ctx *ctx);
+void *alg_ps_extra(alg_ps *ps);
+
+/* Worker -> server: grad (P doubles) computed on model version. */
+void alg_ps_push(alg_ctx *ctx, int worker, const double *grad, uint64_t version);
+/* Server -> one worker / every worker: a snapshot of the server model. */
+void alg_ps_send_model(alg_ctx *ctx, int worker);
+void alg_ps_broadcast_model(alg_ctx *ctx);
+
+/* Server: x <- x - lr * scale * g; version+1; records the staleness of a
+ * gradient computed on `computed_on`. */
+void alg_ps_apply(alg_ctx *ctx, const double *g, double scale, uint64_t computed_on);
+/* Server: accumulate g into ps->sum (in arrival order), or apply the mean
+ * of the gathered gradients as one update (staleness recorded as 0 for
+ * each: they were all computed on the current version). */
+void alg_ps_gather(alg_ctx *ctx, const double *g);
+void alg_ps_apply_gathered(alg_ctx *ctx);
+
+/* Worker: installs a received model. */
+void alg_ps_install(alg_ctx *ctx, int worker, const cl_msg *m);
+
+/* The server's model, for metrics.csv. */
+const double *alg_ps_eval_params(const alg_ctx *ctx);
+/* applied, discarded, staleness_mean, staleness_max. */
+int alg_ps_stats(const alg_ctx *ctx, const char **keys, double *values, int max);
+
+#endif
