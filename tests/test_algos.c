@@ -42,6 +42,38 @@ START_TEST(test_epidemic_converges)
 }
 END_TEST
 
+START_TEST(test_prague_converges)
+{
+    check_converges("prague", "{\"kind\": \"ring\"}");
+    check_converges("prague\", \"group_size\": 4, \"groups\": \"static", "{\"kind\": \"ring\"}");
+}
+END_TEST
+
+/* Static groups never conflict; every phase forms floor(n/g) groups.
+ * Random groups over busy workers do conflict, and the rate is reported. */
+START_TEST(test_prague_groups)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"prague\", \"group_size\": 3,"
+        " \"groups\": \"static\"}, \"stop\": {\"time_s\": 1}}", problem);
+    run_result res;
+    run_json(json, NULL, &res);
+    ck_assert_double_eq(stat_of(&res, "group_conflicts"), 0);
+    double formed = stat_of(&res, "groups_formed");
+    ck_assert(formed > 10);
+    /* each phase: blocks of 3, 3 and 2 + the remainder: 2 groups (3 and 5) */
+    ck_assert_double_eq(fmod(formed, 2), 0);
+    snprintf(json, sizeof json,
+        "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"prague\", \"group_size\": 3},"
+        " \"stop\": {\"time_s\": 1}}", problem);
+    run_json(json, NULL, &res);
+    double c = stat_of(&res, "group_conflicts"), f = stat_of(&res, "groups_formed");
+    ck_assert(c > 0 && c <= f);
+    ck_assert_double_eq_tol(stat_of(&res, "conflict_rate"), c / f, 1e-15);
+}
+END_TEST
+
 /* ---- invariants ---- */
 
 typedef struct rows {
@@ -172,7 +204,7 @@ START_TEST(test_unknown_algorithm)
                                   " \"stop\": {\"steps\": 5}}", &s, &r, &err), -1);
     ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: unknown algorithm \"dpsdg\" "
                               "(expected one of: adpsgd, allreduce, backup, dpsgd, epidemic, "
-                              "fedavg, gossip, local-sgd, ps-async, ps-sync, rennala, "
+                              "fedavg, gossip, local-sgd, prague, ps-async, ps-sync, rennala, "
                               "ringmaster, ssp)");
 }
 END_TEST
@@ -278,6 +310,8 @@ int main(void)
     tcase_add_test(tc, test_gossip_converges);
     tcase_add_test(tc, test_epidemic_converges);
     tcase_add_test(tc, test_localsgd_sync_makes_identical);
+    tcase_add_test(tc, test_prague_converges);
+    tcase_add_test(tc, test_prague_groups);
     tcase_add_test(tc, test_epidemic_fanout);
     tcase_add_test(tc, test_algorithm_params_checked);
     tcase_add_test(tc, test_allreduce_keeps_nodes_identical);

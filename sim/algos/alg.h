@@ -61,7 +61,7 @@ typedef struct alg_type {
     const double *(*eval_params)(const alg_ctx *ctx);
     const alg_param_spec *params;  /* NULL, or a table ended by a NULL key */
     /* Creates and destroys ctx->shared (state common to all nodes), after
-     * the parameters are known and before any init; shared_fini must accept
+     * the parameters and ctx->rng are set and before any init; shared_fini must accept
      * ctx->shared == NULL (a start that failed early).  NULL: none. */
     int  (*shared_init)(alg_ctx *ctx);
     void (*shared_fini)(alg_ctx *ctx);
@@ -91,7 +91,7 @@ typedef struct alg_type {
 } alg_type;
 
 extern const alg_type alg_adpsgd, alg_allreduce, alg_backup, alg_dpsgd, alg_epidemic,
-    alg_fedavg, alg_gossip, alg_localsgd, alg_ps_async, alg_ps_sync, alg_rennala,
+    alg_fedavg, alg_gossip, alg_localsgd, alg_prague, alg_ps_async, alg_ps_sync, alg_rennala,
     alg_ringmaster, alg_ssp;
 
 const alg_type *alg_find(const char *name);   /* NULL when unknown */

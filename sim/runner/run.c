@@ -471,14 +471,14 @@ static int start(run_sim *r)
     r->ctx.rng = calloc((size_t)n, sizeof(gsl_rng *));
     if (!r->ctx.states || !r->ctx.rng)
         return -1;
+    for (int i = 0; i < n; i++)
+        if (!(r->ctx.rng[i] = sim_rng_stream_create(s->seed, (uint32_t)i, SIM_RNG_ALGO)))
+            return -1;
     if (r->alg->shared_init && r->alg->shared_init(&r->ctx) != 0)
         return -1;
-    for (int i = 0; i < n; i++) {
-        r->ctx.rng[i] = sim_rng_stream_create(s->seed, (uint32_t)i, SIM_RNG_ALGO);
-        if (!r->ctx.rng[i]
-            || (r->alg->init && r->alg->init(&r->ctx, alg_state(&r->ctx, i), i) != 0))
+    for (int i = 0; i < n; i++)
+        if (r->alg->init && r->alg->init(&r->ctx, alg_state(&r->ctx, i), i) != 0)
             return -1;
-    }
     /* every node starts from the same model, as in the papers */
     gsl_rng *init = sim_rng_stream_create(s->seed, SIM_RNG_NO_NODE, SIM_RNG_INIT);
     if (!init)
