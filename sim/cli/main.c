@@ -171,7 +171,7 @@ static int cmd_run(int argc, char **argv)
             printf("dtsim: %s: %s on %d nodes (%s), %zu parameters per model\n", s.path,
                    s.algorithm, s.n_nodes, s.topology, x->n_params);
             printf("  stopped by %s at t=%.6g s simulated, %llu steps, %.4g epochs\n",
-                   x->stop_reason, x->sim_time_s, (unsigned long long)x->last.steps,
+                   x->status == RUN_INTERRUPTED ? "ctrl-c" : x->stop_reason, x->sim_time_s, (unsigned long long)x->last.steps,
                    x->last.epochs);
             printf("  final: train loss %.6g, test loss %.6g, test accuracy %.4f, "
                    "consensus distance %.3g\n", x->last.train_loss, x->last.test_loss,

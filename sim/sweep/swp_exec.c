@@ -75,6 +75,25 @@ static int run_complete(const char *dir, const char *name)
     return exists(p);
 }
 
+/* Whether process pid is gone: no such process, or a zombie (a killed
+ * sweep's workers wait as zombies until init reaps them).  The zombie test
+ * reads /proc and is skipped where there is none. */
+static int process_gone(long pid)
+{
+    if (kill((pid_t)pid, 0) != 0)
+        return errno == ESRCH;
+    char p[64], buf[512];
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *rp = strrchr(buf, ')');   /* the name may hold spaces */
+    return rp && rp[1] == ' ' && rp[2] == 'Z';
+}
+
 /* Removes the hidden folders of this host's workers that are gone (a
  * killed sweep).  Folders of other hosts may belong to live shards on a
  * shared file system and are left alone. */
@@ -94,7 +113,7 @@ static void remove_stale_parts(const char *dir, const char *host)
         long pid = strtol(e->d_name + strlen(PART_PREFIX), &end, 10);
         if (!at || *end != '.' || strcmp(at + 1, host) != 0 || pid <= 0)
             continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        if (!process_gone(pid))
             continue;
         char p[4096 + 256];
         snprintf(p, sizeof p, "%s/%s", runs, e->d_name);
