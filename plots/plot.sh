@@ -214,7 +214,10 @@ draw_targets() {
         else printf "%d NaN NaN NaN \"%s\"\n", g, lab > out
       }
       exit !ng
-    }' "$sum" || continue
+    }' "$sum" || {
+      echo "plot.sh: $dir: no stop.target_$what set: no time_to_target_$what figure"
+      continue
+    }
     awk '$2 != "NaN" { found = 1 } END { exit !found }' "$tmp/ttt-$what.dat" || {
       echo "plot.sh: $dir: no run reached the target $what: no time_to_target_$what figure"
       continue
@@ -223,7 +226,7 @@ draw_targets() {
     {
       echo "set title $(q "$title: simulated time to the target $what")"
       echo "set grid y; set ylabel 'simulated time (s)'; set yrange [0:*]"
-      echo "set style fill solid 0.5 border -1; set boxwidth 0.6"
+      echo "set style fill solid 0.5 border -1; set boxwidth 0.6; set offsets 0.5,0.5,graph 0.1,0"
       echo "set xtics rotate by -30 left noenhanced font ',9'; set bmargin 8; set key off"
       echo "plot '$tmp/ttt-$what.dat' using 1:2:xtic(5) with boxes lc 1, '' using 1:2:3:4 with yerrorbars lc black pt -1"
     } > "$body"
@@ -273,9 +276,10 @@ for dir in "$@"; do
     draw_targets "$dir/summary.csv" "$name"
   elif [ -f "$dir/metrics.csv" ]; then
     mkdir -p "$out"
-    # a run is a sweep of one: prefix run,replicate,seed
-    awk 'NR == 1 { print "run,replicate,seed," $0; next } { print "0,0,0," $0 }' \
-      "$dir/metrics.csv" > "$tmp/one.csv"
+    # a run is a sweep of one, its line named after its algorithm
+    alg=$(sed -n 's/.*"algorithm":{[^}]*"name":"\([^"]*\)".*/\1/p' "$dir/run.json" 2>/dev/null | head -n 1)
+    awk -v alg="${alg:-run}" 'NR == 1 { print "run,algorithm,replicate,seed," $0; next }
+      { print "0," alg ",0,0," $0 }' "$dir/metrics.csv" > "$tmp/one.csv"
     aggregate "$tmp/one.csv" "$tmp/labels" > "$tmp/agg.dat"
     draw_curves "$tmp/agg.dat" "$tmp/labels" "$name"
     if [ -f "$dir/trace.csv" ]; then
