@@ -44,6 +44,100 @@ static int count_cores(void)
     return n >= 1 && n <= 4096 ? (int)n : 1;
 }
 
+/* After the arguments: plan, run (here or over MPI ranks), gather. */
+static int sweep_ranked(const swp_spec *sp, const swp_exec_options *eo_, int quiet, int rank, int size)
+{
+    swp_spec spec = *sp;
+    swp_exec_options eo = *eo_;
+    char err[8192];
+    swp_plan plan;
+    if (swp_plan_build(&spec, &plan, err, sizeof err) != 0) {
+        if (rank == 0)
+            fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    cli_interrupt_install();
+    swp_exec_result xr;
+    int rc = 0;
+#ifdef DTSIM_MPI
+    int xrc = size > 1 ? swp_execute_mpi(&spec, &plan, &eo, rank, size, &xr, err, sizeof err)
+                       : swp_execute(&spec, &plan, &eo, &xr, err, sizeof err);
+#else
+    (void)size;
+    int xrc = swp_execute(&spec, &plan, &eo, &xr, err, sizeof err);
+#endif
+    if (xrc != 0 || rank != 0) {
+        if (xrc != 0 && rank == 0)
+            fprintf(stderr, "%s\n", err);
+        swp_plan_fini(&plan);
+        return xrc != 0 ? 2 : 0;
+    }
+    if (xr.interrupted) {
+        fprintf(stderr, "dtsim sweep: interrupted: %zu of %zu runs complete in %s; run the same "
+                "command again to resume\n", xr.skipped + xr.done, xr.in_shard, eo.out_dir);
+        swp_plan_fini(&plan);
+        return CLI_EXIT_INTERRUPTED;
+    }
+    if (xr.failed) {
+        fprintf(stderr, "dtsim sweep: error: %zu of %zu runs failed; the others are kept in %s "
+                "and the same command runs the failed ones again\n", xr.failed, xr.in_shard,
+                eo.out_dir);
+        swp_plan_fini(&plan);
+        return 1;
+    }
+    swp_collect_result cr;
+    const char *dirs[1] = { eo.out_dir };
+    if (swp_collect(dirs, 1, eo.out_dir, &cr, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        rc = 1;
+    } else if (cr.missing) {
+        if (!quiet)
+            printf("dtsim sweep: shard %d/%d: %zu runs (%zu were complete); %zu of %zu runs "
+                   "of the sweep are still missing in %s: run `dtsim merge` when every shard "
+                   "is done\n", eo.shard_k, eo.shard_n, xr.in_shard, xr.skipped, cr.missing,
+                   cr.n_runs, eo.out_dir);
+    } else {
+        if (!quiet)
+            printf("dtsim sweep: %zu runs (%zu ran now, %zu were complete), wrote %s/sweep.csv "
+                   "and summary.csv\n", cr.n_runs, xr.done, cr.n_runs - xr.done, eo.out_dir);
+        if (cr.not_ok) {
+            fprintf(stderr, "dtsim sweep: error: %zu of %zu runs stalled (status in "
+                    "%s/summary.csv)\n", cr.not_ok, cr.n_runs, eo.out_dir);
+            rc = 1;
+        }
+    }
+    swp_plan_fini(&plan);
+    return rc;
+}
+
+static int run_sweep(const swp_spec *spec, const swp_exec_options *eo, int quiet)
+{
+    const char *ws = getenv("OMPI_COMM_WORLD_SIZE");
+    if (!ws)
+        ws = getenv("PMI_SIZE");
+    int launched = ws && atoi(ws) > 1;
+#ifdef DTSIM_MPI
+    if (launched) {
+        int rank, size;
+        if (swp_mpi_begin(&rank, &size) != 0) {
+            fputs("dtsim sweep: error: MPI_Init failed\n", stderr);
+            return 1;
+        }
+        int rc = sweep_ranked(spec, eo, quiet, rank, size);
+        swp_mpi_end();
+        return rc;
+    }
+#else
+    if (launched) {
+        fputs("dtsim sweep: error: started as one of several MPI ranks, but this dtsim was "
+              "built without MPI (install libopenmpi-dev and rebuild, or use --shard K/N)\n",
+              stderr);
+        return 2;
+    }
+#endif
+    return sweep_ranked(spec, eo, quiet, 0, 1);
+}
+
 int cli_sweep(int argc, char **argv)
 {
     static swp_axis_arg axes[MAX_ARGS];
@@ -133,56 +227,7 @@ int cli_sweep(int argc, char **argv)
         eo.out_dir = out_buf;
     }
 
-    char err[8192];
-    swp_plan plan;
-    if (swp_plan_build(&spec, &plan, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        return 2;
-    }
-    cli_interrupt_install();
-    swp_exec_result xr;
-    int rc = 0;
-    if (swp_execute(&spec, &plan, &eo, &xr, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        swp_plan_fini(&plan);
-        return 2;
-    }
-    if (xr.interrupted) {
-        fprintf(stderr, "dtsim sweep: interrupted: %zu of %zu runs complete in %s; run the same "
-                "command again to resume\n", xr.skipped + xr.done, xr.in_shard, eo.out_dir);
-        swp_plan_fini(&plan);
-        return CLI_EXIT_INTERRUPTED;
-    }
-    if (xr.failed) {
-        fprintf(stderr, "dtsim sweep: error: %zu of %zu runs failed; the others are kept in %s "
-                "and the same command runs the failed ones again\n", xr.failed, xr.in_shard,
-                eo.out_dir);
-        swp_plan_fini(&plan);
-        return 1;
-    }
-    swp_collect_result cr;
-    const char *dirs[1] = { eo.out_dir };
-    if (swp_collect(dirs, 1, eo.out_dir, &cr, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        rc = 1;
-    } else if (cr.missing) {
-        if (!quiet)
-            printf("dtsim sweep: shard %d/%d: %zu runs (%zu were complete); %zu of %zu runs "
-                   "of the sweep are still missing in %s: run `dtsim merge` when every shard "
-                   "is done\n", eo.shard_k, eo.shard_n, xr.in_shard, xr.skipped, cr.missing,
-                   cr.n_runs, eo.out_dir);
-    } else {
-        if (!quiet)
-            printf("dtsim sweep: %zu runs (%zu ran now, %zu were complete), wrote %s/sweep.csv "
-                   "and summary.csv\n", cr.n_runs, xr.done, cr.n_runs - xr.done, eo.out_dir);
-        if (cr.not_ok) {
-            fprintf(stderr, "dtsim sweep: error: %zu of %zu runs stalled (status in "
-                    "%s/summary.csv)\n", cr.not_ok, cr.n_runs, eo.out_dir);
-            rc = 1;
-        }
-    }
-    swp_plan_fini(&plan);
-    return rc;
+    return run_sweep(&spec, &eo, quiet);
 }
 
 int cli_merge(int argc, char **argv)

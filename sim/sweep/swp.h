@@ -112,4 +112,19 @@ typedef struct swp_collect_result {
 int  swp_collect(const char *const *dirs, size_t n_dirs, const char *out_dir,
                  swp_collect_result *res, char *err, size_t err_size);
 
+#ifdef DTSIM_MPI
+/* ---- MPI (built when CMake finds MPI; see docs/cluster.md) ---- */
+
+/* For a process started by mpirun/mpiexec/srun with more than one rank
+ * (the CLI checks OMPI_COMM_WORLD_SIZE or PMI_SIZE): MPI_Init and its rank and the world size; -1 on failure. */
+int  swp_mpi_begin(int *rank, int *size);
+void swp_mpi_end(void);
+/* Every rank calls it: rank 0 prepares the folder and hands the shard's
+ * incomplete runs to ranks 1..size-1 one at a time, as they ask; res is
+ * meaningful on rank 0 only.  Returns 0, or -1 with err set (on rank 0:
+ * the folder is unusable or holds another sweep). */
+int  swp_execute_mpi(const swp_spec *spec, const swp_plan *plan, const swp_exec_options *opt,
+                     int rank, int size, swp_exec_result *res, char *err, size_t err_size);
+#endif
+
 #endif

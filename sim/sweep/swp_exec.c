@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE  /* nftw, gethostname, strdup */
 #include "swp.h"
+#include "swp_internal.h"
 #include "out.h"
 #include "run.h"
 #include "scn.h"
@@ -47,7 +48,7 @@ static void rm_tree(const char *path)
     nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static void host_name(char *buf, size_t size)
+void swp_i_host_name(char *buf, size_t size)
 {
     if (gethostname(buf, size) != 0)
         snprintf(buf, size, "localhost");
@@ -197,43 +198,47 @@ static int write_summary(const char *dir, const run_result *res, const target_tr
     return out_file_commit(o, err, es);
 }
 
-/* The worker's whole life: exit status 0 when runs/NAME is complete. */
-static int run_one(const swp_spec *spec, const swp_plan *pl, const swp_run *run,
-                   const char *dir, const char *host)
+/* One run into runs/NAME, in the calling process: 0 when the folder is
+ * complete (by this call or by a racing process), 1 when the run failed,
+ * 2 when its scenario did not load (the plan was checked, so only a file
+ * changed under the sweep does this).  Messages go to stderr. */
+int swp_i_run_one(const swp_spec *spec, const swp_plan *pl, const swp_run *run,
+                  const char *dir, const char *host)
 {
     size_t n_ov = spec->n_sets + pl->n_params + 1;
     const char **ov = calloc(n_ov, sizeof *ov);
     char **kv = calloc(pl->n_params + 1, sizeof *kv);
     char seed[64], err[4096], part[4096], final[4096];
-    if (!ov || !kv) {
-        fputs("dtsim sweep: error: out of memory\n", stderr);
-        return 1;
-    }
+    int rc = 1;
+    scn_scenario s;
+    run_sim *r = NULL;
+    int loaded = 0;
+    if (!ov || !kv)
+        goto out_oom;
     size_t n = 0;
     for (size_t i = 0; i < spec->n_sets; i++)
         ov[n++] = spec->sets[i];
     for (size_t k = 0; k < pl->n_params; k++) {
         size_t len = strlen(pl->param_path[k]) + strlen(pl->point_value[run->point][k]) + 2;
-        if (!(kv[k] = malloc(len))) {
-            fputs("dtsim sweep: error: out of memory\n", stderr);
-            return 1;
-        }
+        if (!(kv[k] = malloc(len)))
+            goto out_oom;
         snprintf(kv[k], len, "%s=%s", pl->param_path[k], pl->point_value[run->point][k]);
         ov[n++] = kv[k];
     }
     snprintf(seed, sizeof seed, "seed=%llu", (unsigned long long)run->seed);
     ov[n++] = seed;
 
-    scn_scenario s;
     scn_error se;
     if (scn_load(spec->scenario, ov, n, &s, &se) != 0) {
         fprintf(stderr, "%s\n", se.msg);
-        return 2;
+        rc = 2;
+        goto out_free;
     }
-    run_sim *r = run_prepare(&s, &se);
-    if (!r) {
+    loaded = 1;
+    if (!(r = run_prepare(&s, &se))) {
         fprintf(stderr, "%s\n", se.msg);
-        return 2;
+        rc = 2;
+        goto out_free;
     }
     part_path(part, sizeof part, dir, (long)getpid(), run->name, host);
     snprintf(final, sizeof final, "%s/runs/%s", dir, run->name);
@@ -244,19 +249,73 @@ static int run_one(const swp_spec *spec, const swp_plan *pl, const swp_run *run,
         || write_summary(part, &res, &tt, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         rm_tree(part);
-        return 1;
+        goto out_free;
     }
     if (rename(part, final) != 0) {
         int e = errno;
         rm_tree(part);
         /* another process (a second sweep on a shared folder) won */
         if ((e == EEXIST || e == ENOTEMPTY) && run_complete(dir, run->name))
-            return 0;
-        fprintf(stderr, "%s: error: cannot rename to %s: %s\n", part, final, strerror(e));
-        return 1;
+            rc = 0;
+        else
+            fprintf(stderr, "%s: error: cannot rename to %s: %s\n", part, final, strerror(e));
+        goto out_free;
     }
-    /* the workers' memory goes with their process: _exit follows */
+    rc = 0;
+    goto out_free;
+
+out_oom:
+    fputs("dtsim sweep: error: out of memory\n", stderr);
+out_free:
+    run_destroy(r);
+    if (loaded)
+        scn_fini(&s);
+    for (size_t k = 0; kv && k < pl->n_params; k++)
+        free(kv[k]);
+    free(kv);
+    free(ov);
+    return rc;
+}
+
+/* Creates DIR/runs, writes or checks sweep.json and runs.csv and removes
+ * this host's dead workers' folders; host receives this host's name. */
+int swp_i_prepare_dir(const swp_plan *pl, const char *dir, char *host, size_t host_size,
+                      char *err, size_t es)
+{
+    char runs[4096];
+    snprintf(runs, sizeof runs, "%s/runs", dir);
+    if (out_mkdirs(runs, err, es) != 0
+        || ensure_file(dir, "sweep.json", pl->manifest, err, es) != 0
+        || ensure_file(dir, "runs.csv", pl->runs_csv, err, es) != 0)
+        return -1;
+    swp_i_host_name(host, host_size);
+    remove_stale_parts(dir, host);
     return 0;
+}
+
+/* The runs of shard k of n not complete in dir, in plan order, into todo
+ * (room for pl->n_runs); counts into res.  Returns how many. */
+size_t swp_i_todo(const swp_plan *pl, const char *dir, int k, int n, size_t *todo,
+                  swp_exec_result *res)
+{
+    size_t n_todo = 0;
+    for (size_t i = 0; i < pl->n_runs; i++) {
+        if (i % (size_t)n != (size_t)(k - 1))
+            continue;
+        res->in_shard++;
+        if (run_complete(dir, pl->runs[i].name))
+            res->skipped++;
+        else
+            todo[n_todo++] = i;
+    }
+    return n_todo;
+}
+
+void swp_i_remove_part(const char *dir, long pid, const char *name, const char *host)
+{
+    char part[4096];
+    part_path(part, sizeof part, dir, pid, name, host);
+    rm_tree(part);
 }
 
 /* ---- the pool ---- */
@@ -266,7 +325,7 @@ typedef struct slot {
     size_t run;
 } slot;
 
-static void draw(out_progress *pg, const swp_exec_result *res, size_t running, int force)
+void swp_i_draw(out_progress *pg, const swp_exec_result *res, size_t running, int force)
 {
     size_t finished = res->skipped + res->done + res->failed;
     double el = out_progress_elapsed(pg);
@@ -283,15 +342,10 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
                 swp_exec_result *res, char *err, size_t es)
 {
     const char *dir = opt->out_dir;
-    char runs[4096], host[256];
+    char host[256];
     memset(res, 0, sizeof *res);
-    snprintf(runs, sizeof runs, "%s/runs", dir);
-    if (out_mkdirs(runs, err, es) != 0
-        || ensure_file(dir, "sweep.json", pl->manifest, err, es) != 0
-        || ensure_file(dir, "runs.csv", pl->runs_csv, err, es) != 0)
+    if (swp_i_prepare_dir(pl, dir, host, sizeof host, err, es) != 0)
         return -1;
-    host_name(host, sizeof host);
-    remove_stale_parts(dir, host);
 
     int jobs = opt->jobs < 1 ? 1 : opt->jobs;
     int k = opt->shard_n > 0 ? opt->shard_k : 1, nshard = opt->shard_n > 0 ? opt->shard_n : 1;
@@ -303,21 +357,12 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
         snprintf(err, es, "dtsim sweep: error: out of memory");
         return -1;
     }
-    size_t n_todo = 0;
-    for (size_t i = 0; i < pl->n_runs; i++) {
-        if (i % (size_t)nshard != (size_t)(k - 1))
-            continue;
-        res->in_shard++;
-        if (run_complete(dir, pl->runs[i].name))
-            res->skipped++;
-        else
-            todo[n_todo++] = i;
-    }
+    size_t n_todo = swp_i_todo(pl, dir, k, nshard, todo, res);
 
     out_progress pg;
     out_progress_init(&pg, stderr, opt->progress);
     size_t next = 0, running = 0;
-    draw(&pg, res, running, 1);
+    swp_i_draw(&pg, res, running, 1);
     fflush(NULL);  /* nothing buffered may be written twice by a worker */
     while (next < n_todo || running > 0) {
         int stop = opt->interrupt && *opt->interrupt;
@@ -336,7 +381,7 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
             }
             if (pid == 0) {
                 signal(SIGINT, SIG_DFL);
-                _exit(run_one(spec, pl, &pl->runs[ri], dir, host));
+                _exit(swp_i_run_one(spec, pl, &pl->runs[ri], dir, host));
             }
             for (int j = 0; j < jobs; j++)
                 if (slots[j].pid == 0) {
@@ -370,9 +415,7 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
             if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
                 res->done++;
             } else {
-                char part[4096];
-                part_path(part, sizeof part, dir, (long)pid, run->name, host);
-                rm_tree(part);
+                swp_i_remove_part(dir, (long)pid, run->name, host);
                 if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT && res->interrupted)) {
                     res->failed++;
                     out_progress_end(&pg);
@@ -388,7 +431,7 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
             running--;
             break;
         }
-        draw(&pg, res, running, 0);
+        swp_i_draw(&pg, res, running, 0);
     }
     out_progress_end(&pg);
     free(todo);
