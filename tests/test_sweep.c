@@ -309,7 +309,7 @@ START_TEST(test_kill_and_resume)
     char runs[512], first[1024];
     snprintf(runs, sizeof runs, "%s/k/runs", tmpdir);
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "exec %s sweep " SWEEP_ARGS " --set stop.time_s=20 -j 1 -o %s/k",
+    snprintf(cmd, sizeof cmd, "exec %s sweep " SWEEP_ARGS " --set stop.time_s=5 -j 1 -o %s/k",
              DTSIM_BINARY, tmpdir);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -348,19 +348,58 @@ START_TEST(test_kill_and_resume)
     snprintf(cmd, sizeof cmd, "%s/k/sweep.csv", tmpdir);
     ck_assert(gone || !exists(cmd));
 
-    ck_assert_int_eq(sh("%s sweep " SWEEP_ARGS " --set stop.time_s=20 -j 2 -o %s/k", DTSIM_BINARY,
+    ck_assert_int_eq(sh("%s sweep " SWEEP_ARGS " --set stop.time_s=5 -j 2 -o %s/k", DTSIM_BINARY,
                         tmpdir), 0);
     ck_assert_int_eq(stat(first, &after), 0);
     ck_assert_uint_eq(before.st_ino, after.st_ino);   /* not run again */
     ck_assert(!has_part(runs));                       /* the dead worker's folder is gone */
     ck_assert_uint_eq(count_complete(runs), 12);
 
-    ck_assert_int_eq(sh("%s sweep " SWEEP_ARGS " --set stop.time_s=20 -j 2 -o %s/clean",
+    ck_assert_int_eq(sh("%s sweep " SWEEP_ARGS " --set stop.time_s=5 -j 2 -o %s/clean",
                         DTSIM_BINARY, tmpdir), 0);
     char *a = slurpf("%s/k/sweep.csv", tmpdir), *b = slurpf("%s/clean/sweep.csv", tmpdir);
     ck_assert_str_eq(a, b);
     free(a);
     free(b);
+    remove_tmp();
+}
+END_TEST
+
+/* Ctrl-C at a terminal signals the whole process group: the sweep stops
+ * handing out runs, its workers die, their hidden folders are removed, it
+ * exits 130 without tables, and the same command resumes. */
+START_TEST(test_ctrl_c)
+{
+    make_tmp();
+    char runs[512], cmd[4096];
+    snprintf(runs, sizeof runs, "%s/c/runs", tmpdir);
+    snprintf(cmd, sizeof cmd, "exec %s sweep " SWEEP_ARGS " --set stop.time_s=5 -j 1 -o %s/c",
+             DTSIM_BINARY, tmpdir);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    int st;
+    while (!(count_complete(runs) >= 1 && has_part(runs))) {
+        ck_assert_int_eq(waitpid(pid, &st, WNOHANG), 0);
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);  /* a polling interval, not an assertion */
+    }
+    kill(-pid, SIGINT);
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 130);
+    ck_assert(!has_part(runs));
+    ck_assert_uint_lt(count_complete(runs), 12);
+    snprintf(cmd, sizeof cmd, "%s/c/sweep.csv", tmpdir);
+    ck_assert(!exists(cmd));
+    ck_assert_int_eq(sh("%s sweep " SWEEP_ARGS " --set stop.time_s=5 -j 2 -o %s/c", DTSIM_BINARY,
+                        tmpdir), 0);
+    ck_assert(exists(cmd));
     remove_tmp();
 }
 END_TEST
@@ -422,6 +461,7 @@ int main(void)
     tcase_add_test(tc, test_bad_grid_runs_nothing);
     tcase_add_test(tc, test_deterministic_across_jobs);
     tcase_add_test(tc, test_kill_and_resume);
+    tcase_add_test(tc, test_ctrl_c);
     tcase_add_test(tc, test_shards_and_merge);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

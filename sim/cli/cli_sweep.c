@@ -203,6 +203,9 @@ int cli_sweep(int argc, char **argv)
         } else if (strcmp(s, "--quiet") == 0) {
             quiet = 1;
             eo.progress = 0;
+        } else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
+            fputs(sweep_usage, stdout);
+            return 0;
         } else if (s[0] == '-' && s[1] != '\0') {
             snprintf(m, sizeof m, "unknown option '%s'", s);
             return usage_error("sweep", m);
@@ -247,6 +250,10 @@ int cli_merge(int argc, char **argv)
             out = argv[++i];
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(sweep_usage, stdout);
+            free(dirs);
+            return 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             char m[512];
             snprintf(m, sizeof m, "unknown option '%s'", argv[i]);

@@ -115,7 +115,7 @@ int  swp_collect(const char *const *dirs, size_t n_dirs, const char *out_dir,
 #ifdef DTSIM_MPI
 /* ---- MPI (built when CMake finds MPI; see docs/cluster.md) ---- */
 
-/* For a process started by mpirun/mpiexec/srun with more than one rank
+/* For a process started by mpirun/mpiexec with more than one rank
  * (the CLI checks OMPI_COMM_WORLD_SIZE or PMI_SIZE): MPI_Init and its rank and the world size; -1 on failure. */
 int  swp_mpi_begin(int *rank, int *size);
 void swp_mpi_end(void);
