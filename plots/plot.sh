@@ -58,10 +58,10 @@ function isnum(s) { return s ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ }
 # gp_both NAME BODYFILE: draws BODYFILE into plots/NAME.png and .pdf
 gp_both() {
   {
-    echo "set terminal pngcairo size 960,640 font ',11'"
+    echo "set terminal pngcairo size 960,640 font ',11' noenhanced"
     echo "set output '$out/$1.png'"
     cat "$2"
-    echo "set terminal pdfcairo size 6in,4in font ',9'"
+    echo "set terminal pdfcairo size 6in,4in font ',9' noenhanced"
     echo "set output '$out/$1.pdf'"
     cat "$2"
   } | gnuplot
@@ -144,7 +144,7 @@ draw_curves() {
       i=$((i + 1))
     done < "$labels"
     echo
-    echo "unset logscale y; set ylabel 'test accuracy'; set yrange [*:*]"
+    echo "unset logscale y; set ylabel 'test accuracy'; set yrange [*:*]; set key bottom right"
     printf 'plot '
     i=0
     while IFS= read -r lab; do
@@ -162,7 +162,7 @@ draw_curves() {
   {
     echo "set title $(q "$title: consensus distance")"
     echo "set grid; set key top right font ',9'; set xlabel 'simulated time (s)'"
-    echo "set ylabel 'consensus distance sqrt(mean_i ||x_i - mean||^2)' noenhanced"
+    echo "set ylabel 'consensus distance sqrt(mean_i ||x_i - mean||^2)'"
     echo "set logscale y"
     printf 'plot '
     i=0
