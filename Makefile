@@ -5,7 +5,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo test test-fast test-asan bench golden clean
+.PHONY: all deps build demo test test-fast test-asan bench golden plots clean
 
 all: build
 
@@ -34,6 +34,22 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+# Figures (PNG and PDF) of the quickstart run, of two small quickstart
+# sweeps (three protocols, three replicates; and the same with a target
+# accuracy for the time-to-target bars), and of every sweep already under
+# results/.  Installs gnuplot-nox when missing.
+plots: build
+	@scripts/install-deps --plots
+	$(BUILD)/dtsim run scenarios/quickstart.json -o results/quickstart --quiet
+	$(BUILD)/dtsim sweep scenarios/quickstart.json -o results/quickstart-sweep --quiet \
+	  --grid algorithm.name=dpsgd,adpsgd,allreduce --replicates 3
+	$(BUILD)/dtsim sweep scenarios/quickstart.json -o results/quickstart-target --quiet \
+	  --grid algorithm.name=dpsgd,adpsgd,allreduce --replicates 3 --set stop.target_accuracy=0.7
+	plots/plot.sh results/quickstart
+	for d in results/*/; do \
+	  if [ -f $$d/sweep.csv ]; then plots/plot.sh $$d || exit 1; fi; \
+	done
 
 # Benchmarks print markdown tables; bench/RESULTS.md records them.
 bench: build

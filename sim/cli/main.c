@@ -1,14 +1,19 @@
-/* main.c -- the dtsim command line: `run`, `validate` and `topo`.  It
+/* main.c -- the dtsim command line: `run`, `validate` and `topo`, and the
+ * dispatch to `sweep`, `merge` (cli_sweep.c) and `plot` (cli_plot.c).  It
  * parses arguments, loads the scenario, hands it to the runner and prints a
- * short summary.  Exit status: 0 success, 1 a run that failed (stalled, out
- * of memory, output not written), 2 bad usage or a bad scenario.  It holds
- * no simulation logic.
+ * short summary, with a progress line on a terminal.  Exit status: 0
+ * success, 1 a run that failed (stalled, out of memory, output not
+ * written), 2 bad usage or a bad scenario, 130 a run ended by Ctrl-C (its
+ * outputs are written and marked "interrupted").  It holds no simulation
+ * logic.
  */
+#include "cli.h"
 #include "run.h"
 #include "scn.h"
 #include "topo.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +24,10 @@ static const char usage[] =
     "usage: dtsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--seed N] [--quiet]\n"
     "       dtsim validate SCENARIO.json...\n"
     "       dtsim topo SCENARIO.json [--set PATH=VALUE]... [--edges]\n"
+    "       dtsim sweep SCENARIO.json [--grid PATH=V1,V2,...]... [--zip PATH=V1,V2,...]...\n"
+    "                   [--replicates R] [-j N] [--shard K/N] [--set PATH=VALUE]... [-o DIR]\n"
+    "       dtsim merge DIR... [-o OUT]\n"
+    "       dtsim plot RUN_OR_SWEEP_DIR...\n"
     "       dtsim --version\n";
 
 static int bad_usage(const char *msg)
@@ -97,6 +106,28 @@ static void default_out_dir(const char *scenario, char *buf, size_t size)
     snprintf(buf, size, "results/%.*s", (int)len, base);
 }
 
+/* The progress line of one run: simulated time reached (and the share of
+ * stop.time_s when there is one), events per second of wall time. */
+typedef struct run_progress {
+    out_progress pg;
+    double horizon_s;
+} run_progress;
+
+static void on_progress(void *ctx, double t, uint64_t events)
+{
+    run_progress *p = ctx;
+    double el = out_progress_elapsed(&p->pg);
+    double eps = el > 0 ? (double)events / el : 0;
+    char e[32];
+    out_fmt_duration(e, sizeof e, el);
+    if (isfinite(p->horizon_s) && p->horizon_s > 0)
+        out_progress_draw(&p->pg, 0, "run: t=%.6g s simulated (%.0f%%), %.3g M events/s, %s",
+                          t, 100 * t / p->horizon_s, eps / 1e6, e);
+    else
+        out_progress_draw(&p->pg, 0, "run: t=%.6g s simulated, %.3g M events/s, %s", t,
+                          eps / 1e6, e);
+}
+
 static int cmd_run(int argc, char **argv)
 {
     args a;
@@ -121,11 +152,17 @@ static int cmd_run(int argc, char **argv)
         scn_fini(&s);
         return 2;
     }
-    run_options opt = { .out_dir = out_dir };
+    run_progress prog = { .horizon_s = s.stop_time_s };
+    out_progress_init(&prog.pg, stderr, !a.quiet);
+    run_options opt = { .out_dir = out_dir, .interrupt = &cli_interrupted,
+                        .on_progress = prog.pg.active ? on_progress : NULL, .hook_ctx = &prog };
     run_result res;
     char msg[4096];
     rc = 0;
-    if (run_execute(r, &opt, &res, msg, sizeof msg) != 0) {
+    cli_interrupt_install();
+    int xrc = run_execute(r, &opt, &res, msg, sizeof msg);
+    out_progress_end(&prog.pg);
+    if (xrc != 0) {
         fprintf(stderr, "%s\n", msg);
         rc = 1;
     } else {
@@ -134,7 +171,7 @@ static int cmd_run(int argc, char **argv)
             printf("dtsim: %s: %s on %d nodes (%s), %zu parameters per model\n", s.path,
                    s.algorithm, s.n_nodes, s.topology, x->n_params);
             printf("  stopped by %s at t=%.6g s simulated, %llu steps, %.4g epochs\n",
-                   x->stop_reason, x->sim_time_s, (unsigned long long)x->last.steps,
+                   x->status == RUN_INTERRUPTED ? "ctrl-c" : x->stop_reason, x->sim_time_s, (unsigned long long)x->last.steps,
                    x->last.epochs);
             printf("  final: train loss %.6g, test loss %.6g, test accuracy %.4f, "
                    "consensus distance %.3g\n", x->last.train_loss, x->last.test_loss,
@@ -147,6 +184,11 @@ static int cmd_run(int argc, char **argv)
         if (res.status == RUN_STALLED) {
             fprintf(stderr, "%s: error: %s\n", s.path, res.message);
             rc = 1;
+        } else if (res.status == RUN_INTERRUPTED) {
+            fprintf(stderr, "%s: interrupted at t=%.6g s simulated; %s/ holds everything "
+                    "measured so far (status \"interrupted\" in run.json)\n", s.path,
+                    res.sim_time_s, out_dir);
+            rc = CLI_EXIT_INTERRUPTED;
         }
     }
     run_destroy(r);
@@ -234,6 +276,12 @@ int main(int argc, char **argv)
         return cmd_validate(argc - 2, argv + 2);
     if (strcmp(cmd, "topo") == 0)
         return cmd_topo(argc - 2, argv + 2);
+    if (strcmp(cmd, "sweep") == 0)
+        return cli_sweep(argc - 2, argv + 2);
+    if (strcmp(cmd, "merge") == 0)
+        return cli_merge(argc - 2, argv + 2);
+    if (strcmp(cmd, "plot") == 0)
+        return cli_plot(argc - 2, argv + 2);
     if (strcmp(cmd, "--version") == 0) {
         printf("dtsim %s (cblas: %s)\n", DTSIM_VERSION, DTSIM_CBLAS);
         return 0;
@@ -243,6 +291,7 @@ int main(int argc, char **argv)
         return 0;
     }
     char m[256];
-    snprintf(m, sizeof m, "unknown command '%s' (expected one of: run, validate, topo)", cmd);
+    snprintf(m, sizeof m, "unknown command '%s' (expected one of: run, validate, topo, "
+             "sweep, merge, plot)", cmd);
     return bad_usage(m);
 }

@@ -22,7 +22,11 @@ typedef enum sim_rng_purpose {
     SIM_RNG_PARTITION = 7, /* data partitioning */
     SIM_RNG_DATAGEN = 8,   /* synthetic data generation */
     SIM_RNG_TOPOLOGY = 9,  /* random graphs */
-    SIM_RNG_EVAL = 10      /* evaluation subsets */
+    SIM_RNG_EVAL = 10,     /* evaluation subsets */
+    /* Not a stream of a run: the seeds of a sweep's replicates
+     * (sim/sweep/), derived with node = the replicate index.  Far from the
+     * stream purposes so that appending those never meets it. */
+    SIM_RNG_REPLICATE = 0x100
 } sim_rng_purpose;
 
 /* splitmix64 finaliser of one 64-bit word. */

@@ -1,7 +1,8 @@
 /* out.h -- what a run leaves on disk: files written under a temporary name
  * and renamed when complete, tidy CSV (metrics.csv, nodes.csv) and a small
- * JSON writer for run.json.  It formats and writes; it computes nothing and
- * knows nothing of the simulator's structures.
+ * JSON writer for run.json; and the progress line on a terminal.  It
+ * formats and writes; it computes nothing and knows nothing of the
+ * simulator's structures.
  */
 #ifndef OUT_H
 #define OUT_H
@@ -56,9 +57,36 @@ typedef struct out_node_row {
 void out_nodes_header(FILE *f);
 void out_nodes_write(FILE *f, const out_node_row *r);
 
+/* One CSV field: as is, or in double quotes (quotes doubled) when it holds
+ * a comma, a quote or a line break (RFC 4180). */
+void out_csv_field(FILE *f, const char *text);
+
 /* Numbers in CSV and JSON: %.10g, with nan/inf spelled as such in CSV and
  * null in JSON. */
 void out_fmt_double(FILE *f, double v);
+
+/* ---- progress line ---- */
+
+/* A line on a terminal redrawn in place.  Inactive (every call does
+ * nothing) unless enabled and f is a terminal. */
+typedef struct out_progress {
+    FILE  *f;
+    int    active;
+    double t0, last;   /* wall seconds: start, last redraw (-1: none) */
+    size_t width;      /* characters of the line on screen */
+} out_progress;
+
+void   out_progress_init(out_progress *p, FILE *f, int enabled);
+/* Redraws with the printf-formatted text (at most 255 characters); skipped
+ * when the last redraw was less than 0.2 s ago, unless force. */
+void   out_progress_draw(out_progress *p, int force, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Clears the line, so what is printed next starts on a clean line. */
+void   out_progress_end(out_progress *p);
+/* Wall seconds since out_progress_init. */
+double out_progress_elapsed(const out_progress *p);
+/* "42s", "3m07s", "2h05m"; "?" for a negative, NaN or infinite time. */
+void   out_fmt_duration(char *buf, size_t size, double seconds);
 
 /* ---- JSON (run.json) ---- */
 

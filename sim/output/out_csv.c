@@ -8,6 +8,7 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 void out_fmt_double(FILE *f, double v)
 {
@@ -17,6 +18,21 @@ void out_fmt_double(FILE *f, double v)
         fputs(v > 0 ? "inf" : "-inf", f);
     else
         fprintf(f, "%.10g", v);
+}
+
+void out_csv_field(FILE *f, const char *t)
+{
+    if (!t[strcspn(t, ",\"\r\n")]) {
+        fputs(t, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *t; t++) {
+        if (*t == '"')
+            fputc('"', f);
+        fputc(*t, f);
+    }
+    fputc('"', f);
 }
 
 void out_metrics_header(FILE *f)

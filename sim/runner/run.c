@@ -20,7 +20,7 @@
 #include <gsl/gsl_randist.h>
 
 enum { EV_METRICS = CL_EV_USER };
-enum { STOP_STEPS = 1, STOP_TARGET_LOSS, STOP_TARGET_ACCURACY, STOP_STALL };
+enum { STOP_STEPS = 1, STOP_TARGET_LOSS, STOP_TARGET_ACCURACY, STOP_STALL, STOP_INTERRUPT };
 
 struct run_sim {
     const scn_scenario *s;
@@ -309,9 +309,8 @@ static int on_metrics_event(run_sim *r)
     return 0;
 }
 
-static int handle(void *vr, const sim_event *ev)
+static int handle_event(run_sim *r, const sim_event *ev)
 {
-    run_sim *r = vr;
     if (ev->kind == EV_METRICS)
         return on_metrics_event(r);
     cl_handle_event(r->cl, ev);
@@ -321,6 +320,22 @@ static int handle(void *vr, const sim_event *ev)
     if (cl_pending(r->cl) == 0)
         return STOP_STALL;
     return 0;
+}
+
+/* The interrupt flag is read after the event is handled, so the state an
+ * interrupted run reports is that of a whole number of events. */
+static int handle(void *vr, const sim_event *ev)
+{
+    run_sim *r = vr;
+    int code = handle_event(r, ev);
+    if (code == 0 && r->opt->interrupt && *r->opt->interrupt)
+        code = STOP_INTERRUPT;
+    if (r->opt->on_progress) {
+        uint64_t k = sim_engine_events_processed(r->eng);
+        if (k % RUN_PROGRESS_EVENTS == 0)
+            r->opt->on_progress(r->opt->hook_ctx, sim_engine_now(r->eng), k);
+    }
+    return code;
 }
 
 static void describe_stall(run_sim *r, run_result *res)
@@ -390,7 +405,8 @@ static int write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_string(&j, "cblas", DTSIM_CBLAS);
     out_json_string(&j, "scenario_file", r->s->path);
     out_json_int(&j, "seed", (int64_t)r->s->seed);
-    out_json_string(&j, "status", res->status == RUN_OK ? "ok" : "stalled");
+    out_json_string(&j, "status", res->status == RUN_OK ? "ok"
+                                : res->status == RUN_STALLED ? "stalled" : "interrupted");
     out_json_string(&j, "stop_reason", res->stop_reason);
     if (res->message[0])
         out_json_string(&j, "message", res->message);
@@ -574,7 +590,10 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
         int code = why == SIM_STOP_HANDLER ? sim_engine_stop_code(r->eng) : STOP_STALL;
         res->stop_reason = code == STOP_STEPS ? "steps"
                          : code == STOP_TARGET_LOSS ? "target_loss"
-                         : code == STOP_TARGET_ACCURACY ? "target_accuracy" : "stalled";
+                         : code == STOP_TARGET_ACCURACY ? "target_accuracy"
+                         : code == STOP_INTERRUPT ? "interrupted" : "stalled";
+        if (code == STOP_INTERRUPT)
+            res->status = RUN_INTERRUPTED;
         if (code == STOP_STALL) {
             res->status = RUN_STALLED;
             describe_stall(r, res);

@@ -8,6 +8,7 @@
 #ifndef RUN_H
 #define RUN_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "scn.h"
@@ -18,7 +19,8 @@ typedef struct run_sim run_sim;
 
 typedef enum run_status {
     RUN_OK = 0,       /* a stop condition was reached */
-    RUN_STALLED = 1   /* no event left before the stop condition */
+    RUN_STALLED = 1,  /* no event left before the stop condition */
+    RUN_INTERRUPTED = 2 /* *run_options.interrupt became nonzero */
 } run_status;
 
 struct alg_type;
@@ -32,13 +34,23 @@ typedef struct run_options {
      * after the model's own initialisation, once per node. */
     void (*init_params)(void *ctx, int node, double *params, size_t n_params);
     void (*on_metrics)(void *ctx, const out_metrics_row *row);
+    /* Called every RUN_PROGRESS_EVENTS events with the simulated time
+     * reached (seconds) and the events processed so far. */
+    void (*on_progress)(void *ctx, double sim_time_s, uint64_t events);
     void *hook_ctx;
+    /* NULL, or a flag a signal handler sets: the run then ends after the
+     * event in hand, evaluates once more and writes everything measured so
+     * far, with status "interrupted" in run.json. */
+    const volatile sig_atomic_t *interrupt;
 } run_options;
+
+#define RUN_PROGRESS_EVENTS 4096
 
 typedef struct run_result {
     run_status status;
     const char *stop_reason;  /* "time", "steps", "target_loss",
-                                 "target_accuracy", "stalled" */
+                                 "target_accuracy", "stalled",
+                                 "interrupted" */
     char     message[8192];   /* the stall report, or empty */
     double   sim_time_s;
     uint64_t events;

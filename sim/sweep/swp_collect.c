@@ -1,0 +1,280 @@
+/* swp_collect.c -- gathers a sweep's run folders into its tables: sweep.csv
+ * (every metrics row of every run, in plan order, prefixed by the run's
+ * parameters, replicate and seed) and summary.csv (each run's one-row
+ * summary with the same prefix).  The folders may sit in one directory or
+ * be spread over the directories of shards; the plan (runs.csv) and the
+ * identity (sweep.json) must then be byte-identical in all of them.  The
+ * tables depend only on the plan and the runs' files, never on the order in
+ * which runs finished, so they are the same whatever -j or sharding.  It
+ * runs nothing.
+ */
+#define _GNU_SOURCE  /* getline, strdup */
+#include "swp.h"
+#include "out.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static char *slurp(const char *path, char *err, size_t es)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, es, "%s: error: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream(&buf, &size);
+    int c;
+    if (m) {
+        while ((c = fgetc(f)) != EOF)
+            fputc(c, m);
+        fclose(m);
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!m || bad) {
+        free(buf);
+        snprintf(err, es, "%s: error: cannot read", path);
+        return NULL;
+    }
+    return buf;
+}
+
+static int complete_in(const char *dir, const char *name)
+{
+    char p[4096];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s/runs/%s/run.json", dir, name);
+    if (stat(p, &sb) != 0)
+        return 0;
+    snprintf(p, sizeof p, "%s/runs/%s/summary.csv", dir, name);
+    return stat(p, &sb) == 0;
+}
+
+/* Copies the data lines of DIR/runs/NAME/FILE to out, each after prefix;
+ * the header line goes to *header the first time, and must be the same
+ * every time.  status (may be NULL) receives the first field of the first
+ * data line. */
+static int append_rows(FILE *out, const char *dir, const char *name, const char *file,
+                       const char *prefix, char **header, char *status, size_t ss,
+                       char *err, size_t es)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/runs/%s/%s", dir, name, file);
+    FILE *f = fopen(p, "rb");
+    if (!f) {
+        snprintf(err, es, "%s: error: cannot open: %s", p, strerror(errno));
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int rc = 0, first = 1;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        if (line[len - 1] != '\n') {
+            snprintf(err, es, "%s: error: last line is not terminated", p);
+            rc = -1;
+            break;
+        }
+        if (first) {
+            first = 0;
+            if (!*header) {
+                if (!(*header = strdup(line))) {
+                    snprintf(err, es, "%s: error: out of memory", p);
+                    rc = -1;
+                    break;
+                }
+            } else if (strcmp(*header, line) != 0) {
+                snprintf(err, es, "%s: error: columns differ from the sweep's other runs", p);
+                rc = -1;
+                break;
+            }
+            continue;
+        }
+        if (status && !status[0])
+            snprintf(status, ss, "%.*s", (int)strcspn(line, ",\n"), line);
+        fputs(prefix, out);
+        fputc(',', out);
+        fputs(line, out);
+    }
+    if (rc == 0 && (ferror(f) || first)) {
+        snprintf(err, es, "%s: error: cannot read, or empty", p);
+        rc = -1;
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* The header line of DIR/runs/NAME/FILE, newline included. */
+static char *first_line(const char *dir, const char *name, const char *file, char *err,
+                        size_t es)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/runs/%s/%s", dir, name, file);
+    FILE *f = fopen(p, "rb");
+    if (!f) {
+        snprintf(err, es, "%s: error: cannot open: %s", p, strerror(errno));
+        return NULL;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len = getline(&line, &cap, f);
+    fclose(f);
+    if (len <= 0 || line[len - 1] != '\n') {
+        free(line);
+        snprintf(err, es, "%s: error: no header line", p);
+        return NULL;
+    }
+    return line;
+}
+
+int swp_collect(const char *const *dirs, size_t n_dirs, const char *out_dir,
+                swp_collect_result *res, char *err, size_t es)
+{
+    char *manifest = NULL, *plan = NULL, *mh = NULL, *sh = NULL;
+    out_file *sw = NULL, *su = NULL;
+    int rc = -1;
+    memset(res, 0, sizeof *res);
+    for (size_t d = 0; d < n_dirs; d++) {
+        char p[4096], q[4096];
+        snprintf(p, sizeof p, "%s/sweep.json", dirs[d]);
+        snprintf(q, sizeof q, "%s/runs.csv", dirs[d]);
+        char *m = slurp(p, err, es), *r = m ? slurp(q, err, es) : NULL;
+        if (!m || !r) {
+            free(m);
+            goto out_free;
+        }
+        if (d == 0) {
+            manifest = m;
+            plan = r;
+            continue;
+        }
+        int same = strcmp(m, manifest) == 0 && strcmp(r, plan) == 0;
+        free(m);
+        free(r);
+        if (!same) {
+            snprintf(err, es, "%s: error: not a shard of the same sweep as %s (sweep.json or "
+                     "runs.csv differ)", dirs[d], dirs[0]);
+            goto out_free;
+        }
+    }
+
+    /* runs.csv: run,name,<rest>; the tables' prefix is run,<rest> */
+    char *line = plan, *nl = strchr(line, '\n');
+    if (!nl) {
+        snprintf(err, es, "%s/runs.csv: error: no header line", dirs[0]);
+        goto out_free;
+    }
+    char *first_comma = strchr(line, ','), *second = first_comma ? strchr(first_comma + 1, ',') : NULL;
+    if (!second || second > nl) {
+        snprintf(err, es, "%s/runs.csv: error: bad header line", dirs[0]);
+        goto out_free;
+    }
+    /* check every run is somewhere before writing anything */
+    for (char *l = nl + 1; *l; l = strchr(l, '\n') + 1) {
+        char *a = strchr(l, ','), *b = a ? strchr(a + 1, ',') : NULL, *e = strchr(l, '\n');
+        if (!b || !e || b > e) {
+            snprintf(err, es, "%s/runs.csv: error: bad line", dirs[0]);
+            goto out_free;
+        }
+        res->n_runs++;
+        char name[1024];
+        snprintf(name, sizeof name, "%.*s", (int)(b - a - 1), a + 1);
+        size_t d = 0;
+        while (d < n_dirs && !complete_in(dirs[d], name))
+            d++;
+        if (d == n_dirs && res->missing++ == 0)
+            snprintf(err, es, "the first is runs/%s", name);
+    }
+    if (res->missing) {
+        rc = 0;
+        goto out_free;
+    }
+
+    /* the column names come from the first run; every other run must
+     * have the same (append_rows checks) */
+    char name0[1024];
+    {
+        char *a = strchr(nl + 1, ','), *b = strchr(a + 1, ',');
+        snprintf(name0, sizeof name0, "%.*s", (int)(b - a - 1), a + 1);
+    }
+    size_t d0 = 0;
+    while (!complete_in(dirs[d0], name0))
+        d0++;
+    if (!(mh = first_line(dirs[d0], name0, "metrics.csv", err, es))
+        || !(sh = first_line(dirs[d0], name0, "summary.csv", err, es)))
+        goto out_free;
+
+    if (out_mkdirs(out_dir, err, es) != 0)
+        goto out_free;
+    out_file *fm = out_file_open(out_dir, "sweep.json", err, es);
+    if (!fm)
+        goto out_free;
+    fputs(manifest, out_file_stream(fm));
+    if (out_file_commit(fm, err, es) != 0 || !(fm = out_file_open(out_dir, "runs.csv", err, es)))
+        goto out_free;
+    fputs(plan, out_file_stream(fm));
+    if (out_file_commit(fm, err, es) != 0)
+        goto out_free;
+    if (!(sw = out_file_open(out_dir, "sweep.csv", err, es))
+        || !(su = out_file_open(out_dir, "summary.csv", err, es)))
+        goto out_free;
+    FILE *fw = out_file_stream(sw), *fs = out_file_stream(su);
+    FILE *both[2] = { fw, fs };
+    const char *heads[2] = { mh, sh };
+    for (int t = 0; t < 2; t++)
+        fprintf(both[t], "%.*s%.*s,%s", (int)(first_comma - plan), plan,
+                (int)(nl - second), second, heads[t]);
+    char *prefix = NULL;
+    size_t pcap = 0;
+    for (char *l = nl + 1; *l; l = strchr(l, '\n') + 1) {
+        char *a = strchr(l, ','), *b = strchr(a + 1, ','), *e = strchr(l, '\n');
+        size_t need = (size_t)(a - l) + (size_t)(e - b) + 1;
+        if (need > pcap) {
+            char *np = realloc(prefix, need);
+            if (!np) {
+                snprintf(err, es, "dtsim: error: out of memory");
+                free(prefix);
+                goto out_free;
+            }
+            prefix = np;
+            pcap = need;
+        }
+        snprintf(prefix, need, "%.*s%.*s", (int)(a - l), l, (int)(e - b), b);
+        char name[1024], status[64] = "";
+        snprintf(name, sizeof name, "%.*s", (int)(b - a - 1), a + 1);
+        size_t d = 0;
+        while (!complete_in(dirs[d], name))
+            d++;
+        if (append_rows(fw, dirs[d], name, "metrics.csv", prefix, &mh, NULL, 0, err, es) != 0
+            || append_rows(fs, dirs[d], name, "summary.csv", prefix, &sh, status, sizeof status,
+                           err, es) != 0) {
+            free(prefix);
+            goto out_free;
+        }
+        if (strcmp(status, "ok") != 0)
+            res->not_ok++;
+    }
+    free(prefix);
+    if (out_file_commit(sw, err, es) != 0) {
+        sw = NULL;
+        goto out_free;
+    }
+    sw = NULL;
+    rc = out_file_commit(su, err, es);
+    su = NULL;
+
+out_free:
+    out_file_abort(sw);
+    out_file_abort(su);
+    free(mh);
+    free(sh);
+    free(manifest);
+    free(plan);
+    return rc;
+}
