@@ -74,6 +74,36 @@ START_TEST(test_prague_groups)
 }
 END_TEST
 
+START_TEST(test_eager_converges)
+{
+    check_converges("eager", "{\"kind\": \"ring\"}");
+    check_converges("eager\", \"mode\": \"majority", "{\"kind\": \"ring\"}");
+}
+END_TEST
+
+/* Every node joins every round with exactly one contribution (fresh, stale
+ * or zeros), and all nodes hold the same model. */
+START_TEST(test_eager_contributions)
+{
+    static const char *modes[] = { "solo", "majority" };
+    for (int m = 0; m < 2; m++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 6, %s, \"algorithm\": {\"name\": \"eager\", \"mode\": \"%s\"},"
+            " \"stop\": {\"time_s\": 1}}", problem, modes[m]);
+        run_result res;
+        run_json(json, NULL, &res);
+        double total = stat_of(&res, "fresh_contributions") + stat_of(&res, "stale_contributions")
+                     + stat_of(&res, "empty_contributions");
+        ck_assert(total > 100);
+        ck_assert_double_eq(res.last.consensus_distance, 0);
+        /* solo never waits for a slow node: it has empty contributions */
+        if (m == 0)
+            ck_assert_double_gt(stat_of(&res, "empty_contributions"), 0);
+    }
+}
+END_TEST
+
 /* ---- invariants ---- */
 
 typedef struct rows {
@@ -203,7 +233,7 @@ START_TEST(test_unknown_algorithm)
     ck_assert_int_eq(prepare_json("{\"nodes\": 4, \"algorithm\": {\"name\": \"dpsdg\"},"
                                   " \"stop\": {\"steps\": 5}}", &s, &r, &err), -1);
     ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: unknown algorithm \"dpsdg\" "
-                              "(expected one of: adpsgd, allreduce, backup, dpsgd, epidemic, "
+                              "(expected one of: adpsgd, allreduce, backup, dpsgd, eager, epidemic, "
                               "fedavg, gossip, local-sgd, prague, ps-async, ps-sync, rennala, "
                               "ringmaster, ssp)");
 }
@@ -312,6 +342,8 @@ int main(void)
     tcase_add_test(tc, test_localsgd_sync_makes_identical);
     tcase_add_test(tc, test_prague_converges);
     tcase_add_test(tc, test_prague_groups);
+    tcase_add_test(tc, test_eager_converges);
+    tcase_add_test(tc, test_eager_contributions);
     tcase_add_test(tc, test_epidemic_fanout);
     tcase_add_test(tc, test_algorithm_params_checked);
     tcase_add_test(tc, test_allreduce_keeps_nodes_identical);

@@ -203,7 +203,7 @@ START_TEST(test_bad_grid_runs_nothing)
     ck_assert(!exists(p));
     char *e = slurpf("%s/err", tmpdir);
     ck_assert_str_eq(e, QUICKSTART ": /algorithm/name: error: unknown algorithm \"sgd\" "
-                     "(expected one of: adpsgd, allreduce, backup, dpsgd, epidemic, fedavg, gossip, "
+                     "(expected one of: adpsgd, allreduce, backup, dpsgd, eager, epidemic, fedavg, gossip, "
                        "local-sgd, prague, ps-async, ps-sync, rennala, ringmaster, ssp)\n"
                      "dtsim sweep: note: at grid point --grid algorithm.name=sgd\n");
     free(e);

@@ -90,7 +90,7 @@ typedef struct alg_type {
     void (*fini)(alg_ctx *ctx, void *state, int node);
 } alg_type;
 
-extern const alg_type alg_adpsgd, alg_allreduce, alg_backup, alg_dpsgd, alg_epidemic,
+extern const alg_type alg_adpsgd, alg_allreduce, alg_backup, alg_dpsgd, alg_eager, alg_epidemic,
     alg_fedavg, alg_gossip, alg_localsgd, alg_prague, alg_ps_async, alg_ps_sync, alg_rennala,
     alg_ringmaster, alg_ssp;
 
