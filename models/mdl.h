@@ -13,22 +13,38 @@
 
 typedef struct mdl_model mdl_model;
 
+/* Hidden-layer activations of the MLP. */
+typedef enum mdl_activation { MDL_ACT_RELU = 0, MDL_ACT_TANH = 1 } mdl_activation;
+
+#define MDL_MAX_HIDDEN 8
+
+/* The shape of a model: d input features, n_classes outputs and, for the
+ * MLP only, n_hidden hidden layers of the given widths (input first) with
+ * one activation.  Types without hidden layers require n_hidden == 0. */
+typedef struct mdl_arch {
+    size_t d;
+    int    n_classes;
+    size_t n_hidden;
+    size_t hidden[MDL_MAX_HIDDEN];
+    mdl_activation act;
+} mdl_arch;
+
 /* One model family, in the manner of GSL's *_type tables.  The public
  * functions below gather a batch's rows into the instance's workspace and
  * call the type on a dense matrix, so a type is pure arithmetic: X is n rows
  * of d features (row-major), y the n labels, 1 <= n <= max_batch.  Types
  * read the instance's sizes through models/mdl_internal.h. */
 typedef struct mdl_type {
-    const char *name;   /* "softmax", "logistic"; matched against the scenario */
-    /* Number of parameters for d features and c classes. */
-    size_t (*n_params)(size_t d, int n_classes);
-    /* Nonzero when the type can classify into n_classes classes (>= 2). */
-    int    (*supports)(int n_classes);
+    const char *name;   /* "softmax", "logistic", "mlp"; matched against the scenario */
+    /* Number of parameters of the shape a. */
+    size_t (*n_params)(const mdl_arch *a);
+    /* Nonzero when the type can build the shape a (classes, hidden layers). */
+    int    (*supports)(const mdl_arch *a);
     /* Type-private scratch for batches of at most max_batch samples; NULL
-     * when out of memory.  Released by free. */
-    void  *(*alloc)(size_t d, int n_classes, size_t max_batch);
+     * when out of memory or too large.  Released by free. */
+    void  *(*alloc)(const mdl_arch *a, size_t max_batch);
     void   (*free)(void *ws);
-    /* Small random weights (N(0, 0.01^2)), zero biases. */
+    /* Random weights (scale chosen by the type), zero biases. */
     void   (*init)(const mdl_model *m, double *params, gsl_rng *rng);
     /* Mean loss over the n samples plus the L2 term; gradient to grad. */
     double (*loss_grad)(const mdl_model *m, void *ws, const double *params,
@@ -40,9 +56,12 @@ typedef struct mdl_type {
                        double *loss_sum, size_t *n_correct);
     /* The L2 term l2/2 * ||weights||^2 (biases excluded). */
     double (*penalty)(const mdl_model *m, const double *params);
+    /* Floating-point operations of one forward and backward pass per
+     * sample (multiply-adds count two), for compute-time models. */
+    double (*flops)(const mdl_arch *a);
 } mdl_type;
 
-extern const mdl_type mdl_softmax, mdl_logistic;
+extern const mdl_type mdl_softmax, mdl_logistic, mdl_mlp;
 
 /* Looks a model type up by name; NULL when unknown. */
 const mdl_type *mdl_type_find(const char *name);
@@ -58,11 +77,19 @@ const char *mdl_type_names(void);
  * mdl_destroy; mdl_destroy(NULL) does nothing. */
 mdl_model *mdl_create(const mdl_type *t, size_t d, int n_classes, double l2,
                       size_t max_batch);
+/* The same for any shape (the only way to build an MLP): NULL also when
+ * the type does not support a (an MLP needs 1 .. MDL_MAX_HIDDEN hidden
+ * layers of width >= 1, the others none). */
+mdl_model *mdl_create_arch(const mdl_type *t, const mdl_arch *a, double l2,
+                           size_t max_batch);
 void       mdl_destroy(mdl_model *m);
+const mdl_arch *mdl_get_arch(const mdl_model *m);
 size_t     mdl_n_params(const mdl_model *m);
 const mdl_type *mdl_get_type(const mdl_model *m);
 
-/* Fills params with small random weights (N(0, 0.01^2)) and zero biases. */
+/* Fills params with random weights and zero biases: N(0, 0.01^2) for the
+ * linear models; He (ReLU) or LeCun (tanh) normal scaling, N(0, g/fan_in)
+ * with g = 2 or 1, for the MLP's layers. */
 void mdl_init_params(const mdl_model *m, double *params, gsl_rng *rng);
 
 /* Mean loss over the batch (plus the L2 term) and its gradient, written to
