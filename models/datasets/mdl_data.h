@@ -51,4 +51,86 @@ typedef struct mdl_partition {
 int  mdl_partition_iid(size_t n, int n_nodes, uint64_t seed, mdl_partition *p);
 void mdl_partition_fini(mdl_partition *p);
 
+typedef enum mdl_partition_kind {
+    MDL_PART_IID = 0,     /* mdl_partition_iid */
+    MDL_PART_DIRICHLET,   /* label skew: per class, node shares ~ Dir(alpha) */
+    MDL_PART_SHARDS,      /* sorted by label, cut into shards, k per node */
+    MDL_PART_QUANTITY     /* sizes proportional to Pareto(exponent) draws */
+} mdl_partition_kind;
+
+typedef struct mdl_partition_spec {
+    mdl_partition_kind kind;
+    int    n_nodes;
+    double alpha;            /* dirichlet: concentration, > 0 */
+    int    shards_per_node;  /* shards: k >= 1 */
+    double exponent;         /* quantity: Pareto tail exponent, > 0 */
+    size_t min_samples;      /* every node holds at least this many (>= 1) */
+} mdl_partition_spec;
+
+/* Builds the partition spec describes over the labels of ds, every sample
+ * assigned to exactly one node, deterministic by seed:
+ * - iid: as mdl_partition_iid.
+ * - dirichlet (Hsu et al. 2019): for each class in label order, a seeded
+ *   shuffle of its samples is cut at the cumulative shares of a draw
+ *   q ~ Dir(alpha, ..., alpha) over the nodes.  The whole draw is repeated
+ *   (same stream, at most 1000 times) until every node holds min_samples.
+ * - shards (McMahan et al. 2017): samples sorted by (label, index) are cut
+ *   into n_nodes * k contiguous shards whose sizes differ by at most one;
+ *   node i gets shards perm[i k .. i k + k - 1] of a seeded permutation.
+ * - quantity: a seeded shuffle dealt in blocks of min_samples plus a share
+ *   of the rest proportional to w_i ~ Pareto(exponent, 1), cut at the
+ *   cumulative shares.
+ * Returns 0, or -1 with a one-line reason in err (no file name, lowercase)
+ * and p left empty.  O(n log n) for shards, O(n + n_nodes C) otherwise. */
+int  mdl_partition_build(const mdl_partition_spec *spec, const mdl_dataset *ds,
+                         uint64_t seed, mdl_partition *p, char *err, size_t err_size);
+
+/* Samples and distinct classes per node, for run.json. */
+typedef struct mdl_partition_stats {
+    size_t samples_min, samples_max;
+    double samples_mean;
+    int    classes_min, classes_max;
+    double classes_mean;
+} mdl_partition_stats;
+
+/* Computes the statistics of p over ds's labels.  Returns 0, or -1 when
+ * out of memory.  O(n + n_nodes C). */
+int  mdl_partition_stats_compute(const mdl_partition *p, const mdl_dataset *ds,
+                                 mdl_partition_stats *st);
+
+/* ---- loaders (mdl_idx.c, mdl_text.c) ---------------------------------- */
+
+/* Loads one IDX pair (the MNIST format, gzipped or plain: zlib reads both):
+ * images with magic 0x00000803 (unsigned bytes, any number of dimensions
+ * >= 2 after the count is also accepted, as are the other IDX element
+ * types: 0x09 signed byte, 0x0B int16, 0x0C int32, 0x0D float32, 0x0E
+ * float64), flattened to d features as doubles without scaling; labels
+ * with magic 0x00000801 (unsigned bytes).  n_classes is max label + 1.
+ * Returns 0, or -1 with err set to a whole message in GNU form naming the
+ * file ("FILE: error: IDX magic 0x00000803 expected, got 0x00000801") and
+ * ds left empty. */
+int mdl_idx_load(const char *images_path, const char *labels_path, mdl_dataset *ds,
+                 char *err, size_t err_size);
+
+/* ---- preprocessing (mdl_prep.c) ---------------------------------------- */
+
+typedef enum mdl_scale {
+    MDL_SCALE_NONE = 0,
+    MDL_SCALE_MINMAX,     /* per feature to [0, 1] by the training min and max */
+    MDL_SCALE_STANDARD    /* per feature to mean 0, sd 1 by training statistics */
+} mdl_scale;
+
+/* Scales every feature of train, and of test when not NULL, with
+ * statistics of train only (no test information leaks into training).  A
+ * constant feature becomes 0.  Returns 0, or -1 when out of memory. */
+int mdl_dataset_scale(mdl_dataset *train, mdl_dataset *test, mdl_scale how);
+
+/* Moves a seeded random fraction of all's samples into test and the rest
+ * into train (both new, caller-owned; all is emptied).  The test set holds
+ * round(fraction * n) samples, in the order of a seeded shuffle; the
+ * training set keeps file order.  Returns 0, or -1 when out of memory or
+ * when either part would be empty. */
+int mdl_dataset_split(mdl_dataset *all, double test_fraction, uint64_t seed,
+                      mdl_dataset *train, mdl_dataset *test);
+
 #endif
