@@ -66,7 +66,7 @@ static const struct bad_case {
     {"nodes_string", ": /nodes: error: must be an integer, got string"},
     {"seed_negative", ": /seed: error: must be >= 0, got -1"},
     {"unknown_top_key", ": /: error: unknown key \"stopp\" (expected one of: seed, nodes, "
-                        "compute, network, topology, model, data, algorithm, stop, metrics)"},
+                        "compute, network, topology, model, data, algorithm, optimizer, stop, metrics)"},
     {"unknown_nested_key", ": /algorithm: error: unknown key \"lerning_rate\" "
                            "(expected one of: name, lr, batch)"},
     {"compute_not_object", ": /compute: error: must be an object, got number"},
@@ -102,12 +102,35 @@ static const struct bad_case {
                          "of: ring, complete, torus2d, erdos_renyi, random_regular)"},
     {"random_regular_odd", ": /topology/degree: error: nodes * degree must be even, "
                            "got 5 * 3"},
-    {"model_unknown", ": /model/kind: error: unknown model \"mlp\" (expected one of: "
-                      "softmax, logistic)"},
+    {"model_unknown", ": /model/kind: error: unknown model \"resnet\" (expected one of: "
+                      "softmax, logistic, mlp)"},
+    {"mlp_hidden_empty", ": /model/hidden: error: must hold 1 to 8 layer widths, got 0"},
+    {"mlp_hidden_zero", ": /model/hidden/1: error: must be >= 1, got 0"},
+    {"mlp_activation_unknown", ": /model/activation: error: unknown activation \"sigmoid\" "
+                               "(expected one of: relu, tanh)"},
+    {"softmax_with_hidden", ": /model: error: key \"hidden\" is not allowed with kind "
+                            "\"softmax\""},
+    {"idx_missing_labels", ": /data: error: missing required key \"train_labels\" for kind "
+                           "\"idx\""},
+    {"alpha_with_iid", ": /data/alpha: error: is not allowed with partition \"iid\""},
+    {"dirichlet_alpha_zero", ": /data/alpha: error: must be > 0, got 0"},
+    {"scale_unknown", ": /data/scale: error: unknown scale \"zscore\" (expected one of: "
+                      "none, minmax, standard)"},
+    {"fmnist_separation", ": /data: error: key \"separation\" is not allowed with kind "
+                          "\"fashion-mnist\""},
+    {"momentum_one", ": /optimizer/momentum: error: must be < 1, got 1"},
+    {"nesterov_without_momentum", ": /optimizer/nesterov: error: needs momentum > 0"},
+    {"step_missing_every", ": /optimizer: error: missing required key \"step_every\" for "
+                           "schedule \"step\""},
+    {"cosine_without_total", ": /optimizer: error: missing required key \"total_steps\" for "
+                             "schedule \"cosine\" (or give stop.steps)"},
+    {"gamma_with_cosine", ": /optimizer/gamma: error: is not allowed with schedule "
+                          "\"cosine\""},
+    {"per_node_string", ": /metrics/per_node: error: must be true or false, got string"},
     {"logistic_classes_3", ": /data/classes: error: must be 2 with model \"logistic\", "
                            "got 3"},
-    {"partition_unknown", ": /data/partition: error: unknown partition \"dirichlet\" "
-                          "(expected one of: iid)"},
+    {"partition_unknown", ": /data/partition: error: unknown partition \"pathological\" "
+                          "(expected one of: iid, dirichlet, shards, quantity)"},
     {"train_below_nodes", ": /data/train: error: must be >= nodes (8) so that every node "
                           "holds data, got 6"},
     {"batch_too_large", ": /algorithm/batch: error: must be <= 62 (train 1000 / nodes 16), "
@@ -314,11 +337,12 @@ START_TEST(test_resolved_golden)
         "\"compute\":{\"groups\":[{\"nodes\":[0,2,3],\"slowdown\":4.0}],"
         "\"noise\":{\"dist\":\"uniform\",\"high\":1.5,\"low\":0.5},\"step_time_s\":0.01},"
         "\"data\":{\"classes\":4,\"features\":16,\"kind\":\"synthetic\",\"partition\":\"iid\","
-        "\"separation\":2.0,\"test\":1024,\"train\":4096},"
-        "\"metrics\":{\"eval_samples\":0,\"every_s\":0.05},"
+        "\"scale\":\"none\",\"separation\":2.0,\"test\":1024,\"train\":4096},"
+        "\"metrics\":{\"eval_samples\":0,\"every_s\":0.05,\"per_node\":false,\"test_samples\":0},"
         "\"model\":{\"kind\":\"softmax\",\"l2\":0.0001},"
         "\"network\":{\"bandwidth_Bps\":1.25e9,\"bytes_per_param\":4.0,\"latency_s\":0.0001},"
-        "\"nodes\":4,\"seed\":3,\"stop\":{\"target_accuracy\":0.9,\"time_s\":5.0},"
+        "\"nodes\":4,\"optimizer\":{\"momentum\":0.0,\"nesterov\":false,\"schedule\":\"constant\","
+        "\"warmup_steps\":0,\"weight_decay\":0.0},\"seed\":3,\"stop\":{\"target_accuracy\":0.9,\"time_s\":5.0},"
         "\"topology\":{\"kind\":\"complete\"}}";
     scn_scenario s, t;
 
@@ -501,8 +525,8 @@ static const struct bad_set {
     {"compute.groups.0.nodes.0=9", "base.json: /compute/groups/0/nodes/0: error: must be in "
                                    "0..3, got 9"},
     {"/foo~1bar=1", "base.json: /: error: unknown key \"foo/bar\" (expected one of: seed, "
-                    "nodes, compute, network, topology, model, data, algorithm, stop, "
-                    "metrics)"},
+                    "nodes, compute, network, topology, model, data, algorithm, optimizer, "
+                    "stop, metrics)"},
     {"algorithm.nmae=x", "base.json: /algorithm: error: unknown key \"nmae\" (expected one "
                          "of: name, lr, batch)"},
 };

@@ -110,6 +110,13 @@ void scn_fini(scn_scenario *s)
     free(s->topology);
     free(s->model);
     free(s->partition);
+    free(s->data_kind);
+    free(s->data_train_images);
+    free(s->data_train_labels);
+    free(s->data_test_images);
+    free(s->data_test_labels);
+    free(s->data_dir);
+    free(s->opt_schedule);
     free(s->algorithm);
     free(s->resolved_json);
     memset(s, 0, sizeof *s);
