@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
 #include "cl_cluster.h"
+#include "mdl_optim.h"
 #include "topo.h"
 
 /* What every hook may use.  Owned by the runner. */
@@ -19,7 +20,10 @@ typedef struct alg_ctx {
     const topo_graph *g;        /* neighbour lists and mixing weights */
     int               n;        /* nodes */
     size_t            P;        /* parameters per model */
-    double            lr;       /* learning rate */
+    double            lr;       /* base learning rate (the optimizer's) */
+    mdl_optim        *opt;      /* every node's optimizer state, owned by
+                                   the runner; updates go through
+                                   alg_sgd_apply */
     gsl_rng         **rng;      /* per-node SIM_RNG_ALGO streams */
     char             *states;   /* n * state_size bytes */
     size_t            state_size;
@@ -56,7 +60,10 @@ extern const alg_type alg_allreduce, alg_dpsgd, alg_adpsgd;
 const alg_type *alg_find(const char *name);   /* NULL when unknown */
 const char     *alg_names(void);              /* "adpsgd, allreduce, dpsgd" */
 
-/* Parameter update shared by all: x <- x - lr * g (CBLAS daxpy). */
-void alg_sgd_apply(const alg_ctx *ctx, double *x, const double *g);
+/* Node's parameter update with the gradient g / g_div, shared by all
+ * protocols: it goes through node's optimizer (momentum, weight decay,
+ * learning-rate schedule; see mdl_optim.h).  With the default optimizer it
+ * is exactly x <- x - (lr / g_div) g (one CBLAS daxpy). */
+void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div);
 
 #endif

@@ -7,7 +7,7 @@
  * sends stage s+1 only after it has received stage s from node i-1, so a
  * slow node or link holds the whole ring back, as in real collectives.
  * After the last all-gather stage every node holds the same sum, applies
- * x <- x - lr * sum / n and starts its next step.  On a homogeneous network
+ * x <- x - lr * sum / n (through its optimizer) and starts its next step.  On a homogeneous network
  * one all-reduce takes exactly 2(n-1) a + 2(n-1)/n * M/B.
  *
  * Simplified: the ring order is node order 0..n-1 whatever the topology
@@ -67,7 +67,7 @@ static void send_stage(alg_ctx *ctx, ar_state *st, int i, int s)
 static void finish_round(alg_ctx *ctx, ar_state *st, int i)
 {
     double *x = cl_params(ctx->cl, i);
-    cblas_daxpy((int)ctx->P, -ctx->lr / ctx->n, st->acc, 1, x, 1);
+    alg_sgd_apply(ctx, i, x, st->acc, (double)ctx->n);
     st->round++;
     st->ready = 0;
     st->recvd = 0;

@@ -4,7 +4,6 @@
 #include "alg.h"
 
 #include <string.h>
-#include <gsl/gsl_cblas.h>
 
 static const alg_type *const all[] = { &alg_adpsgd, &alg_allreduce, &alg_dpsgd };
 
@@ -18,7 +17,7 @@ const alg_type *alg_find(const char *name)
 
 const char *alg_names(void) { return "adpsgd, allreduce, dpsgd"; }
 
-void alg_sgd_apply(const alg_ctx *ctx, double *x, const double *g)
+void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div)
 {
-    cblas_daxpy((int)ctx->P, -ctx->lr, g, 1, x, 1);
+    mdl_optim_step(ctx->opt, node, x, g, g_div);
 }
