@@ -1,16 +1,21 @@
 /* bench_engine.c -- the classic hold model on the event engine: pop the
  * earliest event and schedule one at now + Exp(1), with a constant number of
- * pending events (10^3, 10^5, 10^6).  The same hold loop also runs on a bare
- * binary heap of the same 32-byte records, written here with the same sift
- * code and fully inlined: the practical limit for this data layout, so the
- * ratio measures what the engine's API, cancellation check and run loop
- * cost.  Engine (A) and bare heap (B) alternate within one process, run by
- * run, and are timed in CPU time (getrusage, user + sys) and wall time;
- * each cell is the median of the runs with min and max.  The exponential
- * draws are pregenerated outside the timed loops and read identically by A
- * and B.  Output is a markdown table on stdout.  It does not measure
+ * pending events (10^3, 10^5, 10^6).  The same hold loop runs on three
+ * queues in one process: A, the engine through sim_engine_run, a handler and
+ * sim_engine_schedule_at; B, a bare binary heap of the same 32-byte records
+ * with the engine's layout and sift code, fully inlined (the practical limit,
+ * so A/B is what the API, the cancellation check and the run loop cost); C,
+ * a plain bare heap without the layout tricks (what they buy).  The three
+ * rotate their order run by run; each is timed in CPU time (getrusage, user
+ * + sys) and wall time, reported as median, min and max over the runs.  The
+ * exponential draws are pregenerated outside the timed loops and read
+ * identically by all three, which must therefore end at the same simulated
+ * time.  Output is a markdown table on stdout.  It does not measure
  * cancellation, growth of the heap or anything above the engine.
  */
+/* For RUSAGE_THREAD (Linux), see cpu_now. */
+#define _GNU_SOURCE
+
 #include "sim_engine.h"
 #include "sim_rng.h"
 
@@ -27,7 +32,7 @@
 
 #define RUNS 5
 #define N_DRAWS (1u << 20) /* 8 MiB: long enough not to impose a short cycle */
-#define DEFAULT_OPS 5000000ull
+#define DEFAULT_OPS 10000000ull
 #define BENCH_SEED 20240601u
 
 static const size_t sizes[] = {1000, 100000, 1000000};
@@ -37,11 +42,25 @@ typedef struct timing {
     double wall_s;
 } timing;
 
+/* The benchmark is single-threaded, so the calling thread's CPU time is the
+ * measure.  RUSAGE_SELF would also bill other threads: the OpenBLAS that the
+ * GSL link pulls in starts a worker thread that spins early in the process,
+ * and RUSAGE_SELF charged ~0.07 s of it to whichever run came first.  Once
+ * that thread exists, the kernel counts a thread's time in 4 ms ticks,
+ * hence runs of about half a second or more (DEFAULT_OPS). */
+#ifdef RUSAGE_THREAD
+#define CPU_WHO RUSAGE_THREAD
+#define CPU_WHO_NAME "RUSAGE_THREAD"
+#else
+#define CPU_WHO RUSAGE_SELF
+#define CPU_WHO_NAME "RUSAGE_SELF"
+#endif
+
 static double
 cpu_now(void)
 {
     struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
+    getrusage(CPU_WHO, &ru);
     return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec)
            + 1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
@@ -104,7 +123,7 @@ out_fail:
     return -1.0;
 }
 
-/* ---- B: a bare heap, everything inlined -------------------------------- */
+/* ---- B and C: bare heaps, everything inlined ---------------------------- */
 
 typedef struct bare_event {
     double   time;
@@ -114,6 +133,7 @@ typedef struct bare_event {
 
 typedef struct bare_heap {
     bare_event *a;
+    void       *mem;
     size_t      n;
     uint64_t    seq;
 } bare_heap;
@@ -139,20 +159,31 @@ bare_push(bare_heap *h, double time)
     h->a[i] = ev;
 }
 
-static inline bare_event
-bare_pop(bare_heap *h)
+/* tuned is a constant at each call site, so the compiler emits two loops:
+ * B with the engine's layout tricks (sibling records in one cache line,
+ * prefetch of the great-grandchildren from 4096 pending on), C without. */
+static inline double
+bare_pop(bare_heap *h, const int tuned)
 {
     bare_event *a = h->a;
-    bare_event top = a[0];
+    double top = a[0].time;
     size_t n = --h->n;
     if (n == 0)
         return top;
     bare_event last = a[n];
+    int prefetch = tuned && n >= 4096;
     size_t i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n)
             break;
+        if (prefetch && 8 * i + 14 < n) {
+            const bare_event *g = &a[8 * i + 7];
+            __builtin_prefetch(g);
+            __builtin_prefetch(g + 2);
+            __builtin_prefetch(g + 4);
+            __builtin_prefetch(g + 6);
+        }
         if (c + 1 < n)
             c += (size_t)bare_earlier(&a[c + 1], &a[c]);
         if (!bare_earlier(&a[c], &last))
@@ -164,29 +195,46 @@ bare_pop(bare_heap *h)
     return top;
 }
 
-static double
-run_bare(size_t n, uint64_t warmup, uint64_t ops, const double *draws, timing *t)
+static inline double
+bare_hold(bare_heap *h, uint64_t ops, const double *draws, size_t *next, const int tuned)
 {
-    bare_heap h = {malloc(n * sizeof(bare_event)), 0, 0};
-    if (h.a == NULL)
+    double now = 0.0;
+    for (uint64_t k = 0; k < ops; k++) {
+        now = bare_pop(h, tuned);
+        bare_push(h, now + draws[(*next)++ & (N_DRAWS - 1)]);
+    }
+    return now;
+}
+
+static double
+run_bare(size_t n, uint64_t warmup, uint64_t ops, const double *draws, timing *t,
+         const int tuned)
+{
+    bare_heap h = {NULL, NULL, 0, 0};
+    if (tuned) {
+        size_t bytes = ((n + 1) * sizeof(bare_event) + 63) / 64 * 64;
+        h.mem = aligned_alloc(64, bytes);
+        h.a = (bare_event *)h.mem + 1;
+    } else {
+        h.mem = malloc(n * sizeof(bare_event));
+        h.a = h.mem;
+    }
+    if (h.mem == NULL)
         return -1.0;
     size_t next = 0;
     for (size_t i = 0; i < n; i++)
         bare_push(&h, draws[next++ & (N_DRAWS - 1)]);
-    double now = 0.0;
-    for (uint64_t k = 0; k < warmup; k++) {
-        now = bare_pop(&h).time;
-        bare_push(&h, now + draws[next++ & (N_DRAWS - 1)]);
-    }
+    if (tuned)
+        bare_hold(&h, warmup, draws, &next, 1);
+    else
+        bare_hold(&h, warmup, draws, &next, 0);
 
     double c0 = cpu_now(), w0 = wall_now();
-    for (uint64_t k = 0; k < ops; k++) {
-        now = bare_pop(&h).time;
-        bare_push(&h, now + draws[next++ & (N_DRAWS - 1)]);
-    }
+    double now = tuned ? bare_hold(&h, ops, draws, &next, 1)
+                       : bare_hold(&h, ops, draws, &next, 0);
     t->wall_s = wall_now() - w0;
     t->cpu_s = cpu_now() - c0;
-    free(h.a);
+    free(h.mem);
     return now;
 }
 
@@ -244,7 +292,7 @@ main(int argc, char **argv)
         char *end;
         errno = 0;
         unsigned long long v = strtoull(argv[1], &end, 10);
-        if (errno != 0 || *end != '\0' || end == argv[1] || v == 0) {
+        if (argv[1][0] < '0' || argv[1][0] > '9' || errno != 0 || *end != '\0' || v == 0) {
             fprintf(stderr, "bench_engine: error: OPS must be a positive integer, got '%s'\n",
                     argv[1]);
             return 2;
@@ -263,57 +311,64 @@ main(int argc, char **argv)
     gsl_rng_free(r);
 
     printf("Hold model: %llu timed operations per run after a warm-up of max(n, 10^5),"
-           " %d runs, A (engine) and B (bare heap) alternating.\n"
-           "Exp(1) draws pregenerated (%u values, cycled), read identically by A and B.\n"
+           " %d runs; A, B and C rotate their order from run to run.\n"
+           "Exp(1) draws pregenerated (%u values, cycled), read identically by A, B and C.\n"
            "M ev/s = million hold operations (one pop + one push) per second:"
-           " median [min, max].\n\n",
-           (unsigned long long)ops, RUNS, N_DRAWS);
-    printf("| pending | engine, CPU | bare heap, CPU | engine/bare CPU time"
-           " | engine, wall | bare heap, wall | peak RSS |\n");
-    printf("|---:|---:|---:|---:|---:|---:|---:|\n");
+           " median [min, max].\n"
+           "A = engine (sim_engine_run + handler + sim_engine_schedule_at);"
+           " B = bare heap, same layout and sift code, inlined;"
+           " C = plain bare heap (malloc'd array, no prefetch).\n"
+           "CPU = getrusage(%s) user + sys; wall = CLOCK_MONOTONIC.\n\n",
+           (unsigned long long)ops, RUNS, N_DRAWS, CPU_WHO_NAME);
+    printf("| pending | A engine, CPU | B bare heap, CPU | A/B CPU time | C plain heap, CPU"
+           " | A wall | B wall | C wall | peak RSS |\n");
+    printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     fflush(stdout);
 
     int status = 0;
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
         size_t n = sizes[s];
         uint64_t warmup = n > 100000 ? n : 100000;
-        timing ta[RUNS], tb[RUNS];
+        timing t[3][RUNS];
         for (int run = 0; run < RUNS; run++) {
-            /* Alternate who goes first so neither always inherits a warm
-             * or a cold cache and allocator from the other. */
-            double ra, rb;
-            if (run % 2 == 0) {
-                ra = run_engine(n, warmup, ops, draws, &ta[run]);
-                rb = run_bare(n, warmup, ops, draws, &tb[run]);
-            } else {
-                rb = run_bare(n, warmup, ops, draws, &tb[run]);
-                ra = run_engine(n, warmup, ops, draws, &ta[run]);
+            /* Rotate who goes first so no variant always inherits a warm
+             * or a cold cache and allocator from another. */
+            double reached[3];
+            for (int k = 0; k < 3; k++) {
+                int v = (run + k) % 3;
+                if (v == 0)
+                    reached[v] = run_engine(n, warmup, ops, draws, &t[v][run]);
+                else
+                    reached[v] = run_bare(n, warmup, ops, draws, &t[v][run], v == 1);
             }
-            if (ra < 0.0 || rb < 0.0) {
+            if (reached[0] < 0.0 || reached[1] < 0.0 || reached[2] < 0.0) {
                 fprintf(stderr, "bench_engine: error: run failed at %zu pending (out of memory?)\n",
                         n);
                 free(draws);
                 return 1;
             }
-            /* Same draws and the same (time, seq) order: both must end
-             * at the very same simulated time, or they did not do the
-             * same work. */
-            if (ra != rb) {
-                fprintf(stderr, "bench_engine: error: engine and bare heap diverged at %zu"
-                        " pending (%.17g vs %.17g)\n", n, ra, rb);
+            /* Same draws and the same (time, seq) order: all must end at
+             * the very same simulated time, or they did not do the same
+             * work. */
+            if (reached[0] != reached[1] || reached[0] != reached[2]) {
+                fprintf(stderr, "bench_engine: error: variants diverged at %zu pending"
+                        " (%.17g, %.17g, %.17g)\n", n, reached[0], reached[1], reached[2]);
                 status = 1;
             }
         }
-        summary ac = rates(ta, 1, ops), bc = rates(tb, 1, ops);
-        summary aw = rates(ta, 0, ops), bw = rates(tb, 0, ops);
+        summary c[3], w[3];
+        for (int v = 0; v < 3; v++) {
+            c[v] = rates(t[v], 1, ops);
+            w[v] = rates(t[v], 0, ops);
+        }
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
-        printf("| %zu | %.1f [%.1f, %.1f] | %.1f [%.1f, %.1f] | %.2f"
-               " | %.1f [%.1f, %.1f] | %.1f [%.1f, %.1f] | %.0f MiB |\n",
-               n, ac.med, ac.min, ac.max, bc.med, bc.min, bc.max,
-               median_cpu(ta) / median_cpu(tb),
-               aw.med, aw.min, aw.max, bw.med, bw.min, bw.max,
-               (double)ru.ru_maxrss / 1024.0);
+        printf("| %zu | %.1f [%.1f, %.1f] | %.1f [%.1f, %.1f] | %.2f | %.1f [%.1f, %.1f]",
+               n, c[0].med, c[0].min, c[0].max, c[1].med, c[1].min, c[1].max,
+               median_cpu(t[0]) / median_cpu(t[1]), c[2].med, c[2].min, c[2].max);
+        for (int v = 0; v < 3; v++)
+            printf(" | %.1f [%.1f, %.1f]", w[v].med, w[v].min, w[v].max);
+        printf(" | %.0f MiB |\n", (double)ru.ru_maxrss / 1024.0);
         fflush(stdout);
     }
     printf("\nPeak RSS is the process's ru_maxrss after that row (it never decreases);"

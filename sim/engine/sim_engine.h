@@ -46,6 +46,8 @@ void        sim_engine_destroy(sim_engine *e);
 /* Current simulated time in seconds (time of the last popped event). */
 double   sim_engine_now(const sim_engine *e);
 size_t   sim_engine_pending(const sim_engine *e);   /* includes cancelled ones not yet popped */
+/* Live events delivered so far, by sim_engine_pop or to a run's handler;
+ * cancelled events dropped on the way are not counted. */
 uint64_t sim_engine_events_processed(const sim_engine *e);
 
 /* Schedules an event at absolute time `at` (>= now; an earlier time is
@@ -65,8 +67,10 @@ uint32_t sim_engine_generation(const sim_engine *e, uint32_t target);
 int sim_engine_pop(sim_engine *e, sim_event *ev);
 
 /* Runs until the handler returns nonzero, the next event lies after
- * `horizon` (seconds; INFINITY for none), or no event is left. */
+ * `horizon` (seconds; INFINITY for none), or no event is left.  An event
+ * exactly at the horizon runs.  On SIM_STOP_HORIZON now becomes the horizon,
+ * unless that would move time backwards. */
 sim_stop sim_engine_run(sim_engine *e, double horizon, sim_handler h, void *ctx);
-int      sim_engine_stop_code(const sim_engine *e);  /* handler's nonzero return */
+int      sim_engine_stop_code(const sim_engine *e);  /* handler's nonzero return; 0 if the last run stopped otherwise */
 
 #endif

@@ -664,7 +664,9 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
         goto out_finish;
     }
 
-    double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+    /* CPU time of this thread only: the simulation is single-threaded, and
+     * OpenBLAS's idle worker threads spin at start-up (see bench/RESULTS.md) */
+    double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_THREAD_CPUTIME_ID);
     if (sim_engine_schedule_at(r->eng, 0.0, EV_METRICS, (uint32_t)s->n_nodes, 0) != 0) {
         snprintf(err, es, "%s: error: out of memory", s->path);
         goto out_finish;
@@ -691,7 +693,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
         record(r, &row);
     }
     res->wall_s = seconds(CLOCK_MONOTONIC) - w0;
-    res->cpu_s = seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    res->cpu_s = seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
     res->sim_time_s = sim_engine_now(r->eng);
     res->events = sim_engine_events_processed(r->eng);
     res->last = r->last;

@@ -243,19 +243,28 @@ int scn_i_check_rule(scn_ctx *c, const char *ptr, double x, enum scn_i_rule r)
     return 0;
 }
 
+/* obj[key] or NULL when obj or the key is absent; sets *present (may be
+ * NULL) and the key's pointer p. */
+static json_t *optional(json_t *obj, const char *optr, const char *key, int *present, char *p)
+{
+    json_t *v = obj ? json_object_get(obj, key) : NULL;
+
+    if (present)
+        *present = v != NULL;
+    scn_i_ptr_key(p, optr, key);
+    return v;
+}
+
 /* Number at obj[key]; *out keeps its default when absent.  present may
  * be NULL. */
 int scn_i_opt_num(scn_ctx *c, json_t *obj, const char *optr, const char *key, enum scn_i_rule r,
                    double *out, int *present)
 {
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
     char p[PTR_MAX];
+    json_t *v = optional(obj, optr, key, present, p);
 
-    if (present)
-        *present = v != NULL;
     if (!v)
         return 0;
-    scn_i_ptr_key(p, optr, key);
     if (!json_is_number(v))
         return scn_i_fail(c, p, "must be a number, got %s", scn_i_type_name(v));
     if (scn_i_check_rule(c, p, json_number_value(v), r))
@@ -296,28 +305,22 @@ int scn_i_int_value(scn_ctx *c, const char *ptr, json_t *v, long long min, long 
 int scn_i_opt_int(scn_ctx *c, json_t *obj, const char *optr, const char *key,
                    long long min, long long max, long long *out, int *present)
 {
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
     char p[PTR_MAX];
+    json_t *v = optional(obj, optr, key, present, p);
 
-    if (present)
-        *present = v != NULL;
     if (!v)
         return 0;
-    scn_i_ptr_key(p, optr, key);
     return scn_i_int_value(c, p, v, min, max, out);
 }
 
 int scn_i_opt_str(scn_ctx *c, json_t *obj, const char *optr, const char *key,
                    const char **out, int *present)
 {
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
     char p[PTR_MAX];
+    json_t *v = optional(obj, optr, key, present, p);
 
-    if (present)
-        *present = v != NULL;
     if (!v)
         return 0;
-    scn_i_ptr_key(p, optr, key);
     if (!json_is_string(v))
         return scn_i_fail(c, p, "must be a string, got %s", scn_i_type_name(v));
     *out = json_string_value(v);
