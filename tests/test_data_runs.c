@@ -236,6 +236,45 @@ START_TEST(test_schedule_applied_per_node)
 }
 END_TEST
 
+/* Runs a scenario given as text, as if it were a file in tests/data. */
+static void run_text(const char *json, run_result *res)
+{
+    scn_scenario s;
+    scn_error err;
+    ck_assert_msg(scn_load_string(json, DTSIM_SOURCE_DIR "/tests/data/inline.json", NULL, 0, &s,
+                                  &err) == 0, "%s", err.msg);
+    run_sim *r = run_prepare(&s, &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    char msg[1024];
+    ck_assert_msg(run_execute(r, NULL, res, msg, sizeof msg) == 0, "%s", msg);
+    run_destroy(r);
+    scn_fini(&s);
+}
+
+/* LIBSVM (labels -1/+1, sparse rows, split off a seeded quarter for
+ * testing) and CSV (gzipped, header, label in the last column): both
+ * problems are nearly separable, so a few epochs classify the held-out
+ * samples almost perfectly. */
+START_TEST(test_text_data_runs)
+{
+    run_result res;
+    run_text("{\"nodes\": 2, \"model\": {\"kind\": \"logistic\", \"l2\": 0},"
+             " \"data\": {\"kind\": \"libsvm\", \"train_file\": \"text/two-class.svm\","
+             "  \"test_fraction\": 0.25},"
+             " \"algorithm\": {\"name\": \"allreduce\", \"lr\": 0.5, \"batch\": 16},"
+             " \"stop\": {\"steps\": 200}}", &res);
+    ck_assert_uint_eq(res.n_params, 7);
+    ck_assert_msg(res.last.test_accuracy >= 0.9, "libsvm accuracy %g", res.last.test_accuracy);
+    run_text("{\"nodes\": 3, \"model\": {\"kind\": \"softmax\"},"
+             " \"data\": {\"kind\": \"csv\", \"train_file\": \"text/blobs.csv.gz\","
+             "  \"header\": true, \"label_column\": 4, \"scale\": \"standard\"},"
+             " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.2, \"batch\": 8},"
+             " \"stop\": {\"steps\": 100}}", &res);
+    ck_assert_uint_eq(res.n_params, 4 * 3 + 3);
+    ck_assert_msg(res.last.test_accuracy >= 0.9, "csv accuracy %g", res.last.test_accuracy);
+}
+END_TEST
+
 static Suite *data_runs_suite(void)
 {
     Suite *s = suite_create("data_runs");
@@ -245,6 +284,7 @@ static Suite *data_runs_suite(void)
     tcase_add_test(tc, test_data_file_errors);
     tcase_add_test(tc, test_run_json_partition_and_node_metrics);
     tcase_add_test(tc, test_schedule_applied_per_node);
+    tcase_add_test(tc, test_text_data_runs);
     suite_add_tcase(s, tc);
     return s;
 }

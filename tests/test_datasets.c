@@ -81,6 +81,105 @@ START_TEST(test_idx_errors)
 }
 END_TEST
 
+#define TX DTSIM_SOURCE_DIR "/tests/data/text/"
+
+START_TEST(test_libsvm)
+{
+    mdl_dataset ds;
+    char err[512] = "";
+    ck_assert_msg(mdl_libsvm_load(TX "two-class.svm", 0, &ds, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(ds.n, 171);
+    ck_assert_uint_eq(ds.d, 6);
+    /* First line: "+1 1:0.847 2:1.178 3:-0.23 4:0.258 5:-0.348 6:0.154";
+     * second: "+1 1:0.239 2:-0.455 3:1.242 4:-0.423 6:0.521" (5 absent). */
+    ck_assert_int_eq(ds.y[0], 1);
+    ck_assert_double_eq(ds.x[0], 0.847);
+    ck_assert_double_eq(ds.x[5], 0.154);
+    ck_assert_double_eq(ds.x[6 + 4], 0.0);
+    ck_assert_double_eq(ds.x[6 + 5], 0.521);
+    /* -1/+1 become 0/1; the defining rule holds on every row. */
+    ck_assert_int_eq(mdl_labels_compact(&ds, NULL), 2);
+    ck_assert_int_eq(ds.n_classes, 2);
+    for (size_t i = 0; i < ds.n; i++) {
+        const double *x = ds.x + i * 6;
+        ck_assert_int_eq(ds.y[i], x[0] + x[2] - x[5] > 0);
+    }
+    /* Widening pads with zeros and keeps the values. */
+    ck_assert_int_eq(mdl_dataset_widen(&ds, 9), 0);
+    ck_assert_uint_eq(ds.d, 9);
+    ck_assert_double_eq(ds.x[9 + 5], 0.521);
+    ck_assert_double_eq(ds.x[9 + 8], 0.0);
+    mdl_dataset_fini(&ds);
+    /* d_min forces a width. */
+    ck_assert_int_eq(mdl_libsvm_load(TX "two-class.svm", 20, &ds, err, sizeof err), 0);
+    ck_assert_uint_eq(ds.d, 20);
+    mdl_dataset_fini(&ds);
+}
+END_TEST
+
+START_TEST(test_csv)
+{
+    mdl_dataset ds, h;
+    char err[512] = "";
+    ck_assert_msg(mdl_csv_load(TX "blobs.csv.gz", 4, 1, &ds, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(ds.n, 150);
+    ck_assert_uint_eq(ds.d, 4);
+    ck_assert_int_eq(mdl_labels_compact(&ds, NULL), 3);
+    for (size_t i = 0; i < ds.n; i++)
+        ck_assert(ds.y[i] >= 0 && ds.y[i] <= 2);
+    mdl_dataset_fini(&ds);
+    /* Label column first: "a,b,label / 1,2,0 / 3,4,1" read with label 0. */
+    ck_assert_int_eq(mdl_csv_load(TX "header.csv", 0, 1, &h, err, sizeof err), 0);
+    ck_assert_uint_eq(h.n, 2);
+    ck_assert_uint_eq(h.d, 2);
+    ck_assert_int_eq(h.y[1], 3);
+    ck_assert_double_eq(h.x[2], 4.0);
+    ck_assert_double_eq(h.x[3], 1.0);
+    /* Labels shared between a training and a test set. */
+    mdl_dataset t2;
+    ck_assert_int_eq(mdl_csv_load(TX "header.csv", 2, 1, &t2, err, sizeof err), 0);
+    ck_assert_int_eq(mdl_labels_compact(&h, &t2), 3);   /* {1, 3} u {0, 1} */
+    ck_assert_int_eq(h.y[0], 1);
+    ck_assert_int_eq(h.y[1], 2);
+    ck_assert_int_eq(t2.y[0], 0);
+    ck_assert_int_eq(t2.n_classes, 3);
+    mdl_dataset_fini(&t2);
+    mdl_dataset_fini(&h);
+}
+END_TEST
+
+START_TEST(test_text_errors)
+{
+    static const struct { int csv; const char *path; int col, header; const char *msg; } cases[] = {
+        { 0, TX "bad-index.svm", 0, 0,
+          TX "bad-index.svm:2: error: feature indices must ascend, got 2 after 2" },
+        { 0, TX "bad-label.svm", 0, 0,
+          TX "bad-label.svm:1: error: label must be an integer (class), got 0.5" },
+        { 0, TX "header.csv", 0, 0,
+          TX "header.csv:1: error: expected a label at the start of the line" },
+        { 0, TX "nope.svm", 0, 0, TX "nope.svm: error: cannot open: No such file or directory" },
+        { 1, TX "ragged.csv", 2, 0, TX "ragged.csv:3: error: has 2 fields, line 1 has 3" },
+        { 1, TX "header.csv", 2, 0,
+          TX "header.csv:1: error: field 1: expected a finite number, got \"a\" (set "
+             "\"header\": true if the first line names the columns)" },
+        { 1, TX "header.csv", 3, 1,
+          TX "header.csv:2: error: label_column 3 is not among the 3 fields" },
+        { 1, TX "two-class.svm", 0, 1,
+          TX "two-class.svm:2: error: needs at least 2 fields (features and a label), got 1" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mdl_dataset ds;
+        char err[1024] = "";
+        const int rc = cases[i].csv
+            ? mdl_csv_load(cases[i].path, cases[i].col, cases[i].header, &ds, err, sizeof err)
+            : mdl_libsvm_load(cases[i].path, 0, &ds, err, sizeof err);
+        ck_assert_int_eq(rc, -1);
+        ck_assert_str_eq(err, cases[i].msg);
+        ck_assert_ptr_null(ds.x);
+    }
+}
+END_TEST
+
 static void tiny(mdl_dataset *ds, size_t n, size_t d, int C)
 {
     ds->n = n;
@@ -287,6 +386,9 @@ static Suite *datasets_suite(void)
     TCase *idx = tcase_create("idx");
     tcase_add_test(idx, test_idx_real_samples);
     tcase_add_test(idx, test_idx_errors);
+    tcase_add_test(idx, test_libsvm);
+    tcase_add_test(idx, test_csv);
+    tcase_add_test(idx, test_text_errors);
     suite_add_tcase(s, idx);
     TCase *prep = tcase_create("prep");
     tcase_add_test(prep, test_scale);

@@ -126,6 +126,11 @@ static const struct bad_case {
                              "schedule \"cosine\" (or give stop.steps)"},
     {"gamma_with_cosine", ": /optimizer/gamma: error: is not allowed with schedule "
                           "\"cosine\""},
+    {"libsvm_missing_train_file", ": /data: error: missing required key \"train_file\" for "
+                                  "kind \"libsvm\""},
+    {"csv_fraction_with_test_file", ": /data/test_fraction: error: is not allowed with "
+                                    "\"test_file\" (the test set is that file)"},
+    {"csv_fraction_one", ": /data/test_fraction: error: must be < 1, got 1"},
     {"per_node_string", ": /metrics/per_node: error: must be true or false, got string"},
     {"logistic_classes_3", ": /data/classes: error: must be 2 with model \"logistic\", "
                            "got 3"},

@@ -100,6 +100,7 @@ int  mdl_partition_stats_compute(const mdl_partition *p, const mdl_dataset *ds,
 
 /* ---- loaders (mdl_idx.c, mdl_text.c) ---------------------------------- */
 
+
 /* Loads one IDX pair (the MNIST format, gzipped or plain: zlib reads both):
  * images with magic 0x00000803 (unsigned bytes, any number of dimensions
  * >= 2 after the count is also accepted, as are the other IDX element
@@ -111,6 +112,33 @@ int  mdl_partition_stats_compute(const mdl_partition *p, const mdl_dataset *ds,
  * ds left empty. */
 int mdl_idx_load(const char *images_path, const char *labels_path, mdl_dataset *ds,
                  char *err, size_t err_size);
+
+/* LIBSVM/svmlight text (gzipped or plain): per line "label index:value
+ * ...", indices from 1 and ascending, absent features 0, '#' starts a
+ * comment, blank lines are skipped.  Labels must be integers (e.g. -1/+1,
+ * 0/1, 1..K) and stay raw in y (n_classes 0): call mdl_labels_compact.
+ * d = max(d_min, largest index).  Returns 0, or -1 with err set to
+ * "FILE:LINE: error: ..." (or "FILE: error: ...") and ds left empty. */
+int mdl_libsvm_load(const char *path, size_t d_min, mdl_dataset *ds, char *err,
+                    size_t err_size);
+
+/* CSV (gzipped or plain): one sample per line, comma-separated numbers,
+ * every line with the same number of fields; field label_column (from 0)
+ * is the integer label (kept raw, as above), the others are the features
+ * in order.  header: the first line names the columns and is skipped.
+ * Blank lines and lines starting with '#' are skipped.  Returns 0, or -1
+ * with err set as above and ds left empty. */
+int mdl_csv_load(const char *path, int label_column, int header, mdl_dataset *ds,
+                 char *err, size_t err_size);
+
+/* Maps the distinct raw labels of train and test (test may be NULL) to
+ * 0 .. K-1 in increasing order (so -1/+1 become 0/1) and sets n_classes
+ * of both to K.  Returns K, or -1 when out of memory.  O(n log n). */
+int mdl_labels_compact(mdl_dataset *train, mdl_dataset *test);
+
+/* Pads every row of ds with zeros up to d features (nothing when d <=
+ * ds->d).  Returns 0, or -1 when out of memory (ds unchanged). */
+int mdl_dataset_widen(mdl_dataset *ds, size_t d);
 
 /* ---- preprocessing (mdl_prep.c) ---------------------------------------- */
 

@@ -119,11 +119,66 @@ static void keep_first(mdl_dataset *ds, size_t n)
         ds->n = n;
 }
 
+/* LIBSVM or CSV: a training file and a test file, or one file split by a
+ * seeded test_fraction; labels compacted to 0 .. K-1 over both. */
+static int load_text(run_sim *r, char *m, size_t ms)
+{
+    const scn_scenario *s = r->s;
+    const int csv = strcmp(s->data_kind, "csv") == 0;
+    char tf[4096], vf[4096];
+    mdl_dataset all;
+    data_path(s, NULL, s->data_train_file, tf, sizeof tf);
+    if (csv ? mdl_csv_load(tf, s->data_label_column, s->data_header, &all, m, ms)
+            : mdl_libsvm_load(tf, s->data_features, &all, m, ms))
+        return -1;
+    if (s->data_test_file) {
+        r->train = all;
+        data_path(s, NULL, s->data_test_file, vf, sizeof vf);
+        if (csv ? mdl_csv_load(vf, s->data_label_column, s->data_header, &r->test, m, ms)
+                : mdl_libsvm_load(vf, r->train.d, &r->test, m, ms))
+            return -1;
+        if (!csv && mdl_dataset_widen(&r->train, r->test.d) != 0) {
+            snprintf(m, ms, "%.400s: error: out of memory", tf);
+            return -1;
+        }
+        if (r->test.d != r->train.d) {
+            snprintf(m, ms, "%.400s: error: rows have %zu features, the training file's "
+                     "(%.400s) %zu", vf, r->test.d, tf, r->train.d);
+            return -1;
+        }
+    } else if (mdl_dataset_split(&all, s->data_test_fraction,
+                                 sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
+                                 &r->train, &r->test) != 0) {
+        snprintf(m, ms, "%.400s: error: %zu samples cannot be split into non-empty training "
+                 "and test sets by test_fraction %g", tf, all.n, s->data_test_fraction);
+        mdl_dataset_fini(&all);
+        return -1;
+    }
+    const int K = mdl_labels_compact(&r->train, &r->test);
+    if (K < 0) {
+        snprintf(m, ms, "%.400s: error: out of memory", tf);
+        return -1;
+    }
+    if (K < 2) {
+        snprintf(m, ms, "%.400s: error: every label is the same: a classification needs at "
+                 "least 2 classes", tf);
+        return -1;
+    }
+    return 0;
+}
+
 static int load_files(run_sim *r, scn_error *err)
 {
     const scn_scenario *s = r->s;
     char ti[4096], tl[4096], vi[4096], vl[4096];
     char m[sizeof err->msg], v[256];
+    if (strcmp(s->data_kind, "libsvm") == 0 || strcmp(s->data_kind, "csv") == 0) {
+        if (load_text(r, m, sizeof m) != 0) {
+            snprintf(err->msg, sizeof err->msg, "%s", m);
+            return -1;
+        }
+        goto out_subsets;
+    }
     if (strcmp(s->data_kind, "idx") == 0) {
         data_path(s, NULL, s->data_train_images, ti, sizeof ti);
         data_path(s, NULL, s->data_train_labels, tl, sizeof tl);
@@ -148,6 +203,7 @@ static int load_files(run_sim *r, scn_error *err)
     const int C = r->train.n_classes > r->test.n_classes ? r->train.n_classes
                                                          : r->test.n_classes;
     r->train.n_classes = r->test.n_classes = C;
+out_subsets:
     keep_first(&r->train, s->data_train);
     keep_first(&r->test, s->data_test);
     if (r->train.n < (size_t)s->n_nodes) {

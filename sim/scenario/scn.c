@@ -116,6 +116,8 @@ void scn_fini(scn_scenario *s)
     free(s->data_test_images);
     free(s->data_test_labels);
     free(s->data_dir);
+    free(s->data_train_file);
+    free(s->data_test_file);
     free(s->opt_schedule);
     free(s->algorithm);
     free(s->resolved_json);

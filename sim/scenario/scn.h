@@ -64,11 +64,13 @@ typedef struct scn_scenario {
     int    model_activation; /* mlp: 0 relu (default), 1 tanh */
 
     /* data */
-    char  *data_kind;        /* "synthetic" (default), "idx", "fashion-mnist" */
+    char  *data_kind;        /* "synthetic" (default), "idx", "fashion-mnist",
+                                "libsvm", "csv" */
     /* synthetic: samples generated; idx, fashion-mnist: the first so many
      * samples of each file are used, 0 meaning all (the default) */
     size_t data_train, data_test;
-    size_t data_features;    /* synthetic: default 16 */
+    size_t data_features;    /* synthetic: default 16; libsvm: at least so many
+                                features, 0 = the largest index (default) */
     int    data_classes;     /* synthetic: default 4; logistic needs 2 */
     double data_separation;  /* synthetic: default 2.0 */
     /* idx: the four files as written in the scenario (relative paths are
@@ -76,6 +78,12 @@ typedef struct scn_scenario {
      * directory (default /usr/share/datasets/fashion-mnist) in data_dir */
     char  *data_train_images, *data_train_labels, *data_test_images, *data_test_labels;
     char  *data_dir;
+    /* libsvm, csv: the training file, an optional test file (NULL: a seeded
+     * test_fraction of the training file is held out, default 0.2) */
+    char  *data_train_file, *data_test_file;
+    double data_test_fraction;
+    int    data_label_column; /* csv: field holding the label, from 0 (default 0) */
+    int    data_header;       /* csv: the first line names the columns (default false) */
     int    data_scale;       /* 0 none, 1 minmax, 2 standard; default minmax for
                                 files, none for synthetic */
     char  *partition;        /* "iid" (default), "dirichlet", "shards", "quantity" */

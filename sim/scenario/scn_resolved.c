@@ -283,8 +283,20 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
             add(o, "train_labels", json_string(s->data_train_labels), oom);
             add(o, "test_images", json_string(s->data_test_images), oom);
             add(o, "test_labels", json_string(s->data_test_labels), oom);
-        } else {
+        } else if (strcmp(s->data_kind, "fashion-mnist") == 0) {
             add(o, "dir", json_string(s->data_dir), oom);
+        } else {
+            add(o, "train_file", json_string(s->data_train_file), oom);
+            if (s->data_test_file)
+                add(o, "test_file", json_string(s->data_test_file), oom);
+            else
+                add(o, "test_fraction", json_real(s->data_test_fraction), oom);
+            if (strcmp(s->data_kind, "libsvm") == 0) {
+                add(o, "features", json_integer((json_int_t)s->data_features), oom);
+            } else {
+                add(o, "label_column", json_integer(s->data_label_column), oom);
+                add(o, "header", json_boolean(s->data_header), oom);
+            }
         }
         add(o, "scale", json_string(scales[s->data_scale]), oom);
         add(o, "partition", json_string(s->partition), oom);

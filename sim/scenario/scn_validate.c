@@ -333,7 +333,7 @@ static int v_model(scn_ctx *c, json_t *root, scn_scenario *s)
 
 /* ---- data, algorithm, stop, metrics ------------------------------------ */
 
-enum { DATA_SYNTHETIC, DATA_IDX, DATA_FASHION_MNIST };
+enum { DATA_SYNTHETIC, DATA_IDX, DATA_FASHION_MNIST, DATA_LIBSVM, DATA_CSV };
 enum { PART_IID, PART_DIRICHLET, PART_SHARDS, PART_QUANTITY };
 
 static int v_partition(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
@@ -374,18 +374,25 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
     static const char *const keys[] = {"kind", "train", "test", "features", "classes",
                                        "separation", "partition", "alpha", "shards_per_node",
                                        "exponent", "scale", "train_images", "train_labels",
-                                       "test_images", "test_labels", "dir", NULL};
-    static const char *const per_kind[][13] = {
+                                       "test_images", "test_labels", "dir", "train_file",
+                                       "test_file", "test_fraction", "label_column", "header",
+                                       NULL};
+    static const char *const per_kind[][14] = {
         {"kind", "train", "test", "features", "classes", "separation", "partition", "alpha",
          "shards_per_node", "exponent", "scale", NULL},
         {"kind", "train", "test", "train_images", "train_labels", "test_images", "test_labels",
          "partition", "alpha", "shards_per_node", "exponent", "scale", NULL},
         {"kind", "train", "test", "dir", "partition", "alpha", "shards_per_node", "exponent",
          "scale", NULL},
+        {"kind", "train", "test", "train_file", "test_file", "test_fraction", "features",
+         "partition", "alpha", "shards_per_node", "exponent", "scale", NULL},
+        {"kind", "train", "test", "train_file", "test_file", "test_fraction", "label_column",
+         "header", "partition", "alpha", "shards_per_node", "exponent", "scale", NULL},
     };
     static const char *const files[] = {"train_images", "train_labels", "test_images",
                                         "test_labels", NULL};
-    static const char *const kinds[] = {"synthetic", "idx", "fashion-mnist", NULL};
+    static const char *const kinds[] = {"synthetic", "idx", "fashion-mnist", "libsvm", "csv",
+                                        NULL};
     static const char *const scales[] = {"none", "minmax", "standard", NULL};
     char p[PTR_MAX], kp[PTR_MAX], why[64];
     const char *kind = "synthetic", *scale = NULL, *dir = "/usr/share/datasets/fashion-mnist";
@@ -403,9 +410,11 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
         return -1;
     if (k != DATA_SYNTHETIC)
         train = test = 0;
+    if (k == DATA_LIBSVM)
+        features = 0;
     if (scn_i_opt_int(c, o, p, "train", k == DATA_SYNTHETIC ? 1 : 0, INT_MAX, &train, &has_train) ||
         scn_i_opt_int(c, o, p, "test", k == DATA_SYNTHETIC ? 1 : 0, INT_MAX, &test, NULL) ||
-        scn_i_opt_int(c, o, p, "features", 1, INT_MAX, &features, NULL) ||
+        scn_i_opt_int(c, o, p, "features", k == DATA_LIBSVM ? 0 : 1, 1 << 24, &features, NULL) ||
         scn_i_opt_int(c, o, p, "classes", 2, INT_MAX, &classes, NULL) ||
         scn_i_opt_num(c, o, p, "separation", GT0, &s->data_separation, NULL) ||
         v_partition(c, o, p, s) || scn_i_opt_str(c, o, p, "scale", &scale, NULL))
@@ -432,6 +441,35 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
             if (scn_i_set_str(c, dst, f))
                 return -1;
         }
+    } else if (k == DATA_LIBSVM || k == DATA_CSV) {
+        const char *tf = NULL, *vf = NULL;
+        long long col = 0;
+        int has_frac = 0;
+        snprintf(why, sizeof why, "for kind \"%s\"", kind);
+        s->data_test_fraction = 0.2;
+        if (scn_i_need_key(c, o, p, "train_file", why) ||
+            scn_i_opt_str(c, o, p, "train_file", &tf, NULL) ||
+            scn_i_opt_str(c, o, p, "test_file", &vf, NULL) ||
+            scn_i_opt_num(c, o, p, "test_fraction", GT0, &s->data_test_fraction, &has_frac) ||
+            scn_i_opt_int(c, o, p, "label_column", 0, INT_MAX, &col, NULL) ||
+            opt_bool(c, o, p, "header", &s->data_header))
+            return -1;
+        if (tf[0] == '\0' || (vf && vf[0] == '\0')) {
+            scn_i_ptr_key(kp, p, tf[0] == '\0' ? "train_file" : "test_file");
+            return scn_i_fail(c, kp, "must not be empty");
+        }
+        scn_i_ptr_key(kp, p, "test_fraction");
+        if (vf && has_frac)
+            return scn_i_fail(c, kp, "is not allowed with \"test_file\" (the test set is "
+                              "that file)");
+        if (s->data_test_fraction >= 1.0)
+            return scn_i_fail(c, kp, "must be < 1, got %g", s->data_test_fraction);
+        if (vf)
+            s->data_test_fraction = 0.0;
+        s->data_label_column = (int)col;
+        if (scn_i_set_str(c, &s->data_train_file, tf) ||
+            (vf && scn_i_set_str(c, &s->data_test_file, vf)))
+            return -1;
     } else if (k == DATA_FASHION_MNIST) {
         if (scn_i_opt_str(c, o, p, "dir", &dir, NULL))
             return -1;
@@ -458,7 +496,7 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
     }
     s->data_train = (size_t)train;
     s->data_test = (size_t)test;
-    s->data_features = k == DATA_SYNTHETIC ? (size_t)features : 0;
+    s->data_features = k == DATA_SYNTHETIC || k == DATA_LIBSVM ? (size_t)features : 0;
     s->data_classes = k == DATA_SYNTHETIC ? (int)classes : 0;
     return scn_i_set_str(c, &s->data_kind, kinds[k]);
 }
