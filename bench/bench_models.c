@@ -158,7 +158,7 @@ int main(void)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 20240601u);
     mdl_dataset ds = { N_DATA, D, C, malloc((size_t)N_DATA * D * sizeof(double)),
-                       malloc(N_DATA * sizeof(int)) };
+                       malloc(N_DATA * sizeof(int)), NULL };
     for (size_t i = 0; i < (size_t)N_DATA * D; i++)
         ds.x[i] = gsl_rng_uniform(r);
     for (size_t i = 0; i < N_DATA; i++)

@@ -15,7 +15,7 @@
 #include "mdl_internal.h"
 
 /* Sorted by name, matching mdl_type_names. */
-static const mdl_type *const all[] = { &mdl_logistic, &mdl_mlp, &mdl_softmax };
+static const mdl_type *const all[] = { &mdl_linear, &mdl_logistic, &mdl_mlp, &mdl_softmax };
 
 const mdl_type *mdl_type_find(const char *name)
 {
@@ -29,7 +29,7 @@ const mdl_type *mdl_type_find(const char *name)
 
 const char *mdl_type_names(void)
 {
-    return "logistic, mlp, softmax";
+    return "linear, logistic, mlp, softmax";
 }
 
 mdl_model *mdl_create(const mdl_type *t, size_t d, int n_classes, double l2,
@@ -44,7 +44,8 @@ mdl_model *mdl_create_arch(const mdl_type *t, const mdl_arch *a, double l2,
 {
     const size_t d = a->d;
     if (t == NULL || d == 0 || d > INT_MAX || max_batch == 0 || max_batch > INT_MAX
-        || a->n_classes < 2 || a->n_hidden > MDL_MAX_HIDDEN || !t->supports(a)
+        || a->n_classes < 0 || a->n_classes == 1 || a->n_hidden > MDL_MAX_HIDDEN
+        || !t->supports(a)
         || !(l2 >= 0.0) || !isfinite(l2))
         return NULL;
     for (size_t l = 0; l < a->n_hidden; l++)
@@ -69,11 +70,16 @@ mdl_model *mdl_create_arch(const mdl_type *t, const mdl_arch *a, double l2,
     m->y = malloc(max_batch * sizeof *m->y);
     if (m->y == NULL)
         goto out_free_x;
+    m->t = malloc(max_batch * sizeof *m->t);
+    if (m->t == NULL)
+        goto out_free_y;
     m->ws = t->alloc(a, max_batch);
     if (m->ws == NULL)
-        goto out_free_y;
+        goto out_free_t;
     return m;
 
+out_free_t:
+    free(m->t);
 out_free_y:
     free(m->y);
 out_free_x:
@@ -88,6 +94,7 @@ void mdl_destroy(mdl_model *m)
     if (m == NULL)
         return;
     m->type->free(m->ws);
+    free(m->t);
     free(m->y);
     free(m->x);
     free(m);
@@ -113,15 +120,22 @@ void mdl_init_params(const mdl_model *m, double *params, gsl_rng *rng)
     m->type->init(m, params, rng);
 }
 
-/* Copies the rows idx[0 .. n-1] of ds and their labels into the workspace. */
-static void gather(mdl_model *m, const mdl_dataset *ds, const size_t *idx, size_t n)
+/* Copies the rows idx[0 .. n-1] of ds (rows first .. first+n-1 when idx
+ * is NULL) and their labels or targets into the workspace. */
+static void gather(mdl_model *m, const mdl_dataset *ds, const size_t *idx, size_t first,
+                   size_t n)
 {
     const size_t d = m->d;
     for (size_t i = 0; i < n; i++) {
-        assert(idx[i] < ds->n);
-        assert(ds->y[idx[i]] >= 0 && ds->y[idx[i]] < m->n_classes);
-        memcpy(m->x + i * d, ds->x + idx[i] * d, d * sizeof *m->x);
-        m->y[i] = ds->y[idx[i]];
+        const size_t r = idx ? idx[i] : first + i;
+        assert(r < ds->n);
+        memcpy(m->x + i * d, ds->x + r * d, d * sizeof *m->x);
+        if (ds->y) {
+            assert(ds->y[r] >= 0 && ds->y[r] < m->n_classes);
+            m->y[i] = ds->y[r];
+        }
+        if (ds->t)
+            m->t[i] = ds->t[r];
     }
 }
 
@@ -130,7 +144,7 @@ double mdl_loss_grad(mdl_model *m, const double *params, const mdl_dataset *ds,
 {
     assert(n_batch >= 1 && n_batch <= m->max_batch);
     assert(ds->d == m->d && ds->n_classes == m->n_classes);
-    gather(m, ds, batch, n_batch);
+    gather(m, ds, batch, 0, n_batch);
     return m->type->loss_grad(m, m->ws, params, m->x, m->y, n_batch, grad);
 }
 
@@ -149,8 +163,9 @@ void mdl_evaluate(mdl_model *m, const double *params, const mdl_dataset *ds,
         double chunk_loss;
         size_t chunk_correct;
 
-        if (idx != NULL) {
-            gather(m, ds, idx + start, k);
+        if (idx != NULL || ds->t != NULL) {
+            /* Regression targets always travel through the workspace. */
+            gather(m, ds, idx ? idx + start : NULL, start, k);
             X = m->x;
             y = m->y;
         } else {
@@ -165,7 +180,7 @@ void mdl_evaluate(mdl_model *m, const double *params, const mdl_dataset *ds,
     if (loss != NULL)
         *loss = n > 0 ? sum / (double)n + m->type->penalty(m, params) : NAN;
     if (accuracy != NULL)
-        *accuracy = n > 0 ? (double)correct / (double)n : NAN;
+        *accuracy = n > 0 && m->n_classes > 0 ? (double)correct / (double)n : NAN;
 }
 
 double mdl_i_l2(double l2, const double *w, size_t n, double *grad)

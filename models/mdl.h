@@ -33,9 +33,11 @@ typedef struct mdl_arch {
  * functions below gather a batch's rows into the instance's workspace and
  * call the type on a dense matrix, so a type is pure arithmetic: X is n rows
  * of d features (row-major), y the n labels, 1 <= n <= max_batch.  Types
- * read the instance's sizes through models/mdl_internal.h. */
+ * read the instance's sizes through models/mdl_internal.h.  A regression
+ * type (n_classes 0) reads the batch's targets from the instance's
+ * workspace (mdl_internal.h: m->t) and ignores y. */
 typedef struct mdl_type {
-    const char *name;   /* "softmax", "logistic", "mlp"; matched against the scenario */
+    const char *name;   /* "softmax", "logistic", "mlp", "linear"; matched against the scenario */
     /* Number of parameters of the shape a. */
     size_t (*n_params)(const mdl_arch *a);
     /* Nonzero when the type can build the shape a (classes, hidden layers). */
@@ -61,14 +63,15 @@ typedef struct mdl_type {
     double (*flops)(const mdl_arch *a);
 } mdl_type;
 
-extern const mdl_type mdl_softmax, mdl_logistic, mdl_mlp;
+extern const mdl_type mdl_softmax, mdl_logistic, mdl_mlp, mdl_linear;
 
 /* Looks a model type up by name; NULL when unknown. */
 const mdl_type *mdl_type_find(const char *name);
 /* Comma-separated list of known names, for error messages. */
 const char *mdl_type_names(void);
 
-/* Creates an instance for d features, n_classes classes (logistic needs 2),
+/* Creates an instance for d features, n_classes classes (logistic needs 2;
+ * linear regression takes 0: its data sets carry real targets, t),
  * L2 coefficient l2 (the loss adds l2/2 * ||w||^2, biases excluded) and
  * batches of at most max_batch samples.  Allocates the workspace, about
  * max_batch * (d + n_classes) doubles.  NULL when out of memory, when the
@@ -99,7 +102,8 @@ void mdl_init_params(const mdl_model *m, double *params, gsl_rng *rng);
 double mdl_loss_grad(mdl_model *m, const double *params, const mdl_dataset *ds,
                      const size_t *batch, size_t n_batch, double *grad);
 
-/* Mean loss (with the L2 term) and accuracy of params over the samples idx
+/* Mean loss (with the L2 term) and accuracy (NaN for regression) of params
+ * over the samples idx
  * of ds (all samples when idx is NULL, n_idx ignored).  Works in chunks of
  * max_batch samples through the instance's workspace: O(n * n_params), no
  * allocation.  Both are NaN over an empty set.  loss or accuracy may be

@@ -19,7 +19,9 @@ struct mdl_model {
     size_t max_batch;
     size_t n_params;
     double *x;          /* max_batch * d: rows gathered for a batch */
-    int    *y;          /* max_batch: their labels */
+    int    *y;          /* max_batch: their labels (classification) */
+    double *t;          /* max_batch: their targets (regression); types
+                           without classes read the batch's targets here */
     void   *ws;         /* the type's scratch, from type->alloc */
 };
 

@@ -275,6 +275,31 @@ START_TEST(test_text_data_runs)
 }
 END_TEST
 
+/* Linear regression on generated data with target noise sd 0.1: the
+ * test loss (half the mean squared error) falls to the noise floor
+ * 0.1^2 / 2 = 0.005, and a logistic problem with known weights is
+ * learned by the binary model. */
+START_TEST(test_generated_linear_runs)
+{
+    run_result res;
+    run_text("{\"nodes\": 4, \"model\": {\"kind\": \"linear\", \"l2\": 0},"
+             " \"data\": {\"kind\": \"synthetic-regression\", \"train\": 2000, \"test\": 2000,"
+             "  \"features\": 8, \"noise\": 0.1, \"partition\": \"quantity\"},"
+             " \"algorithm\": {\"name\": \"allreduce\", \"lr\": 0.2, \"batch\": 16},"
+             " \"optimizer\": {\"schedule\": \"cosine\"},"
+             " \"stop\": {\"steps\": 300}}", &res);
+    ck_assert(isnan(res.last.test_accuracy));
+    ck_assert_msg(res.last.test_loss > 0.004 && res.last.test_loss < 0.006, "test loss %g",
+                  res.last.test_loss);
+    run_text("{\"nodes\": 4, \"model\": {\"kind\": \"logistic\", \"l2\": 0},"
+             " \"data\": {\"kind\": \"synthetic-logistic\", \"train\": 2000, \"test\": 2000,"
+             "  \"features\": 8, \"separation\": 8},"
+             " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.5, \"batch\": 16},"
+             " \"stop\": {\"steps\": 300}}", &res);
+    ck_assert_msg(res.last.test_accuracy > 0.9, "accuracy %g", res.last.test_accuracy);
+}
+END_TEST
+
 static Suite *data_runs_suite(void)
 {
     Suite *s = suite_create("data_runs");
@@ -285,6 +310,7 @@ static Suite *data_runs_suite(void)
     tcase_add_test(tc, test_run_json_partition_and_node_metrics);
     tcase_add_test(tc, test_schedule_applied_per_node);
     tcase_add_test(tc, test_text_data_runs);
+    tcase_add_test(tc, test_generated_linear_runs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -187,6 +187,7 @@ static void tiny(mdl_dataset *ds, size_t n, size_t d, int C)
     ds->n_classes = C;
     ds->x = malloc(n * d * sizeof *ds->x);
     ds->y = malloc(n * sizeof *ds->y);
+    ds->t = NULL;
     for (size_t i = 0; i < n; i++) {
         ds->y[i] = (int)(i % (size_t)C);
         for (size_t j = 0; j < d; j++)

@@ -26,6 +26,7 @@ static void small_dataset(mdl_dataset *ds, size_t n, size_t d, int C, unsigned l
     ds->n_classes = C;
     ds->x = malloc(n * d * sizeof *ds->x);
     ds->y = malloc(n * sizeof *ds->y);
+    ds->t = NULL;
     ck_assert_ptr_nonnull(ds->x);
     ck_assert_ptr_nonnull(ds->y);
     for (size_t i = 0; i < n; i++) {
@@ -236,6 +237,121 @@ START_TEST(test_mlp_shapes)
 }
 END_TEST
 
+/* Linear regression: gradient against finite differences (with L2), the
+ * loss in closed form, NaN accuracy, and full-batch gradient descent on
+ * noise-free generated data recovering the known true weights. */
+START_TEST(test_linear_regression)
+{
+    const size_t d = 5;
+    mdl_synth_linear_spec sp = { .n_train = 400, .n_test = 50, .d = d, .noise = 0.0 };
+    mdl_dataset tr, te;
+    double w_true[6];
+    ck_assert_int_eq(mdl_synth_regression(&sp, 21, &tr, &te, w_true), 0);
+    ck_assert_int_eq(tr.n_classes, 0);
+    ck_assert_ptr_null(tr.y);
+    ck_assert_ptr_nonnull(tr.t);
+    /* Noise 0: every target is exactly the linear function (up to the
+     * order of the sum). */
+    for (size_t i = 0; i < tr.n; i++) {
+        double z = w_true[d];
+        for (size_t j = 0; j < d; j++)
+            z += w_true[j] * tr.x[i * d + j];
+        ck_assert_double_eq_tol(tr.t[i], z, 1e-12);
+    }
+    mdl_model *m = mdl_create(&mdl_linear, d, 0, 0.3, 400);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_null(mdl_create(&mdl_linear, d, 2, 0.0, 8));
+    ck_assert_ptr_null(mdl_create(&mdl_softmax, d, 0, 0.0, 8));
+    double p[6] = { 0.3, -0.2, 0.5, 1.0, -1.5, 0.7 }, g[6], s6[6];
+    const size_t batch[] = { 3, 1, 4, 1, 5, 9, 2, 6 };
+    const double f = mdl_loss_grad(m, p, &tr, batch, 8, g);
+    /* Closed form of the loss: mean of r^2/2 plus l2/2 ||w||^2. */
+    double expect = 0.0, ww = 0.0;
+    for (size_t b = 0; b < 8; b++) {
+        double r = p[d] - tr.t[batch[b]];
+        for (size_t j = 0; j < d; j++)
+            r += p[j] * tr.x[batch[b] * d + j];
+        expect += 0.5 * r * r / 8;
+    }
+    for (size_t j = 0; j < d; j++)
+        ww += p[j] * p[j];
+    ck_assert_double_eq_tol(f, expect + 0.15 * ww, 1e-12);
+    for (size_t k = 0; k < 6; k++) {
+        const double h = 1e-6, keep = p[k];
+        p[k] = keep + h;
+        const double fp = mdl_loss_grad(m, p, &tr, batch, 8, s6);
+        p[k] = keep - h;
+        const double fm = mdl_loss_grad(m, p, &tr, batch, 8, s6);
+        p[k] = keep;
+        ck_assert_double_eq_tol(g[k], (fp - fm) / (2 * h), 1e-7);
+    }
+    double loss_all, acc;
+    mdl_evaluate(m, p, &te, NULL, 0, &loss_all, &acc);
+    ck_assert(isnan(acc));
+    size_t idx[50];
+    for (size_t i = 0; i < 50; i++)
+        idx[i] = i;
+    double loss_idx;
+    mdl_evaluate(m, p, &te, idx, 50, &loss_idx, NULL);
+    ck_assert_double_eq(loss_all, loss_idx);
+    mdl_destroy(m);
+
+    /* Recovery: no L2, full batch, gradient descent. */
+    m = mdl_create(&mdl_linear, d, 0, 0.0, 400);
+    size_t all[400];
+    for (size_t i = 0; i < 400; i++)
+        all[i] = i;
+    double w[6] = { 0 }, gw[6];
+    for (int it = 0; it < 300; it++) {
+        mdl_loss_grad(m, w, &tr, all, 400, gw);
+        for (size_t k = 0; k < 6; k++)
+            w[k] -= 0.5 * gw[k];
+    }
+    for (size_t k = 0; k < 6; k++)
+        ck_assert_double_eq_tol(w[k], w_true[k], 1e-9);
+    mdl_destroy(m);
+    mdl_dataset_fini(&tr);
+    mdl_dataset_fini(&te);
+}
+END_TEST
+
+/* Logistic data with known weights: maximum likelihood (full-batch
+ * gradient descent, no L2) points where the true weights point. */
+START_TEST(test_synthetic_logistic_recovers_weights)
+{
+    const size_t d = 4, n = 4000;
+    mdl_synth_linear_spec sp = { .n_train = n, .n_test = 10, .d = d, .separation = 4.0 };
+    mdl_dataset tr, te;
+    double w_true[5];
+    ck_assert_int_eq(mdl_synth_logistic(&sp, 8, &tr, &te, w_true), 0);
+    ck_assert_int_eq(tr.n_classes, 2);
+    ck_assert_double_eq(w_true[d], 0.0);
+    mdl_model *m = mdl_create(&mdl_logistic, d, 2, 0.0, n);
+    size_t *all = malloc(n * sizeof *all);
+    for (size_t i = 0; i < n; i++)
+        all[i] = i;
+    double w[5] = { 0 }, g[5];
+    for (int it = 0; it < 400; it++) {
+        mdl_loss_grad(m, w, &tr, all, n, g);
+        for (size_t k = 0; k < 5; k++)
+            w[k] -= 2.0 * g[k];
+    }
+    double dot = 0, nw = 0, nt = 0;
+    for (size_t k = 0; k < d; k++) {
+        dot += w[k] * w_true[k];
+        nw += w[k] * w[k];
+        nt += w_true[k] * w_true[k];
+    }
+    ck_assert_msg(dot / sqrt(nw * nt) > 0.99, "cosine %g", dot / sqrt(nw * nt));
+    ck_assert_msg(fabs(sqrt(nw / nt) - 1) < 0.25, "norm ratio %g", sqrt(nw / nt));
+    ck_assert_double_lt(fabs(w[d]), 0.15);
+    free(all);
+    mdl_destroy(m);
+    mdl_dataset_fini(&tr);
+    mdl_dataset_fini(&te);
+}
+END_TEST
+
 START_TEST(test_registry)
 {
     ck_assert_ptr_eq(mdl_type_find("softmax"), &mdl_softmax);
@@ -244,7 +360,7 @@ START_TEST(test_registry)
     ck_assert_ptr_null(mdl_type_find("softmx"));
     ck_assert_ptr_null(mdl_type_find(""));
     ck_assert_ptr_null(mdl_type_find(NULL));
-    ck_assert_str_eq(mdl_type_names(), "logistic, mlp, softmax");
+    ck_assert_str_eq(mdl_type_names(), "linear, logistic, mlp, softmax");
 
     /* Every listed name is found. */
     char names[64];
@@ -346,7 +462,7 @@ START_TEST(test_evaluate_closed_form)
 {
     double x[] = { 2.0, 0.0, -1.0, 5.0, 3.0, 1.0, -4.0, -2.0 };
     int y[] = { 1, 0, 0, 0 };
-    mdl_dataset ds = { 4, 2, 2, x, y };
+    mdl_dataset ds = { 4, 2, 2, x, y, NULL };
     /* logistic: w = (1, 0), b = 0.5, l2 = 0.2: z = 2.5, -0.5, 3.5, -3.5. */
     double pl[] = { 1.0, 0.0, 0.5 };
     mdl_model *m = mdl_create(&mdl_logistic, 2, 2, 0.2, 3);
@@ -724,6 +840,8 @@ static Suite *models_suite(void)
     tcase_add_test(tc, test_mlp_gradient_fd);
     tcase_add_test(tc, test_mlp_every_layer_checked);
     tcase_add_test(tc, test_mlp_shapes);
+    tcase_add_test(tc, test_linear_regression);
+    tcase_add_test(tc, test_synthetic_logistic_recovers_weights);
     tcase_add_test(tc, test_zero_params_loss);
     tcase_add_test(tc, test_evaluate_closed_form);
     tcase_add_test(tc, test_evaluate_chunked);

@@ -103,7 +103,15 @@ static const struct bad_case {
     {"random_regular_odd", ": /topology/degree: error: nodes * degree must be even, "
                            "got 5 * 3"},
     {"model_unknown", ": /model/kind: error: unknown model \"resnet\" (expected one of: "
-                      "softmax, logistic, mlp)"},
+                      "softmax, logistic, mlp, linear)"},
+    {"linear_with_mixture", ": /data/kind: error: model \"linear\" needs regression data "
+                            "(kind \"synthetic-regression\"), got \"synthetic\""},
+    {"regression_with_softmax", ": /data/kind: error: regression data needs model "
+                                "\"linear\", got \"softmax\""},
+    {"regression_dirichlet", ": /data/partition: error: partition \"dirichlet\" needs class "
+                             "labels; regression data has none (use iid or quantity)"},
+    {"linear_target_accuracy", ": /stop/target_accuracy: error: has no meaning for model "
+                               "\"linear\" (regression); use target_loss"},
     {"mlp_hidden_empty", ": /model/hidden: error: must hold 1 to 8 layer widths, got 0"},
     {"mlp_hidden_zero", ": /model/hidden/1: error: must be >= 1, got 0"},
     {"mlp_activation_unknown", ": /model/activation: error: unknown activation \"sigmoid\" "

@@ -12,9 +12,10 @@
 typedef struct mdl_dataset {
     size_t  n;          /* samples */
     size_t  d;          /* features per sample */
-    int     n_classes;  /* labels are 0 .. n_classes-1 */
+    int     n_classes;  /* labels are 0 .. n_classes-1; 0 for regression */
     double *x;          /* n * d, row-major, owned */
-    int    *y;          /* n, owned */
+    int    *y;          /* n class labels, owned; NULL for regression */
+    double *t;          /* n real targets, owned; NULL for classification */
 } mdl_dataset;
 
 /* Parameters of the synthetic Gaussian-mixture classification problem:
@@ -33,7 +34,26 @@ typedef struct mdl_synth_spec {
  * O((n_train + n_test) * d). */
 int  mdl_synth_generate(const mdl_synth_spec *spec, uint64_t seed,
                         mdl_dataset *train, mdl_dataset *test);
-/* Frees x and y and empties ds; NULL does nothing. */
+/* Known-weight problems, for tests and convergence studies.  Features are
+ * x ~ N(0, I_d).  Logistic: w* ~ N(0, separation^2 / d I_d), b* = 0, labels
+ * y ~ Bernoulli(sigmoid(w*.x)), so w*.x ~ N(0, separation^2).  Regression
+ * (n_classes 0, targets in t, y NULL): w* ~ N(0, 1/d I_d), b* ~ N(0, 1),
+ * t = w*.x + b* + N(0, noise^2).  w_true (d + 1: w* then b*) may be NULL.
+ * One stream from seed: the weights, then the training samples, then the
+ * test samples.  Returns 0, or -1 (both sets empty) when out of memory or
+ * when d is 0 or a scale is negative or not finite.  O((n_train + n_test) d). */
+typedef struct mdl_synth_linear_spec {
+    size_t n_train, n_test, d;
+    double separation;   /* logistic */
+    double noise;        /* regression */
+} mdl_synth_linear_spec;
+
+int mdl_synth_logistic(const mdl_synth_linear_spec *spec, uint64_t seed, mdl_dataset *train,
+                       mdl_dataset *test, double *w_true);
+int mdl_synth_regression(const mdl_synth_linear_spec *spec, uint64_t seed, mdl_dataset *train,
+                         mdl_dataset *test, double *w_true);
+
+/* Frees x, y and t and empties ds; NULL does nothing. */
 void mdl_dataset_fini(mdl_dataset *ds);
 
 /* A partition: node i holds idx[off[i] .. off[i+1]-1], indices into one
@@ -82,6 +102,7 @@ typedef struct mdl_partition_spec {
  *   cumulative shares.
  * Returns 0, or -1 with a one-line reason in err (no file name, lowercase)
  * and p left empty.  O(n log n) for shards, O(n + n_nodes C) otherwise. */
+/* dirichlet and shards need class labels: -1 on a regression set. */
 int  mdl_partition_build(const mdl_partition_spec *spec, const mdl_dataset *ds,
                          uint64_t seed, mdl_partition *p, char *err, size_t err_size);
 
@@ -93,7 +114,7 @@ typedef struct mdl_partition_stats {
     double classes_mean;
 } mdl_partition_stats;
 
-/* Computes the statistics of p over ds's labels.  Returns 0, or -1 when
+/* Computes the statistics of p over ds's labels (classes 0 for regression).  Returns 0, or -1 when
  * out of memory.  O(n + n_nodes C). */
 int  mdl_partition_stats_compute(const mdl_partition *p, const mdl_dataset *ds,
                                  mdl_partition_stats *st);

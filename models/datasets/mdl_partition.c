@@ -73,8 +73,10 @@ void mdl_dataset_fini(mdl_dataset *ds)
         return;
     free(ds->x);
     free(ds->y);
+    free(ds->t);
     ds->x = NULL;
     ds->y = NULL;
+    ds->t = NULL;
     ds->n = 0;
 }
 
@@ -305,8 +307,11 @@ int mdl_partition_build(const mdl_partition_spec *sp, const mdl_dataset *ds,
         }
         return 0;
     }
-    if (sp->n_nodes < 1 || ds->n > 0xffffffffu || ds->n_classes < 1)
+    if (sp->n_nodes < 1 || ds->n > 0xffffffffu)
         return say(err, es, "bad partition request");
+    if (ds->y == NULL && sp->kind != MDL_PART_QUANTITY)
+        return say(err, es, "%s partition needs class labels; the data set has none",
+                   sp->kind == MDL_PART_DIRICHLET ? "dirichlet" : "shards");
     size_t *off = malloc(((size_t)sp->n_nodes + 1) * sizeof *off);
     size_t *idx = malloc((ds->n ? ds->n : 1) * sizeof *idx);
     gsl_rng *r = mdl_i_rng_create(seed);
@@ -345,7 +350,7 @@ int mdl_partition_stats_compute(const mdl_partition *p, const mdl_dataset *ds,
         const size_t s = p->off[i + 1] - p->off[i];
         memset(seen, 0, C);
         int c = 0;
-        for (size_t k = p->off[i]; k < p->off[i + 1]; k++) {
+        for (size_t k = p->off[i]; ds->y && k < p->off[i + 1]; k++) {
             const size_t y = (size_t)ds->y[p->idx[k]];
             c += !seen[y];
             seen[y] = 1;

@@ -70,14 +70,18 @@ static int take(const mdl_dataset *src, const size_t *idx, size_t k, mdl_dataset
     dst->d = src->d;
     dst->n_classes = src->n_classes;
     dst->x = malloc(k * src->d * sizeof *dst->x);
-    dst->y = malloc(k * sizeof *dst->y);
-    if (!dst->x || !dst->y) {
+    dst->y = src->y ? malloc(k * sizeof *dst->y) : NULL;
+    dst->t = src->t ? malloc(k * sizeof *dst->t) : NULL;
+    if (!dst->x || (src->y && !dst->y) || (src->t && !dst->t)) {
         mdl_dataset_fini(dst);
         return -1;
     }
     for (size_t i = 0; i < k; i++) {
         memcpy(dst->x + i * src->d, src->x + idx[i] * src->d, src->d * sizeof *dst->x);
-        dst->y[i] = src->y[idx[i]];
+        if (src->y)
+            dst->y[i] = src->y[idx[i]];
+        if (src->t)
+            dst->t[i] = src->t[idx[i]];
     }
     return 0;
 }

@@ -246,6 +246,15 @@ static int build_data(run_sim *r, scn_error *err)
         if (mdl_synth_generate(&sp, sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
                                &r->train, &r->test) != 0)
             goto out_oom;
+    } else if (strncmp(s->data_kind, "synthetic-", 10) == 0) {
+        mdl_synth_linear_spec sp = { .n_train = s->data_train, .n_test = s->data_test,
+                                     .d = s->data_features, .separation = s->data_separation,
+                                     .noise = s->data_noise };
+        const uint64_t seed = sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN);
+        if ((strcmp(s->data_kind, "synthetic-logistic") == 0
+                 ? mdl_synth_logistic(&sp, seed, &r->train, &r->test, NULL)
+                 : mdl_synth_regression(&sp, seed, &r->train, &r->test, NULL)) != 0)
+            goto out_oom;
     } else if (load_files(r, err) != 0) {
         return -1;
     }

@@ -57,14 +57,15 @@ typedef struct scn_scenario {
     int    topo_degree;      /* random_regular */
 
     /* model */
-    char  *model;            /* "softmax" (default), "logistic" or "mlp" */
+    char  *model;            /* "softmax" (default), "logistic", "mlp" or "linear" */
     double l2;               /* >= 0 (default 1e-4) */
     size_t model_hidden[8];  /* mlp: hidden widths, input side first */
     size_t model_n_hidden;   /* mlp: 1..8 (default 1 layer of 100); else 0 */
     int    model_activation; /* mlp: 0 relu (default), 1 tanh */
 
     /* data */
-    char  *data_kind;        /* "synthetic" (default), "idx", "fashion-mnist",
+    char  *data_kind;        /* "synthetic" (default), "synthetic-logistic",
+                                "synthetic-regression", "idx", "fashion-mnist",
                                 "libsvm", "csv" */
     /* synthetic: samples generated; idx, fashion-mnist: the first so many
      * samples of each file are used, 0 meaning all (the default) */
@@ -72,7 +73,8 @@ typedef struct scn_scenario {
     size_t data_features;    /* synthetic: default 16; libsvm: at least so many
                                 features, 0 = the largest index (default) */
     int    data_classes;     /* synthetic: default 4; logistic needs 2 */
-    double data_separation;  /* synthetic: default 2.0 */
+    double data_separation;  /* synthetic, synthetic-logistic: default 2.0 */
+    double data_noise;       /* synthetic-regression: target noise sd (default 0.1) */
     /* idx: the four files as written in the scenario (relative paths are
      * relative to the scenario file's directory); fashion-mnist: the
      * directory (default /usr/share/datasets/fashion-mnist) in data_dir */

@@ -278,6 +278,12 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
             add(o, "features", json_integer((json_int_t)s->data_features), oom);
             add(o, "classes", json_integer(s->data_classes), oom);
             add(o, "separation", json_real(s->data_separation), oom);
+        } else if (strcmp(s->data_kind, "synthetic-logistic") == 0) {
+            add(o, "features", json_integer((json_int_t)s->data_features), oom);
+            add(o, "separation", json_real(s->data_separation), oom);
+        } else if (strcmp(s->data_kind, "synthetic-regression") == 0) {
+            add(o, "features", json_integer((json_int_t)s->data_features), oom);
+            add(o, "noise", json_real(s->data_noise), oom);
         } else if (strcmp(s->data_kind, "idx") == 0) {
             add(o, "train_images", json_string(s->data_train_images), oom);
             add(o, "train_labels", json_string(s->data_train_labels), oom);

@@ -285,7 +285,7 @@ static int v_model(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"kind", "l2", "hidden", "activation", NULL};
     static const char *const plain_keys[] = {"kind", "l2", NULL};
-    static const char *const kinds[] = {"softmax", "logistic", "mlp", NULL};
+    static const char *const kinds[] = {"softmax", "logistic", "mlp", "linear", NULL};
     static const char *const acts[] = {"relu", "tanh", NULL};
     char p[PTR_MAX], kp[PTR_MAX], ep[PTR_MAX];
     const char *kind = "softmax", *act = "relu";
@@ -333,7 +333,8 @@ static int v_model(scn_ctx *c, json_t *root, scn_scenario *s)
 
 /* ---- data, algorithm, stop, metrics ------------------------------------ */
 
-enum { DATA_SYNTHETIC, DATA_IDX, DATA_FASHION_MNIST, DATA_LIBSVM, DATA_CSV };
+enum { DATA_SYNTHETIC, DATA_IDX, DATA_FASHION_MNIST, DATA_LIBSVM, DATA_CSV, DATA_SYNTH_LOGISTIC,
+       DATA_SYNTH_REGRESSION };
 enum { PART_IID, PART_DIRICHLET, PART_SHARDS, PART_QUANTITY };
 
 static int v_partition(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
@@ -376,7 +377,7 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
                                        "exponent", "scale", "train_images", "train_labels",
                                        "test_images", "test_labels", "dir", "train_file",
                                        "test_file", "test_fraction", "label_column", "header",
-                                       NULL};
+                                       "noise", NULL};
     static const char *const per_kind[][14] = {
         {"kind", "train", "test", "features", "classes", "separation", "partition", "alpha",
          "shards_per_node", "exponent", "scale", NULL},
@@ -388,11 +389,14 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
          "partition", "alpha", "shards_per_node", "exponent", "scale", NULL},
         {"kind", "train", "test", "train_file", "test_file", "test_fraction", "label_column",
          "header", "partition", "alpha", "shards_per_node", "exponent", "scale", NULL},
+        {"kind", "train", "test", "features", "separation", "partition", "alpha",
+         "shards_per_node", "exponent", "scale", NULL},
+        {"kind", "train", "test", "features", "noise", "partition", "exponent", "scale", NULL},
     };
     static const char *const files[] = {"train_images", "train_labels", "test_images",
                                         "test_labels", NULL};
     static const char *const kinds[] = {"synthetic", "idx", "fashion-mnist", "libsvm", "csv",
-                                        NULL};
+                                        "synthetic-logistic", "synthetic-regression", NULL};
     static const char *const scales[] = {"none", "minmax", "standard", NULL};
     char p[PTR_MAX], kp[PTR_MAX], why[64];
     const char *kind = "synthetic", *scale = NULL, *dir = "/usr/share/datasets/fashion-mnist";
@@ -408,19 +412,37 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
     if ((k = scn_i_lookup(c, kp, "data kind", kind, kinds)) < 0 ||
         scn_i_kind_keys(c, o, p, per_kind[k], "kind", kind))
         return -1;
-    if (k != DATA_SYNTHETIC)
+    const int generated = k == DATA_SYNTHETIC || k == DATA_SYNTH_LOGISTIC ||
+                          k == DATA_SYNTH_REGRESSION;
+    const int linear = strcmp(s->model, "linear") == 0;
+    s->data_noise = 0.1;
+    if (!generated)
         train = test = 0;
     if (k == DATA_LIBSVM)
         features = 0;
-    if (scn_i_opt_int(c, o, p, "train", k == DATA_SYNTHETIC ? 1 : 0, INT_MAX, &train, &has_train) ||
-        scn_i_opt_int(c, o, p, "test", k == DATA_SYNTHETIC ? 1 : 0, INT_MAX, &test, NULL) ||
+    if (scn_i_opt_int(c, o, p, "train", generated ? 1 : 0, INT_MAX, &train, &has_train) ||
+        scn_i_opt_int(c, o, p, "test", generated ? 1 : 0, INT_MAX, &test, NULL) ||
+        scn_i_opt_num(c, o, p, "noise", GE0, &s->data_noise, NULL) ||
         scn_i_opt_int(c, o, p, "features", k == DATA_LIBSVM ? 0 : 1, 1 << 24, &features, NULL) ||
         scn_i_opt_int(c, o, p, "classes", 2, INT_MAX, &classes, NULL) ||
         scn_i_opt_num(c, o, p, "separation", GT0, &s->data_separation, NULL) ||
         v_partition(c, o, p, s) || scn_i_opt_str(c, o, p, "scale", &scale, NULL))
         return -1;
+    if (linear != (k == DATA_SYNTH_REGRESSION)) {
+        scn_i_ptr_key(kp, p, "kind");
+        return linear ? scn_i_fail(c, kp, "model \"linear\" needs regression data (kind "
+                                   "\"synthetic-regression\"), got \"%s\"", kind)
+                      : scn_i_fail(c, kp, "regression data needs model \"linear\", got \"%s\"",
+                                   s->model);
+    }
+    if (k == DATA_SYNTH_REGRESSION && strcmp(s->partition, "iid") != 0 &&
+        strcmp(s->partition, "quantity") != 0) {
+        scn_i_ptr_key(kp, p, "partition");
+        return scn_i_fail(c, kp, "partition \"%s\" needs class labels; regression data has "
+                          "none (use iid or quantity)", s->partition);
+    }
     if (scale == NULL) {
-        s->data_scale = k == DATA_SYNTHETIC ? 0 : 1;
+        s->data_scale = generated ? 0 : 1;
     } else {
         scn_i_ptr_key(kp, p, "scale");
         if ((s->data_scale = scn_i_lookup(c, kp, "scale", scale, scales)) < 0)
@@ -480,24 +502,26 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
         if (scn_i_set_str(c, &s->data_dir, dir))
             return -1;
     }
+    if (k == DATA_SYNTH_LOGISTIC)
+        classes = 2;
     if (logistic && k == DATA_SYNTHETIC && classes != 2) {
         scn_i_ptr_key(kp, p, "classes");
         return scn_i_fail(c, kp, "must be 2 with model \"logistic\", got %lld", classes);
     }
-    if (k == DATA_SYNTHETIC && train < s->n_nodes) {
+    if (generated && train < s->n_nodes) {
         scn_i_ptr_key(kp, p, "train");
         return scn_i_fail(c, kp, "must be >= nodes (%d) so that every node holds data, got %lld%s",
                     s->n_nodes, train, scn_i_dflt(has_train));
     }
-    if (k != DATA_SYNTHETIC && train > 0 && train < s->n_nodes) {
+    if (!generated && train > 0 && train < s->n_nodes) {
         scn_i_ptr_key(kp, p, "train");
         return scn_i_fail(c, kp, "must be 0 (all) or >= nodes (%d) so that every node holds "
                           "data, got %lld", s->n_nodes, train);
     }
     s->data_train = (size_t)train;
     s->data_test = (size_t)test;
-    s->data_features = k == DATA_SYNTHETIC || k == DATA_LIBSVM ? (size_t)features : 0;
-    s->data_classes = k == DATA_SYNTHETIC ? (int)classes : 0;
+    s->data_features = generated || k == DATA_LIBSVM ? (size_t)features : 0;
+    s->data_classes = k == DATA_SYNTHETIC || k == DATA_SYNTH_LOGISTIC ? (int)classes : 0;
     return scn_i_set_str(c, &s->data_kind, kinds[k]);
 }
 
@@ -524,7 +548,7 @@ static int v_algorithm(scn_ctx *c, json_t *root, scn_scenario *s)
         return -1;
     /* With file data the count is known only after loading: the runner
      * checks the batch against every node's share then. */
-    if (s->data_train > 0 && strcmp(s->data_kind, "synthetic") == 0 && batch > per_node) {
+    if (s->data_train > 0 && strncmp(s->data_kind, "synthetic", 9) == 0 && batch > per_node) {
         scn_i_ptr_key(bp, p, "batch");
         return scn_i_fail(c, bp, "must be <= %lld (train %zu / nodes %d), got %lld%s", per_node,
                     s->data_train, s->n_nodes, batch, scn_i_dflt(has_batch));
@@ -617,6 +641,12 @@ static int v_stop(scn_ctx *c, json_t *root, scn_scenario *s)
         return -1;
     if (!has_time && !has_steps)
         return scn_i_fail(c, p, "needs \"time_s\" or \"steps\" (or both) so that the run ends");
+    if (!isnan(s->stop_target_accuracy) && strcmp(s->model, "linear") == 0) {
+        char tp[PTR_MAX];
+        scn_i_ptr_key(tp, p, "target_accuracy");
+        return scn_i_fail(c, tp, "has no meaning for model \"linear\" (regression); use "
+                          "target_loss");
+    }
     s->stop_steps = (long)steps;
     return 0;
 }
