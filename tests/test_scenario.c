@@ -369,6 +369,73 @@ START_TEST(test_resolved_golden)
 }
 END_TEST
 
+/* Every data kind, the MLP and a full optimizer resolve to text that loads
+ * back to itself, with the values the keys say. */
+START_TEST(test_resolved_models_data)
+{
+    static const char *const texts[] = {
+        "{\"nodes\": 2, \"model\": {\"kind\": \"mlp\", \"hidden\": [64, 32], "
+        "\"activation\": \"tanh\"}, \"data\": {\"kind\": \"fashion-mnist\", \"train\": 600, "
+        "\"partition\": \"dirichlet\", \"alpha\": 0.1}, \"algorithm\": {\"name\": \"dpsgd\"}, "
+        "\"optimizer\": {\"momentum\": 0.9, \"nesterov\": true, \"weight_decay\": 5e-4, "
+        "\"schedule\": \"step\", \"step_every\": 100, \"warmup_steps\": 10}, "
+        "\"stop\": {\"steps\": 10}, \"metrics\": {\"test_samples\": 500, \"per_node\": true}}",
+        "{\"nodes\": 2, \"data\": {\"kind\": \"idx\", \"train_images\": \"a\", "
+        "\"train_labels\": \"b\", \"test_images\": \"c\", \"test_labels\": \"d\", "
+        "\"scale\": \"standard\", \"partition\": \"shards\"}, \"algorithm\": {\"name\": \"x\"}, "
+        "\"optimizer\": {\"schedule\": \"cosine\", \"lr_min\": 0.01}, \"stop\": {\"steps\": 5}}",
+        "{\"nodes\": 2, \"data\": {\"kind\": \"libsvm\", \"train_file\": \"a.svm\", "
+        "\"partition\": \"quantity\", \"exponent\": 0.8}, \"algorithm\": {\"name\": \"x\"}, "
+        "\"stop\": {\"time_s\": 1}}",
+        "{\"nodes\": 2, \"data\": {\"kind\": \"csv\", \"train_file\": \"a.csv\", "
+        "\"test_file\": \"b.csv\", \"label_column\": 3, \"header\": true}, "
+        "\"algorithm\": {\"name\": \"x\"}, \"stop\": {\"time_s\": 1}}",
+        "{\"nodes\": 2, \"model\": {\"kind\": \"linear\"}, \"data\": {\"kind\": "
+        "\"synthetic-regression\", \"noise\": 0.5}, \"algorithm\": {\"name\": \"x\"}, "
+        "\"stop\": {\"time_s\": 1}}",
+        "{\"nodes\": 2, \"model\": {\"kind\": \"logistic\"}, \"data\": {\"kind\": "
+        "\"synthetic-logistic\", \"separation\": 3}, \"algorithm\": {\"name\": \"x\"}, "
+        "\"stop\": {\"time_s\": 1}}",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        scn_scenario s, t;
+        load_ok(texts[i], NULL, 0, &s);
+        load_ok(s.resolved_json, NULL, 0, &t);
+        ck_assert_str_eq(t.resolved_json, s.resolved_json);
+        if (i == 0) {
+            ck_assert_uint_eq(s.model_n_hidden, 2);
+            ck_assert_uint_eq(s.model_hidden[1], 32);
+            ck_assert_int_eq(s.model_activation, 1);
+            ck_assert_str_eq(s.data_dir, "/usr/share/datasets/fashion-mnist");
+            ck_assert_int_eq(s.data_scale, 1);
+            ck_assert_double_eq(s.partition_alpha, 0.1);
+            ck_assert(s.opt_nesterov);
+            ck_assert_int_eq(s.opt_step_every, 100);
+            ck_assert_double_eq(s.opt_step_gamma, 0.1);
+            ck_assert_uint_eq(s.metrics_test_samples, 500);
+            ck_assert(s.metrics_per_node);
+        } else if (i == 1) {
+            ck_assert_int_eq(s.opt_total_steps, 5);   /* from stop.steps */
+            ck_assert_int_eq(s.partition_shards, 2);
+        } else if (i == 2) {
+            ck_assert_double_eq(s.data_test_fraction, 0.2);
+            ck_assert_uint_eq(s.data_features, 0);
+        } else if (i == 3) {
+            ck_assert_str_eq(s.data_test_file, "b.csv");
+            ck_assert_int_eq(s.data_label_column, 3);
+            ck_assert(s.data_header);
+        } else if (i == 4) {
+            ck_assert_double_eq(s.data_noise, 0.5);
+            ck_assert_int_eq(s.data_classes, 0);
+        } else {
+            ck_assert_int_eq(s.data_classes, 2);
+        }
+        scn_fini(&t);
+        scn_fini(&s);
+    }
+}
+END_TEST
+
 /* Reals print in the shortest form that reads back exactly. */
 START_TEST(test_resolved_reals)
 {
@@ -590,6 +657,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, test_full_file);
     tcase_add_test(tc, test_other_kinds);
     tcase_add_test(tc, test_resolved_golden);
+    tcase_add_test(tc, test_resolved_models_data);
     tcase_add_test(tc, test_resolved_reals);
     tcase_add_test(tc, test_slowdown_overlap);
     tcase_add_test(tc, test_fini_zeroed);
