@@ -3,7 +3,7 @@
  * workspace, evaluation in chunks, and the helpers the types share (L2 term,
  * weight initialisation, seeding).  It does no model arithmetic itself:
  * forward and backward passes live in one file per type (mdl_softmax.c,
- * mdl_logistic.c), and nothing here allocates after mdl_create.
+ * mdl_logistic.c, mdl_mlp.c), and nothing here allocates after mdl_create.
  */
 #include <assert.h>
 #include <limits.h>
@@ -15,7 +15,7 @@
 #include "mdl_internal.h"
 
 /* Sorted by name, matching mdl_type_names. */
-static const mdl_type *const all[] = { &mdl_logistic, &mdl_softmax };
+static const mdl_type *const all[] = { &mdl_linear, &mdl_logistic, &mdl_mlp, &mdl_softmax };
 
 const mdl_type *mdl_type_find(const char *name)
 {
@@ -29,15 +29,28 @@ const mdl_type *mdl_type_find(const char *name)
 
 const char *mdl_type_names(void)
 {
-    return "logistic, softmax";
+    return "linear, logistic, mlp, softmax";
 }
 
 mdl_model *mdl_create(const mdl_type *t, size_t d, int n_classes, double l2,
                       size_t max_batch)
 {
+    mdl_arch a = { .d = d, .n_classes = n_classes };
+    return mdl_create_arch(t, &a, l2, max_batch);
+}
+
+mdl_model *mdl_create_arch(const mdl_type *t, const mdl_arch *a, double l2,
+                           size_t max_batch)
+{
+    const size_t d = a->d;
     if (t == NULL || d == 0 || d > INT_MAX || max_batch == 0 || max_batch > INT_MAX
-        || n_classes < 2 || !t->supports(n_classes) || !(l2 >= 0.0) || !isfinite(l2))
+        || a->n_classes < 0 || a->n_classes == 1 || a->n_hidden > MDL_MAX_HIDDEN
+        || !t->supports(a)
+        || !(l2 >= 0.0) || !isfinite(l2))
         return NULL;
+    for (size_t l = 0; l < a->n_hidden; l++)
+        if (a->hidden[l] == 0 || a->hidden[l] > INT_MAX)
+            return NULL;
     if (max_batch > SIZE_MAX / sizeof(double) / d)
         return NULL;
 
@@ -45,22 +58,28 @@ mdl_model *mdl_create(const mdl_type *t, size_t d, int n_classes, double l2,
     if (m == NULL)
         return NULL;
     m->type = t;
+    m->arch = *a;
     m->d = d;
-    m->n_classes = n_classes;
+    m->n_classes = a->n_classes;
     m->l2 = l2;
     m->max_batch = max_batch;
-    m->n_params = t->n_params(d, n_classes);
+    m->n_params = t->n_params(a);
     m->x = malloc(max_batch * d * sizeof *m->x);
     if (m->x == NULL)
         goto out_free_model;
     m->y = malloc(max_batch * sizeof *m->y);
     if (m->y == NULL)
         goto out_free_x;
-    m->ws = t->alloc(d, n_classes, max_batch);
-    if (m->ws == NULL)
+    m->t = malloc(max_batch * sizeof *m->t);
+    if (m->t == NULL)
         goto out_free_y;
+    m->ws = t->alloc(a, max_batch);
+    if (m->ws == NULL)
+        goto out_free_t;
     return m;
 
+out_free_t:
+    free(m->t);
 out_free_y:
     free(m->y);
 out_free_x:
@@ -75,6 +94,7 @@ void mdl_destroy(mdl_model *m)
     if (m == NULL)
         return;
     m->type->free(m->ws);
+    free(m->t);
     free(m->y);
     free(m->x);
     free(m);
@@ -90,20 +110,32 @@ const mdl_type *mdl_get_type(const mdl_model *m)
     return m->type;
 }
 
+const mdl_arch *mdl_get_arch(const mdl_model *m)
+{
+    return &m->arch;
+}
+
 void mdl_init_params(const mdl_model *m, double *params, gsl_rng *rng)
 {
     m->type->init(m, params, rng);
 }
 
-/* Copies the rows idx[0 .. n-1] of ds and their labels into the workspace. */
-static void gather(mdl_model *m, const mdl_dataset *ds, const size_t *idx, size_t n)
+/* Copies the rows idx[0 .. n-1] of ds (rows first .. first+n-1 when idx
+ * is NULL) and their labels or targets into the workspace. */
+static void gather(mdl_model *m, const mdl_dataset *ds, const size_t *idx, size_t first,
+                   size_t n)
 {
     const size_t d = m->d;
     for (size_t i = 0; i < n; i++) {
-        assert(idx[i] < ds->n);
-        assert(ds->y[idx[i]] >= 0 && ds->y[idx[i]] < m->n_classes);
-        memcpy(m->x + i * d, ds->x + idx[i] * d, d * sizeof *m->x);
-        m->y[i] = ds->y[idx[i]];
+        const size_t r = idx ? idx[i] : first + i;
+        assert(r < ds->n);
+        memcpy(m->x + i * d, ds->x + r * d, d * sizeof *m->x);
+        if (ds->y) {
+            assert(ds->y[r] >= 0 && ds->y[r] < m->n_classes);
+            m->y[i] = ds->y[r];
+        }
+        if (ds->t)
+            m->t[i] = ds->t[r];
     }
 }
 
@@ -112,7 +144,7 @@ double mdl_loss_grad(mdl_model *m, const double *params, const mdl_dataset *ds,
 {
     assert(n_batch >= 1 && n_batch <= m->max_batch);
     assert(ds->d == m->d && ds->n_classes == m->n_classes);
-    gather(m, ds, batch, n_batch);
+    gather(m, ds, batch, 0, n_batch);
     return m->type->loss_grad(m, m->ws, params, m->x, m->y, n_batch, grad);
 }
 
@@ -131,8 +163,9 @@ void mdl_evaluate(mdl_model *m, const double *params, const mdl_dataset *ds,
         double chunk_loss;
         size_t chunk_correct;
 
-        if (idx != NULL) {
-            gather(m, ds, idx + start, k);
+        if (idx != NULL || ds->t != NULL) {
+            /* Regression targets always travel through the workspace. */
+            gather(m, ds, idx ? idx + start : NULL, start, k);
             X = m->x;
             y = m->y;
         } else {
@@ -147,7 +180,7 @@ void mdl_evaluate(mdl_model *m, const double *params, const mdl_dataset *ds,
     if (loss != NULL)
         *loss = n > 0 ? sum / (double)n + m->type->penalty(m, params) : NAN;
     if (accuracy != NULL)
-        *accuracy = n > 0 ? (double)correct / (double)n : NAN;
+        *accuracy = n > 0 && m->n_classes > 0 ? (double)correct / (double)n : NAN;
 }
 
 double mdl_i_l2(double l2, const double *w, size_t n, double *grad)
@@ -163,8 +196,14 @@ double mdl_i_l2(double l2, const double *w, size_t n, double *grad)
 void mdl_i_init_weights(double *params, size_t n_weights, size_t n_params,
                         gsl_rng *rng)
 {
+    mdl_i_init_weights_scaled(params, n_weights, n_params, 0.01, rng);
+}
+
+void mdl_i_init_weights_scaled(double *params, size_t n_weights, size_t n_params,
+                               double sigma, gsl_rng *rng)
+{
     for (size_t i = 0; i < n_weights; i++)
-        params[i] = gsl_ran_gaussian(rng, 0.01);
+        params[i] = gsl_ran_gaussian(rng, sigma);
     for (size_t i = n_weights; i < n_params; i++)
         params[i] = 0.0;
 }

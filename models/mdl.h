@@ -13,22 +13,40 @@
 
 typedef struct mdl_model mdl_model;
 
+/* Hidden-layer activations of the MLP. */
+typedef enum mdl_activation { MDL_ACT_RELU = 0, MDL_ACT_TANH = 1 } mdl_activation;
+
+#define MDL_MAX_HIDDEN 8
+
+/* The shape of a model: d input features, n_classes outputs and, for the
+ * MLP only, n_hidden hidden layers of the given widths (input first) with
+ * one activation.  Types without hidden layers require n_hidden == 0. */
+typedef struct mdl_arch {
+    size_t d;
+    int    n_classes;
+    size_t n_hidden;
+    size_t hidden[MDL_MAX_HIDDEN];
+    mdl_activation act;
+} mdl_arch;
+
 /* One model family, in the manner of GSL's *_type tables.  The public
  * functions below gather a batch's rows into the instance's workspace and
  * call the type on a dense matrix, so a type is pure arithmetic: X is n rows
  * of d features (row-major), y the n labels, 1 <= n <= max_batch.  Types
- * read the instance's sizes through models/mdl_internal.h. */
+ * read the instance's sizes through models/mdl_internal.h.  A regression
+ * type (n_classes 0) reads the batch's targets from the instance's
+ * workspace (mdl_internal.h: m->t) and ignores y. */
 typedef struct mdl_type {
-    const char *name;   /* "softmax", "logistic"; matched against the scenario */
-    /* Number of parameters for d features and c classes. */
-    size_t (*n_params)(size_t d, int n_classes);
-    /* Nonzero when the type can classify into n_classes classes (>= 2). */
-    int    (*supports)(int n_classes);
+    const char *name;   /* "softmax", "logistic", "mlp", "linear"; matched against the scenario */
+    /* Number of parameters of the shape a. */
+    size_t (*n_params)(const mdl_arch *a);
+    /* Nonzero when the type can build the shape a (classes, hidden layers). */
+    int    (*supports)(const mdl_arch *a);
     /* Type-private scratch for batches of at most max_batch samples; NULL
-     * when out of memory.  Released by free. */
-    void  *(*alloc)(size_t d, int n_classes, size_t max_batch);
+     * when out of memory or too large.  Released by free. */
+    void  *(*alloc)(const mdl_arch *a, size_t max_batch);
     void   (*free)(void *ws);
-    /* Small random weights (N(0, 0.01^2)), zero biases. */
+    /* Random weights (scale chosen by the type), zero biases. */
     void   (*init)(const mdl_model *m, double *params, gsl_rng *rng);
     /* Mean loss over the n samples plus the L2 term; gradient to grad. */
     double (*loss_grad)(const mdl_model *m, void *ws, const double *params,
@@ -40,16 +58,20 @@ typedef struct mdl_type {
                        double *loss_sum, size_t *n_correct);
     /* The L2 term l2/2 * ||weights||^2 (biases excluded). */
     double (*penalty)(const mdl_model *m, const double *params);
+    /* Floating-point operations of one forward and backward pass per
+     * sample (multiply-adds count two), for compute-time models. */
+    double (*flops)(const mdl_arch *a);
 } mdl_type;
 
-extern const mdl_type mdl_softmax, mdl_logistic;
+extern const mdl_type mdl_softmax, mdl_logistic, mdl_mlp, mdl_linear;
 
 /* Looks a model type up by name; NULL when unknown. */
 const mdl_type *mdl_type_find(const char *name);
 /* Comma-separated list of known names, for error messages. */
 const char *mdl_type_names(void);
 
-/* Creates an instance for d features, n_classes classes (logistic needs 2),
+/* Creates an instance for d features, n_classes classes (logistic needs 2;
+ * linear regression takes 0: its data sets carry real targets, t),
  * L2 coefficient l2 (the loss adds l2/2 * ||w||^2, biases excluded) and
  * batches of at most max_batch samples.  Allocates the workspace, about
  * max_batch * (d + n_classes) doubles.  NULL when out of memory, when the
@@ -58,11 +80,19 @@ const char *mdl_type_names(void);
  * mdl_destroy; mdl_destroy(NULL) does nothing. */
 mdl_model *mdl_create(const mdl_type *t, size_t d, int n_classes, double l2,
                       size_t max_batch);
+/* The same for any shape (the only way to build an MLP): NULL also when
+ * the type does not support a (an MLP needs 1 .. MDL_MAX_HIDDEN hidden
+ * layers of width >= 1, the others none). */
+mdl_model *mdl_create_arch(const mdl_type *t, const mdl_arch *a, double l2,
+                           size_t max_batch);
 void       mdl_destroy(mdl_model *m);
+const mdl_arch *mdl_get_arch(const mdl_model *m);
 size_t     mdl_n_params(const mdl_model *m);
 const mdl_type *mdl_get_type(const mdl_model *m);
 
-/* Fills params with small random weights (N(0, 0.01^2)) and zero biases. */
+/* Fills params with random weights and zero biases: N(0, 0.01^2) for the
+ * linear models; He (ReLU) or LeCun (tanh) normal scaling, N(0, g/fan_in)
+ * with g = 2 or 1, for the MLP's layers. */
 void mdl_init_params(const mdl_model *m, double *params, gsl_rng *rng);
 
 /* Mean loss over the batch (plus the L2 term) and its gradient, written to
@@ -72,7 +102,8 @@ void mdl_init_params(const mdl_model *m, double *params, gsl_rng *rng);
 double mdl_loss_grad(mdl_model *m, const double *params, const mdl_dataset *ds,
                      const size_t *batch, size_t n_batch, double *grad);
 
-/* Mean loss (with the L2 term) and accuracy of params over the samples idx
+/* Mean loss (with the L2 term) and accuracy (NaN for regression) of params
+ * over the samples idx
  * of ds (all samples when idx is NULL, n_idx ignored).  Works in chunks of
  * max_batch samples through the instance's workspace: O(n * n_params), no
  * allocation.  Both are NaN over an empty set.  loss or accuracy may be

@@ -12,13 +12,16 @@
 
 struct mdl_model {
     const mdl_type *type;
-    size_t d;           /* features */
-    int    n_classes;
+    mdl_arch arch;
+    size_t d;           /* features (arch.d) */
+    int    n_classes;   /* arch.n_classes */
     double l2;          /* the loss adds l2/2 * ||weights||^2 */
     size_t max_batch;
     size_t n_params;
     double *x;          /* max_batch * d: rows gathered for a batch */
-    int    *y;          /* max_batch: their labels */
+    int    *y;          /* max_batch: their labels (classification) */
+    double *t;          /* max_batch: their targets (regression); types
+                           without classes read the batch's targets here */
     void   *ws;         /* the type's scratch, from type->alloc */
 };
 
@@ -29,6 +32,10 @@ double mdl_i_l2(double l2, const double *w, size_t n, double *grad);
 /* Writes n_weights draws of N(0, 0.01^2) then zeros up to n_params. */
 void mdl_i_init_weights(double *params, size_t n_weights, size_t n_params,
                         gsl_rng *rng);
+
+/* Writes n_weights draws of N(0, sigma^2) then zeros up to n_params. */
+void mdl_i_init_weights_scaled(double *params, size_t n_weights, size_t n_params,
+                               double sigma, gsl_rng *rng);
 
 /* A new mt19937 generator seeded from a 64-bit seed, mixed (splitmix64)
  * and folded to a nonzero 32-bit one (mt19937 uses 32 bits and silently

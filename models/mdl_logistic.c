@@ -11,22 +11,20 @@
 #include <gsl/gsl_cblas.h>
 #include "mdl_internal.h"
 
-static size_t n_params(size_t d, int n_classes)
+static size_t n_params(const mdl_arch *a)
 {
-    (void)n_classes;
-    return d + 1;
+    return a->d + 1;
 }
 
-static int supports(int n_classes)
+static int supports(const mdl_arch *a)
 {
-    return n_classes == 2;
+    return a->n_classes == 2 && a->n_hidden == 0;
 }
 
 /* The scratch is the n logits, then the n residuals. */
-static void *alloc(size_t d, int n_classes, size_t max_batch)
+static void *alloc(const mdl_arch *a, size_t max_batch)
 {
-    (void)d;
-    (void)n_classes;
+    (void)a;
     return malloc(max_batch * sizeof(double));
 }
 
@@ -119,6 +117,12 @@ static double penalty(const mdl_model *m, const double *params)
     return mdl_i_l2(m->l2, params, m->d, NULL);
 }
 
+/* Forward X w (2d) and backward X^T r (2d). */
+static double flops(const mdl_arch *a)
+{
+    return 4.0 * (double)a->d;
+}
+
 const mdl_type mdl_logistic = {
     .name = "logistic",
     .n_params = n_params,
@@ -129,4 +133,5 @@ const mdl_type mdl_logistic = {
     .loss_grad = loss_grad,
     .evaluate = evaluate,
     .penalty = penalty,
+    .flops = flops,
 };

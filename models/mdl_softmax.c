@@ -11,24 +11,23 @@
 #include <gsl/gsl_cblas.h>
 #include "mdl_internal.h"
 
-static size_t n_params(size_t d, int n_classes)
+static size_t n_params(const mdl_arch *a)
 {
-    return (size_t)n_classes * d + (size_t)n_classes;
+    return (size_t)a->n_classes * a->d + (size_t)a->n_classes;
 }
 
-static int supports(int n_classes)
+static int supports(const mdl_arch *a)
 {
-    return n_classes >= 2;
+    return a->n_classes >= 2 && a->n_hidden == 0;
 }
 
 /* The scratch is the n x C matrix of logits, then probabilities, then
  * P - Y. */
-static void *alloc(size_t d, int n_classes, size_t max_batch)
+static void *alloc(const mdl_arch *a, size_t max_batch)
 {
-    (void)d;
-    if (max_batch > SIZE_MAX / sizeof(double) / (size_t)n_classes)
+    if (max_batch > SIZE_MAX / sizeof(double) / (size_t)a->n_classes)
         return NULL;
-    return malloc(max_batch * (size_t)n_classes * sizeof(double));
+    return malloc(max_batch * (size_t)a->n_classes * sizeof(double));
 }
 
 static void release(void *ws)
@@ -118,6 +117,12 @@ static double penalty(const mdl_model *m, const double *params)
     return mdl_i_l2(m->l2, params, (size_t)m->n_classes * m->d, NULL);
 }
 
+/* Forward X W^T (2dC) and backward (P - Y)^T X (2dC). */
+static double flops(const mdl_arch *a)
+{
+    return 4.0 * (double)a->d * (double)a->n_classes;
+}
+
 const mdl_type mdl_softmax = {
     .name = "softmax",
     .n_params = n_params,
@@ -128,4 +133,5 @@ const mdl_type mdl_softmax = {
     .loss_grad = loss_grad,
     .evaluate = evaluate,
     .penalty = penalty,
+    .flops = flops,
 };

@@ -26,6 +26,7 @@ static void small_dataset(mdl_dataset *ds, size_t n, size_t d, int C, unsigned l
     ds->n_classes = C;
     ds->x = malloc(n * d * sizeof *ds->x);
     ds->y = malloc(n * sizeof *ds->y);
+    ds->t = NULL;
     ck_assert_ptr_nonnull(ds->x);
     ck_assert_ptr_nonnull(ds->y);
     for (size_t i = 0; i < n; i++) {
@@ -72,17 +73,18 @@ static double fd_max_rel_error(mdl_model *a, mdl_model *b, const double *params,
     return worst;
 }
 
-static void gradient_check(const mdl_type *t, int C)
+static void gradient_check_arch(const mdl_type *t, const mdl_arch *arch, double sd)
 {
-    const size_t d = 5, n = 9;
+    const size_t d = arch->d, n = 9;
+    const int C = arch->n_classes;
     /* Repeated index on purpose: a batch may sample with replacement. */
     const size_t batch[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 3 };
     const size_t nb = sizeof batch / sizeof batch[0];
     mdl_dataset ds;
     small_dataset(&ds, n, d, C, 11);
 
-    mdl_model *m = mdl_create(t, d, C, 0.1, 16);
-    mdl_model *m0 = mdl_create(t, d, C, 0.0, 16);
+    mdl_model *m = mdl_create_arch(t, arch, 0.1, 16);
+    mdl_model *m0 = mdl_create_arch(t, arch, 0.0, 16);
     ck_assert_ptr_nonnull(m);
     ck_assert_ptr_nonnull(m0);
     const size_t P = mdl_n_params(m);
@@ -90,7 +92,7 @@ static void gradient_check(const mdl_type *t, int C)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 5);
     for (size_t k = 0; k < P; k++)
-        params[k] = gsl_ran_gaussian(r, 0.7);
+        params[k] = gsl_ran_gaussian(r, sd);
 
     const double err = fd_max_rel_error(m, m, params, &ds, batch, nb);
     ck_assert_msg(err < 1e-6, "%s: max relative gradient error %g", t->name, err);
@@ -117,6 +119,12 @@ static void gradient_check(const mdl_type *t, int C)
     mdl_dataset_fini(&ds);
 }
 
+static void gradient_check(const mdl_type *t, int C)
+{
+    const mdl_arch a = { .d = 5, .n_classes = C };
+    gradient_check_arch(t, &a, 0.7);
+}
+
 START_TEST(test_softmax_gradient_fd)
 {
     gradient_check(&mdl_softmax, 3);
@@ -129,14 +137,230 @@ START_TEST(test_logistic_gradient_fd)
 }
 END_TEST
 
+/* Every layer of MLPs of depth 1 to 3 with both activations: the checker
+ * runs over all parameters, so a wrong product in any layer's backward
+ * pass shows.  Each layer is also checked on its own slice to name the
+ * layer in the message. */
+START_TEST(test_mlp_gradient_fd)
+{
+    const mdl_arch shapes[] = {
+        { .d = 5, .n_classes = 3, .n_hidden = 1, .hidden = { 4 }, .act = MDL_ACT_RELU },
+        { .d = 5, .n_classes = 3, .n_hidden = 1, .hidden = { 4 }, .act = MDL_ACT_TANH },
+        { .d = 5, .n_classes = 4, .n_hidden = 2, .hidden = { 6, 3 }, .act = MDL_ACT_RELU },
+        { .d = 4, .n_classes = 2, .n_hidden = 3, .hidden = { 5, 4, 3 }, .act = MDL_ACT_TANH },
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        gradient_check_arch(&mdl_mlp, &shapes[i], 0.5);
+}
+END_TEST
+
+/* Per-layer control: zeroing one layer's weight gradient must be caught
+ * by the finite differences of that layer, for every layer.  This shows
+ * that the check above sees every layer, not only the last. */
+START_TEST(test_mlp_every_layer_checked)
+{
+    const mdl_arch a = { .d = 4, .n_classes = 3, .n_hidden = 2, .hidden = { 5, 3 },
+                         .act = MDL_ACT_TANH };
+    const size_t batch[] = { 0, 1, 2, 3, 4, 5 };
+    mdl_dataset ds;
+    small_dataset(&ds, 6, a.d, a.n_classes, 17);
+    mdl_model *m = mdl_create_arch(&mdl_mlp, &a, 0.0, 8);
+    ck_assert_ptr_nonnull(m);
+    const size_t P = mdl_n_params(m);
+    ck_assert_uint_eq(P, 5 * 4 + 5 + 3 * 5 + 3 + 3 * 3 + 3);
+    double *p = malloc(P * sizeof *p), *g = malloc(P * sizeof *g), *s = malloc(P * sizeof *s);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 9);
+    for (size_t k = 0; k < P; k++)
+        p[k] = gsl_ran_gaussian(r, 0.8);
+    mdl_loss_grad(m, p, &ds, batch, 6, g);
+    const size_t start[] = { 0, 25, 43, P };
+    for (size_t l = 0; l < 3; l++) {
+        double worst = 0.0, gmax = 0.0;
+        for (size_t k = start[l]; k < start[l + 1]; k++) {
+            const double h = 1e-6, keep = p[k];
+            p[k] = keep + h;
+            const double fp = mdl_loss_grad(m, p, &ds, batch, 6, s);
+            p[k] = keep - h;
+            const double fm = mdl_loss_grad(m, p, &ds, batch, 6, s);
+            p[k] = keep;
+            const double fd = (fp - fm) / (2 * h);
+            worst = fmax(worst, fabs(fd - g[k]));
+            gmax = fmax(gmax, fabs(fd));
+        }
+        ck_assert_msg(worst < 1e-7, "layer %zu: gradient error %g", l + 1, worst);
+        ck_assert_msg(gmax > 1e-3, "layer %zu: finite differences all near zero (%g)", l + 1, gmax);
+    }
+    gsl_rng_free(r);
+    free(s);
+    free(g);
+    free(p);
+    mdl_destroy(m);
+    mdl_dataset_fini(&ds);
+}
+END_TEST
+
+START_TEST(test_mlp_shapes)
+{
+    mdl_arch a = { .d = 784, .n_classes = 10, .n_hidden = 1, .hidden = { 100 } };
+    ck_assert_uint_eq(mdl_mlp.n_params(&a), 784 * 100 + 100 + 100 * 10 + 10);
+    ck_assert_double_eq(mdl_mlp.flops(&a), 4.0 * 784 * 100 + 6.0 * 100 * 10);
+    ck_assert_double_eq(mdl_softmax.flops(&(mdl_arch){ .d = 784, .n_classes = 10 }), 4.0 * 7840);
+    mdl_model *m = mdl_create_arch(&mdl_mlp, &a, 1e-4, 32);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(mdl_n_params(m), 79510);
+    ck_assert_uint_eq(mdl_get_arch(m)->hidden[0], 100);
+    /* He initialisation: first layer variance 2 / 784, zero biases. */
+    double *p = malloc(79510 * sizeof *p);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 3);
+    mdl_init_params(m, p, r);
+    double ss = 0.0;
+    for (size_t k = 0; k < 78400; k++)
+        ss += p[k] * p[k];
+    ck_assert_double_eq_tol(ss / 78400, 2.0 / 784, 0.03 * 2.0 / 784);
+    for (size_t k = 78400; k < 78500; k++)
+        ck_assert_double_eq(p[k], 0.0);
+    free(p);
+    gsl_rng_free(r);
+    mdl_destroy(m);
+    /* An MLP needs hidden layers; the linear models refuse them. */
+    a.n_hidden = 0;
+    ck_assert_ptr_null(mdl_create_arch(&mdl_mlp, &a, 0.0, 8));
+    a.n_hidden = 1;
+    a.hidden[0] = 0;
+    ck_assert_ptr_null(mdl_create_arch(&mdl_mlp, &a, 0.0, 8));
+    a.hidden[0] = 3;
+    ck_assert_ptr_null(mdl_create_arch(&mdl_softmax, &a, 0.0, 8));
+    a.n_hidden = MDL_MAX_HIDDEN + 1;
+    ck_assert_ptr_null(mdl_create_arch(&mdl_mlp, &a, 0.0, 8));
+}
+END_TEST
+
+/* Linear regression: gradient against finite differences (with L2), the
+ * loss in closed form, NaN accuracy, and full-batch gradient descent on
+ * noise-free generated data recovering the known true weights. */
+START_TEST(test_linear_regression)
+{
+    const size_t d = 5;
+    mdl_synth_linear_spec sp = { .n_train = 400, .n_test = 50, .d = d, .noise = 0.0 };
+    mdl_dataset tr, te;
+    double w_true[6];
+    ck_assert_int_eq(mdl_synth_regression(&sp, 21, &tr, &te, w_true), 0);
+    ck_assert_int_eq(tr.n_classes, 0);
+    ck_assert_ptr_null(tr.y);
+    ck_assert_ptr_nonnull(tr.t);
+    /* Noise 0: every target is exactly the linear function (up to the
+     * order of the sum). */
+    for (size_t i = 0; i < tr.n; i++) {
+        double z = w_true[d];
+        for (size_t j = 0; j < d; j++)
+            z += w_true[j] * tr.x[i * d + j];
+        ck_assert_double_eq_tol(tr.t[i], z, 1e-12);
+    }
+    mdl_model *m = mdl_create(&mdl_linear, d, 0, 0.3, 400);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_null(mdl_create(&mdl_linear, d, 2, 0.0, 8));
+    ck_assert_ptr_null(mdl_create(&mdl_softmax, d, 0, 0.0, 8));
+    double p[6] = { 0.3, -0.2, 0.5, 1.0, -1.5, 0.7 }, g[6], s6[6];
+    const size_t batch[] = { 3, 1, 4, 1, 5, 9, 2, 6 };
+    const double f = mdl_loss_grad(m, p, &tr, batch, 8, g);
+    /* Closed form of the loss: mean of r^2/2 plus l2/2 ||w||^2. */
+    double expect = 0.0, ww = 0.0;
+    for (size_t b = 0; b < 8; b++) {
+        double r = p[d] - tr.t[batch[b]];
+        for (size_t j = 0; j < d; j++)
+            r += p[j] * tr.x[batch[b] * d + j];
+        expect += 0.5 * r * r / 8;
+    }
+    for (size_t j = 0; j < d; j++)
+        ww += p[j] * p[j];
+    ck_assert_double_eq_tol(f, expect + 0.15 * ww, 1e-12);
+    for (size_t k = 0; k < 6; k++) {
+        const double h = 1e-6, keep = p[k];
+        p[k] = keep + h;
+        const double fp = mdl_loss_grad(m, p, &tr, batch, 8, s6);
+        p[k] = keep - h;
+        const double fm = mdl_loss_grad(m, p, &tr, batch, 8, s6);
+        p[k] = keep;
+        ck_assert_double_eq_tol(g[k], (fp - fm) / (2 * h), 1e-7);
+    }
+    double loss_all, acc;
+    mdl_evaluate(m, p, &te, NULL, 0, &loss_all, &acc);
+    ck_assert(isnan(acc));
+    size_t idx[50];
+    for (size_t i = 0; i < 50; i++)
+        idx[i] = i;
+    double loss_idx;
+    mdl_evaluate(m, p, &te, idx, 50, &loss_idx, NULL);
+    ck_assert_double_eq(loss_all, loss_idx);
+    mdl_destroy(m);
+
+    /* Recovery: no L2, full batch, gradient descent. */
+    m = mdl_create(&mdl_linear, d, 0, 0.0, 400);
+    size_t all[400];
+    for (size_t i = 0; i < 400; i++)
+        all[i] = i;
+    double w[6] = { 0 }, gw[6];
+    for (int it = 0; it < 300; it++) {
+        mdl_loss_grad(m, w, &tr, all, 400, gw);
+        for (size_t k = 0; k < 6; k++)
+            w[k] -= 0.5 * gw[k];
+    }
+    for (size_t k = 0; k < 6; k++)
+        ck_assert_double_eq_tol(w[k], w_true[k], 1e-9);
+    mdl_destroy(m);
+    mdl_dataset_fini(&tr);
+    mdl_dataset_fini(&te);
+}
+END_TEST
+
+/* Logistic data with known weights: maximum likelihood (full-batch
+ * gradient descent, no L2) points where the true weights point. */
+START_TEST(test_synthetic_logistic_recovers_weights)
+{
+    const size_t d = 4, n = 4000;
+    mdl_synth_linear_spec sp = { .n_train = n, .n_test = 10, .d = d, .separation = 4.0 };
+    mdl_dataset tr, te;
+    double w_true[5];
+    ck_assert_int_eq(mdl_synth_logistic(&sp, 8, &tr, &te, w_true), 0);
+    ck_assert_int_eq(tr.n_classes, 2);
+    ck_assert_double_eq(w_true[d], 0.0);
+    mdl_model *m = mdl_create(&mdl_logistic, d, 2, 0.0, n);
+    size_t *all = malloc(n * sizeof *all);
+    for (size_t i = 0; i < n; i++)
+        all[i] = i;
+    double w[5] = { 0 }, g[5];
+    for (int it = 0; it < 400; it++) {
+        mdl_loss_grad(m, w, &tr, all, n, g);
+        for (size_t k = 0; k < 5; k++)
+            w[k] -= 2.0 * g[k];
+    }
+    double dot = 0, nw = 0, nt = 0;
+    for (size_t k = 0; k < d; k++) {
+        dot += w[k] * w_true[k];
+        nw += w[k] * w[k];
+        nt += w_true[k] * w_true[k];
+    }
+    ck_assert_msg(dot / sqrt(nw * nt) > 0.99, "cosine %g", dot / sqrt(nw * nt));
+    ck_assert_msg(fabs(sqrt(nw / nt) - 1) < 0.25, "norm ratio %g", sqrt(nw / nt));
+    ck_assert_double_lt(fabs(w[d]), 0.15);
+    free(all);
+    mdl_destroy(m);
+    mdl_dataset_fini(&tr);
+    mdl_dataset_fini(&te);
+}
+END_TEST
+
 START_TEST(test_registry)
 {
     ck_assert_ptr_eq(mdl_type_find("softmax"), &mdl_softmax);
     ck_assert_ptr_eq(mdl_type_find("logistic"), &mdl_logistic);
+    ck_assert_ptr_eq(mdl_type_find("mlp"), &mdl_mlp);
     ck_assert_ptr_null(mdl_type_find("softmx"));
     ck_assert_ptr_null(mdl_type_find(""));
     ck_assert_ptr_null(mdl_type_find(NULL));
-    ck_assert_str_eq(mdl_type_names(), "logistic, softmax");
+    ck_assert_str_eq(mdl_type_names(), "linear, logistic, mlp, softmax");
 
     /* Every listed name is found. */
     char names[64];
@@ -144,8 +368,9 @@ START_TEST(test_registry)
     for (char *tok = strtok(names, ", "); tok != NULL; tok = strtok(NULL, ", "))
         ck_assert_ptr_nonnull(mdl_type_find(tok));
 
-    ck_assert_uint_eq(mdl_softmax.n_params(784, 10), 7850);
-    ck_assert_uint_eq(mdl_logistic.n_params(784, 2), 785);
+    const mdl_arch a784x10 = { .d = 784, .n_classes = 10 }, a784x2 = { .d = 784, .n_classes = 2 };
+    ck_assert_uint_eq(mdl_softmax.n_params(&a784x10), 7850);
+    ck_assert_uint_eq(mdl_logistic.n_params(&a784x2), 785);
 
     mdl_model *m = mdl_create(&mdl_softmax, 784, 10, 1e-4, 32);
     ck_assert_ptr_nonnull(m);
@@ -237,7 +462,7 @@ START_TEST(test_evaluate_closed_form)
 {
     double x[] = { 2.0, 0.0, -1.0, 5.0, 3.0, 1.0, -4.0, -2.0 };
     int y[] = { 1, 0, 0, 0 };
-    mdl_dataset ds = { 4, 2, 2, x, y };
+    mdl_dataset ds = { 4, 2, 2, x, y, NULL };
     /* logistic: w = (1, 0), b = 0.5, l2 = 0.2: z = 2.5, -0.5, 3.5, -3.5. */
     double pl[] = { 1.0, 0.0, 0.5 };
     mdl_model *m = mdl_create(&mdl_logistic, 2, 2, 0.2, 3);
@@ -612,6 +837,11 @@ static Suite *models_suite(void)
     tcase_add_test(tc, test_registry);
     tcase_add_test(tc, test_softmax_gradient_fd);
     tcase_add_test(tc, test_logistic_gradient_fd);
+    tcase_add_test(tc, test_mlp_gradient_fd);
+    tcase_add_test(tc, test_mlp_every_layer_checked);
+    tcase_add_test(tc, test_mlp_shapes);
+    tcase_add_test(tc, test_linear_regression);
+    tcase_add_test(tc, test_synthetic_logistic_recovers_weights);
     tcase_add_test(tc, test_zero_params_loss);
     tcase_add_test(tc, test_evaluate_closed_form);
     tcase_add_test(tc, test_evaluate_chunked);

@@ -66,7 +66,7 @@ static const struct bad_case {
     {"nodes_string", ": /nodes: error: must be an integer, got string"},
     {"seed_negative", ": /seed: error: must be >= 0, got -1"},
     {"unknown_top_key", ": /: error: unknown key \"stopp\" (expected one of: seed, nodes, "
-                        "compute, network, topology, model, data, algorithm, stop, metrics)"},
+                        "compute, network, topology, model, data, algorithm, optimizer, stop, metrics)"},
     {"unknown_nested_key", ": /network: error: unknown key \"latncy_s\" "
                            "(expected one of: latency_s, bandwidth_Bps, bytes_per_param)"},
     {"alg_param_object", ": /algorithm/local_steps: error: must be a number or a string, "
@@ -104,12 +104,48 @@ static const struct bad_case {
                          "of: ring, complete, torus2d, erdos_renyi, random_regular)"},
     {"random_regular_odd", ": /topology/degree: error: nodes * degree must be even, "
                            "got 5 * 3"},
-    {"model_unknown", ": /model/kind: error: unknown model \"mlp\" (expected one of: "
-                      "softmax, logistic)"},
+    {"model_unknown", ": /model/kind: error: unknown model \"resnet\" (expected one of: "
+                      "softmax, logistic, mlp, linear)"},
+    {"linear_with_mixture", ": /data/kind: error: model \"linear\" needs regression data "
+                            "(kind \"synthetic-regression\"), got \"synthetic\""},
+    {"regression_with_softmax", ": /data/kind: error: regression data needs model "
+                                "\"linear\", got \"softmax\""},
+    {"regression_dirichlet", ": /data/partition: error: partition \"dirichlet\" needs class "
+                             "labels; regression data has none (use iid or quantity)"},
+    {"linear_target_accuracy", ": /stop/target_accuracy: error: has no meaning for model "
+                               "\"linear\" (regression); use target_loss"},
+    {"mlp_hidden_empty", ": /model/hidden: error: must hold 1 to 8 layer widths, got 0"},
+    {"mlp_hidden_zero", ": /model/hidden/1: error: must be >= 1, got 0"},
+    {"mlp_activation_unknown", ": /model/activation: error: unknown activation \"sigmoid\" "
+                               "(expected one of: relu, tanh)"},
+    {"softmax_with_hidden", ": /model: error: key \"hidden\" is not allowed with kind "
+                            "\"softmax\""},
+    {"idx_missing_labels", ": /data: error: missing required key \"train_labels\" for kind "
+                           "\"idx\""},
+    {"alpha_with_iid", ": /data/alpha: error: is not allowed with partition \"iid\""},
+    {"dirichlet_alpha_zero", ": /data/alpha: error: must be > 0, got 0"},
+    {"scale_unknown", ": /data/scale: error: unknown scale \"zscore\" (expected one of: "
+                      "none, minmax, standard)"},
+    {"fmnist_separation", ": /data: error: key \"separation\" is not allowed with kind "
+                          "\"fashion-mnist\""},
+    {"momentum_one", ": /optimizer/momentum: error: must be < 1, got 1"},
+    {"nesterov_without_momentum", ": /optimizer/nesterov: error: needs momentum > 0"},
+    {"step_missing_every", ": /optimizer: error: missing required key \"step_every\" for "
+                           "schedule \"step\""},
+    {"cosine_without_total", ": /optimizer: error: missing required key \"total_steps\" for "
+                             "schedule \"cosine\" (or give stop.steps)"},
+    {"gamma_with_cosine", ": /optimizer/gamma: error: is not allowed with schedule "
+                          "\"cosine\""},
+    {"libsvm_missing_train_file", ": /data: error: missing required key \"train_file\" for "
+                                  "kind \"libsvm\""},
+    {"csv_fraction_with_test_file", ": /data/test_fraction: error: is not allowed with "
+                                    "\"test_file\" (the test set is that file)"},
+    {"csv_fraction_one", ": /data/test_fraction: error: must be < 1, got 1"},
+    {"per_node_string", ": /metrics/per_node: error: must be true or false, got string"},
     {"logistic_classes_3", ": /data/classes: error: must be 2 with model \"logistic\", "
                            "got 3"},
-    {"partition_unknown", ": /data/partition: error: unknown partition \"dirichlet\" "
-                          "(expected one of: iid)"},
+    {"partition_unknown", ": /data/partition: error: unknown partition \"pathological\" "
+                          "(expected one of: iid, dirichlet, shards, quantity)"},
     {"train_below_nodes", ": /data/train: error: must be >= nodes (8) so that every node "
                           "holds data, got 6"},
     {"batch_too_large", ": /algorithm/batch: error: must be <= 62 (train 1000 / nodes 16), "
@@ -316,11 +352,12 @@ START_TEST(test_resolved_golden)
         "\"compute\":{\"groups\":[{\"nodes\":[0,2,3],\"slowdown\":4.0}],"
         "\"noise\":{\"dist\":\"uniform\",\"high\":1.5,\"low\":0.5},\"step_time_s\":0.01},"
         "\"data\":{\"classes\":4,\"features\":16,\"kind\":\"synthetic\",\"partition\":\"iid\","
-        "\"separation\":2.0,\"test\":1024,\"train\":4096},"
-        "\"metrics\":{\"eval_samples\":0,\"every_s\":0.05},"
+        "\"scale\":\"none\",\"separation\":2.0,\"test\":1024,\"train\":4096},"
+        "\"metrics\":{\"eval_samples\":0,\"every_s\":0.05,\"per_node\":false,\"test_samples\":0},"
         "\"model\":{\"kind\":\"softmax\",\"l2\":0.0001},"
         "\"network\":{\"bandwidth_Bps\":1.25e9,\"bytes_per_param\":4.0,\"latency_s\":0.0001},"
-        "\"nodes\":4,\"seed\":3,\"stop\":{\"target_accuracy\":0.9,\"time_s\":5.0},"
+        "\"nodes\":4,\"optimizer\":{\"momentum\":0.0,\"nesterov\":false,\"schedule\":\"constant\","
+        "\"warmup_steps\":0,\"weight_decay\":0.0},\"seed\":3,\"stop\":{\"target_accuracy\":0.9,\"time_s\":5.0},"
         "\"topology\":{\"kind\":\"complete\"}}";
     scn_scenario s, t;
 
@@ -331,6 +368,73 @@ START_TEST(test_resolved_golden)
     ck_assert_str_eq(t.resolved_json, golden);
     scn_fini(&t);
     scn_fini(&s);
+}
+END_TEST
+
+/* Every data kind, the MLP and a full optimizer resolve to text that loads
+ * back to itself, with the values the keys say. */
+START_TEST(test_resolved_models_data)
+{
+    static const char *const texts[] = {
+        "{\"nodes\": 2, \"model\": {\"kind\": \"mlp\", \"hidden\": [64, 32], "
+        "\"activation\": \"tanh\"}, \"data\": {\"kind\": \"fashion-mnist\", \"train\": 600, "
+        "\"partition\": \"dirichlet\", \"alpha\": 0.1}, \"algorithm\": {\"name\": \"dpsgd\"}, "
+        "\"optimizer\": {\"momentum\": 0.9, \"nesterov\": true, \"weight_decay\": 5e-4, "
+        "\"schedule\": \"step\", \"step_every\": 100, \"warmup_steps\": 10}, "
+        "\"stop\": {\"steps\": 10}, \"metrics\": {\"test_samples\": 500, \"per_node\": true}}",
+        "{\"nodes\": 2, \"data\": {\"kind\": \"idx\", \"train_images\": \"a\", "
+        "\"train_labels\": \"b\", \"test_images\": \"c\", \"test_labels\": \"d\", "
+        "\"scale\": \"standard\", \"partition\": \"shards\"}, \"algorithm\": {\"name\": \"x\"}, "
+        "\"optimizer\": {\"schedule\": \"cosine\", \"lr_min\": 0.01}, \"stop\": {\"steps\": 5}}",
+        "{\"nodes\": 2, \"data\": {\"kind\": \"libsvm\", \"train_file\": \"a.svm\", "
+        "\"partition\": \"quantity\", \"exponent\": 0.8}, \"algorithm\": {\"name\": \"x\"}, "
+        "\"stop\": {\"time_s\": 1}}",
+        "{\"nodes\": 2, \"data\": {\"kind\": \"csv\", \"train_file\": \"a.csv\", "
+        "\"test_file\": \"b.csv\", \"label_column\": 3, \"header\": true}, "
+        "\"algorithm\": {\"name\": \"x\"}, \"stop\": {\"time_s\": 1}}",
+        "{\"nodes\": 2, \"model\": {\"kind\": \"linear\"}, \"data\": {\"kind\": "
+        "\"synthetic-regression\", \"noise\": 0.5}, \"algorithm\": {\"name\": \"x\"}, "
+        "\"stop\": {\"time_s\": 1}}",
+        "{\"nodes\": 2, \"model\": {\"kind\": \"logistic\"}, \"data\": {\"kind\": "
+        "\"synthetic-logistic\", \"separation\": 3}, \"algorithm\": {\"name\": \"x\"}, "
+        "\"stop\": {\"time_s\": 1}}",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        scn_scenario s, t;
+        load_ok(texts[i], NULL, 0, &s);
+        load_ok(s.resolved_json, NULL, 0, &t);
+        ck_assert_str_eq(t.resolved_json, s.resolved_json);
+        if (i == 0) {
+            ck_assert_uint_eq(s.model_n_hidden, 2);
+            ck_assert_uint_eq(s.model_hidden[1], 32);
+            ck_assert_int_eq(s.model_activation, 1);
+            ck_assert_str_eq(s.data_dir, "/usr/share/datasets/fashion-mnist");
+            ck_assert_int_eq(s.data_scale, 1);
+            ck_assert_double_eq(s.partition_alpha, 0.1);
+            ck_assert(s.opt_nesterov);
+            ck_assert_int_eq(s.opt_step_every, 100);
+            ck_assert_double_eq(s.opt_step_gamma, 0.1);
+            ck_assert_uint_eq(s.metrics_test_samples, 500);
+            ck_assert(s.metrics_per_node);
+        } else if (i == 1) {
+            ck_assert_int_eq(s.opt_total_steps, 5);   /* from stop.steps */
+            ck_assert_int_eq(s.partition_shards, 2);
+        } else if (i == 2) {
+            ck_assert_double_eq(s.data_test_fraction, 0.2);
+            ck_assert_uint_eq(s.data_features, 0);
+        } else if (i == 3) {
+            ck_assert_str_eq(s.data_test_file, "b.csv");
+            ck_assert_int_eq(s.data_label_column, 3);
+            ck_assert(s.data_header);
+        } else if (i == 4) {
+            ck_assert_double_eq(s.data_noise, 0.5);
+            ck_assert_int_eq(s.data_classes, 0);
+        } else {
+            ck_assert_int_eq(s.data_classes, 2);
+        }
+        scn_fini(&t);
+        scn_fini(&s);
+    }
 }
 END_TEST
 
@@ -503,8 +607,8 @@ static const struct bad_set {
     {"compute.groups.0.nodes.0=9", "base.json: /compute/groups/0/nodes/0: error: must be in "
                                    "0..3, got 9"},
     {"/foo~1bar=1", "base.json: /: error: unknown key \"foo/bar\" (expected one of: seed, "
-                    "nodes, compute, network, topology, model, data, algorithm, stop, "
-                    "metrics)"},
+                    "nodes, compute, network, topology, model, data, algorithm, optimizer, "
+                    "stop, metrics)"},
     {"network.latncy=x", "base.json: /network: error: unknown key \"latncy\" (expected one "
                          "of: latency_s, bandwidth_Bps, bytes_per_param)"},
 };
@@ -555,6 +659,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, test_full_file);
     tcase_add_test(tc, test_other_kinds);
     tcase_add_test(tc, test_resolved_golden);
+    tcase_add_test(tc, test_resolved_models_data);
     tcase_add_test(tc, test_resolved_reals);
     tcase_add_test(tc, test_slowdown_overlap);
     tcase_add_test(tc, test_fini_zeroed);

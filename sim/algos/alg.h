@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
 #include "cl_cluster.h"
+#include "mdl_optim.h"
 #include "topo.h"
 
 /* A protocol-specific parameter: a key of the scenario's algorithm object
@@ -36,7 +37,10 @@ typedef struct alg_ctx {
     int               n_all;    /* n plus the algorithm's servers */
     int               server;   /* node number of the first server (n), or -1 */
     size_t            P;        /* parameters per model */
-    double            lr;       /* learning rate */
+    double            lr;       /* base learning rate (the optimizer's) */
+    mdl_optim        *opt;      /* every node's optimizer state, owned by
+                                   the runner; updates go through
+                                   alg_sgd_apply */
     gsl_rng         **rng;      /* per-node SIM_RNG_ALGO streams */
     char             *states;   /* n * state_size bytes */
     size_t            state_size;
@@ -107,7 +111,10 @@ int  alg_params_set(const alg_type *t, alg_ctx *ctx, const char *key, int is_str
 void alg_params_keys(const alg_type *t, char *buf, size_t size);
 const char     *alg_names(void);   /* "adpsgd, allreduce, dpsgd, ...", sorted */
 
-/* Parameter update shared by all: x <- x - lr * g (CBLAS daxpy). */
-void alg_sgd_apply(const alg_ctx *ctx, double *x, const double *g);
+/* Node's parameter update with the gradient g / g_div, shared by all
+ * protocols: it goes through node's optimizer (momentum, weight decay,
+ * learning-rate schedule; see mdl_optim.h).  With the default optimizer it
+ * is exactly x <- x - (lr / g_div) g (one CBLAS daxpy). */
+void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div);
 
 #endif

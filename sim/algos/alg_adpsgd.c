@@ -91,7 +91,7 @@ static void ad_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
 {
     ad_state *st = state;
     if (!is_active(ctx, i)) {
-        alg_sgd_apply(ctx, cl_params(ctx->cl, i), grad);
+        alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
         cl_start_step(ctx->cl, i);
         return;
     }
@@ -121,7 +121,7 @@ static void ad_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     /* reply: x_i has not changed since the request, so this completes an
      * atomic pairwise average */
     memcpy(x, m->payload->data, ctx->P * sizeof(double));
-    alg_sgd_apply(ctx, x, st->gbuf);
+    alg_sgd_apply(ctx, i, x, st->gbuf, 1.0);
     st->waiting = 0;
     st->n_avg++;
     if (st->blocked) {

@@ -41,8 +41,9 @@ typedef struct ar_state {
 
 static void reduced(alg_ctx *ctx, int node, const double *sum, size_t len)
 {
+    (void)len;   /* ctx->P: the whole gradient */
     ar_state *st = alg_state(ctx, node);
-    cblas_daxpy((int)len, -ctx->lr / ctx->n, sum, 1, cl_params(ctx->cl, node), 1);
+    alg_sgd_apply(ctx, node, cl_params(ctx->cl, node), sum, (double)ctx->n);
     st->round++;
     cl_start_step(ctx->cl, node);
 }

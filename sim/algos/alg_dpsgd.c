@@ -67,7 +67,7 @@ static void try_finish(alg_ctx *ctx, dp_state *st, int i)
     int P = (int)ctx->P;
     memcpy(x, st->acc[p], ctx->P * sizeof(double));
     cblas_daxpy(P, ctx->g->self_w[i], st->own->data, 1, x, 1);
-    cblas_daxpy(P, -ctx->lr, st->grad, 1, x, 1);
+    alg_sgd_apply(ctx, i, x, st->grad, 1.0);
     memset(st->acc[p], 0, ctx->P * sizeof(double));
     st->cnt[p] = 0;
     cl_buf_put(ctx->cl, st->own);

@@ -120,8 +120,9 @@ static void advance(alg_ctx *ctx, eg_state *st, int i)
 /* A node computes only while it holds no uncontributed gradient. */
 static void reduced(alg_ctx *ctx, int i, const double *sum, size_t len)
 {
+    (void)len;   /* ctx->P: the whole gradient */
     eg_state *st = alg_state(ctx, i);
-    cblas_daxpy((int)len, -ctx->lr / ctx->n, sum, 1, cl_params(ctx->cl, i), 1);
+    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), sum, (double)ctx->n);
     st->in_round = 0;
     st->next_round++;
     if (!st->has_grad && !cl_is_computing(ctx->cl, i))

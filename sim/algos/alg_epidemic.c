@@ -126,7 +126,7 @@ static void end_round(alg_ctx *ctx, el_state *st, int i)
 static void el_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     el_state *st = state;
-    alg_sgd_apply(ctx, cl_params(ctx->cl, i), grad);
+    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
     if (++st->local == (int)ctx->param[P_LOCAL_STEPS])
         end_round(ctx, st, i);
     cl_start_step(ctx->cl, i);

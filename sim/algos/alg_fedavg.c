@@ -93,7 +93,7 @@ static void fa_on_start(alg_ctx *ctx, void *state, int node)
 static void fa_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     fa_state *st = state;
-    alg_sgd_apply(ctx, cl_params(ctx->cl, i), grad);
+    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
     if (--st->steps_left > 0) {
         cl_start_step(ctx->cl, i);
         return;

@@ -64,7 +64,7 @@ static void gl_on_start(alg_ctx *ctx, void *state, int node)
 static void gl_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     gl_state *st = state;
-    alg_sgd_apply(ctx, cl_params(ctx->cl, i), grad);
+    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
     if (++st->steps % (uint64_t)ctx->param[P_SEND_EVERY] == 0) {
         const topo_graph *g = ctx->g;
         size_t deg = g->off[i + 1] - g->off[i];

@@ -160,7 +160,7 @@ static void ls_on_start(alg_ctx *ctx, void *state, int node)
 static void ls_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     ls_state *st = state;
-    alg_sgd_apply(ctx, cl_params(ctx->cl, i), grad);
+    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
     if (++st->local < (int)ctx->param[P_LOCAL_STEPS])
         cl_start_step(ctx->cl, i);
     else

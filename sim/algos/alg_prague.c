@@ -332,7 +332,7 @@ static void pr_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
         st->holding = 1;
         return;
     }
-    alg_sgd_apply(ctx, cl_params(ctx->cl, i), grad);
+    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
     request(ctx, st, i);
 }
 
@@ -350,7 +350,7 @@ static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len)
     cl_send(ctx->cl, node, ctx->server, TAG_FREE, 0, NULL, 0);
     if (st->holding) {
         st->holding = 0;
-        alg_sgd_apply(ctx, x, st->held);
+        alg_sgd_apply(ctx, node, x, st->held, 1.0);
         request(ctx, st, node);
     } else if (st->requested) {
         st->requested = 0;

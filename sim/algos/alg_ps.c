@@ -67,10 +67,10 @@ static void record(alg_ps *ps, uint64_t staleness)
         ps->staleness_max = staleness;
 }
 
-void alg_ps_apply(alg_ctx *ctx, const double *g, double scale, uint64_t computed_on)
+void alg_ps_apply(alg_ctx *ctx, const double *g, uint64_t computed_on)
 {
     alg_ps *ps = ctx->shared;
-    cblas_daxpy((int)ctx->P, -ctx->lr * scale, g, 1, cl_params(ctx->cl, ctx->server), 1);
+    alg_sgd_apply(ctx, ctx->server, cl_params(ctx->cl, ctx->server), g, 1.0);
     record(ps, ps->version - computed_on);
     ps->version++;
 }
@@ -85,8 +85,7 @@ void alg_ps_gather(alg_ctx *ctx, const double *g)
 void alg_ps_apply_gathered(alg_ctx *ctx)
 {
     alg_ps *ps = ctx->shared;
-    cblas_daxpy((int)ctx->P, -ctx->lr / ps->n_sum, ps->sum, 1, cl_params(ctx->cl, ctx->server),
-                1);
+    alg_sgd_apply(ctx, ctx->server, cl_params(ctx->cl, ctx->server), ps->sum, (double)ps->n_sum);
     for (int k = 0; k < ps->n_sum; k++)
         record(ps, 0);
     ps->version++;

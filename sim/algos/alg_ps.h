@@ -38,11 +38,12 @@ void alg_ps_push(alg_ctx *ctx, int worker, const double *grad, uint64_t version)
 void alg_ps_send_model(alg_ctx *ctx, int worker);
 void alg_ps_broadcast_model(alg_ctx *ctx);
 
-/* Server: x <- x - lr * scale * g; version+1; records the staleness of a
- * gradient computed on `computed_on`. */
-void alg_ps_apply(alg_ctx *ctx, const double *g, double scale, uint64_t computed_on);
+/* Server: applies g through the server's optimizer (x <- x - lr g with the
+ * default one); version+1; records the staleness of a gradient computed on
+ * `computed_on`. */
+void alg_ps_apply(alg_ctx *ctx, const double *g, uint64_t computed_on);
 /* Server: accumulate g into ps->sum (in arrival order), or apply the mean
- * of the gathered gradients as one update (staleness recorded as 0 for
+ * of the gathered gradients as one update through the server's optimizer (staleness recorded as 0 for
  * each: they were all computed on the current version). */
 void alg_ps_gather(alg_ctx *ctx, const double *g);
 void alg_ps_apply_gathered(alg_ctx *ctx);

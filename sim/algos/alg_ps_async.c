@@ -35,7 +35,7 @@ static void pa_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     pa_state *st = state;
     if (i == ctx->server) {
-        alg_ps_apply(ctx, m->payload->data, 1.0, m->round);
+        alg_ps_apply(ctx, m->payload->data, m->round);
         alg_ps_send_model(ctx, m->from);
         return;
     }

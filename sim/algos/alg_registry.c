@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <gsl/gsl_cblas.h>
 
 static const alg_type *const all[] = {
     &alg_adpsgd, &alg_allreduce, &alg_backup, &alg_dpsgd, &alg_eager, &alg_epidemic, &alg_fedavg,
@@ -35,9 +34,9 @@ const char *alg_names(void)
     return names;
 }
 
-void alg_sgd_apply(const alg_ctx *ctx, double *x, const double *g)
+void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div)
 {
-    cblas_daxpy((int)ctx->P, -ctx->lr, g, 1, x, 1);
+    mdl_optim_step(ctx->opt, node, x, g, g_div);
 }
 
 void alg_params_defaults(const alg_type *t, alg_ctx *ctx)

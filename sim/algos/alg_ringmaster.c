@@ -44,7 +44,7 @@ static void rm_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     if (i == ctx->server) {
         alg_ps *ps = ctx->shared;
         if (ps->version - m->round <= (uint64_t)ctx->param[P_MAX_DELAY])
-            alg_ps_apply(ctx, m->payload->data, 1.0, m->round);
+            alg_ps_apply(ctx, m->payload->data, m->round);
         else
             ps->discarded++;
         alg_ps_send_model(ctx, m->from);

@@ -77,7 +77,7 @@ static void server_receive(alg_ctx *ctx, const cl_msg *m)
 {
     ssp_shared *sh = alg_ps_extra(ctx->shared);
     uint64_t s = (uint64_t)ctx->param[P_STALENESS];
-    alg_ps_apply(ctx, m->payload->data, 1.0, m->round);
+    alg_ps_apply(ctx, m->payload->data, m->round);
     sh->clock[m->from]++;
     sh->held[m->from] = 1;
     uint64_t lo = min_clock(ctx, sh), hi = lo;

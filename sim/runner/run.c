@@ -8,9 +8,11 @@
 #include "alg.h"
 #include "cl_cluster.h"
 #include "mdl.h"
+#include "mdl_optim.h"
 #include "sim_engine.h"
 #include "sim_rng.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,13 +36,17 @@ struct run_sim {
     double       *step_times;
     size_t       *eval_idx;
     size_t        n_eval;
+    size_t       *test_idx;     /* seeded test subset, or NULL for all */
+    size_t        n_test_eval;
     double       *avg;
+    mdl_partition_stats pstats;
 
     /* per execution */
     sim_engine   *eng;
     cl_cluster   *cl;
     const run_options *opt;
     FILE         *mf;
+    FILE         *nmf;          /* node_metrics.csv, or NULL */
     out_metrics_row last;
     int           have_last;
     uint64_t      metrics_k, stop_steps_total;
@@ -89,44 +95,237 @@ static int pad_partition(mdl_partition *p, int n_all)
     return 0;
 }
 
+/* path as written in the scenario: absolute, or relative to the
+ * scenario file's directory.  Writes to out (size n). */
+static void data_path(const scn_scenario *s, const char *dir, const char *name, char *out,
+                      size_t n)
+{
+    /* Pieces: the scenario's directory (for a relative result), dir, name.
+     * A path longer than n is cut short, fails to open and says so. */
+    const char *slash = strrchr(s->path, '/');
+    const char *first = dir ? dir : name;
+    size_t len = 0;
+    out[0] = '\0';
+    if (first[0] != '/' && slash) {
+        size_t k = (size_t)(slash - s->path) + 1;
+        if (k < n) {
+            memcpy(out, s->path, k);
+            len = k;
+        }
+    }
+    const char *parts[2] = { dir, name };
+    for (int p = 0; p < 2; p++) {
+        if (!parts[p])
+            continue;
+        size_t k = strlen(parts[p]);
+        if (len + k + 2 > n)
+            k = n > len + 2 ? n - len - 2 : 0;
+        memcpy(out + len, parts[p], k);
+        len += k;
+        if (p == 0)
+            out[len++] = '/';
+    }
+    out[len] = '\0';
+}
+
+/* Keeps the first n samples when 0 < n < ds->n (the memory stays with ds). */
+static void keep_first(mdl_dataset *ds, size_t n)
+{
+    if (n > 0 && n < ds->n)
+        ds->n = n;
+}
+
+/* LIBSVM or CSV: a training file and a test file, or one file split by a
+ * seeded test_fraction; labels compacted to 0 .. K-1 over both. */
+static int load_text(run_sim *r, char *m, size_t ms)
+{
+    const scn_scenario *s = r->s;
+    const int csv = strcmp(s->data_kind, "csv") == 0;
+    char tf[4096], vf[4096];
+    mdl_dataset all;
+    data_path(s, NULL, s->data_train_file, tf, sizeof tf);
+    if (csv ? mdl_csv_load(tf, s->data_label_column, s->data_header, &all, m, ms)
+            : mdl_libsvm_load(tf, s->data_features, &all, m, ms))
+        return -1;
+    if (s->data_test_file) {
+        r->train = all;
+        data_path(s, NULL, s->data_test_file, vf, sizeof vf);
+        if (csv ? mdl_csv_load(vf, s->data_label_column, s->data_header, &r->test, m, ms)
+                : mdl_libsvm_load(vf, r->train.d, &r->test, m, ms))
+            return -1;
+        if (!csv && mdl_dataset_widen(&r->train, r->test.d) != 0) {
+            snprintf(m, ms, "%.400s: error: out of memory", tf);
+            return -1;
+        }
+        if (r->test.d != r->train.d) {
+            snprintf(m, ms, "%.400s: error: rows have %zu features, the training file's "
+                     "(%.400s) %zu", vf, r->test.d, tf, r->train.d);
+            return -1;
+        }
+    } else if (mdl_dataset_split(&all, s->data_test_fraction,
+                                 sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
+                                 &r->train, &r->test) != 0) {
+        snprintf(m, ms, "%.400s: error: %zu samples cannot be split into non-empty training "
+                 "and test sets by test_fraction %g", tf, all.n, s->data_test_fraction);
+        mdl_dataset_fini(&all);
+        return -1;
+    }
+    const int K = mdl_labels_compact(&r->train, &r->test);
+    if (K < 0) {
+        snprintf(m, ms, "%.400s: error: out of memory", tf);
+        return -1;
+    }
+    if (K < 2) {
+        snprintf(m, ms, "%.400s: error: every label is the same: a classification needs at "
+                 "least 2 classes", tf);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_files(run_sim *r, scn_error *err)
+{
+    const scn_scenario *s = r->s;
+    char ti[4096], tl[4096], vi[4096], vl[4096];
+    char m[sizeof err->msg], v[256];
+    if (strcmp(s->data_kind, "libsvm") == 0 || strcmp(s->data_kind, "csv") == 0) {
+        if (load_text(r, m, sizeof m) != 0) {
+            snprintf(err->msg, sizeof err->msg, "%s", m);
+            return -1;
+        }
+        goto out_subsets;
+    }
+    if (strcmp(s->data_kind, "idx") == 0) {
+        data_path(s, NULL, s->data_train_images, ti, sizeof ti);
+        data_path(s, NULL, s->data_train_labels, tl, sizeof tl);
+        data_path(s, NULL, s->data_test_images, vi, sizeof vi);
+        data_path(s, NULL, s->data_test_labels, vl, sizeof vl);
+    } else {
+        data_path(s, s->data_dir, "train-images-idx3-ubyte.gz", ti, sizeof ti);
+        data_path(s, s->data_dir, "train-labels-idx1-ubyte.gz", tl, sizeof tl);
+        data_path(s, s->data_dir, "t10k-images-idx3-ubyte.gz", vi, sizeof vi);
+        data_path(s, s->data_dir, "t10k-labels-idx1-ubyte.gz", vl, sizeof vl);
+    }
+    if (mdl_idx_load(ti, tl, &r->train, m, sizeof m) != 0
+        || mdl_idx_load(vi, vl, &r->test, m, sizeof m) != 0) {
+        snprintf(err->msg, sizeof err->msg, "%s", m);
+        return -1;
+    }
+    if (r->test.d != r->train.d) {
+        snprintf(err->msg, sizeof err->msg, "%.400s: error: images have %zu values, the training "
+                 "images (%.400s) %zu", vi, r->test.d, ti, r->train.d);
+        return -1;
+    }
+    const int C = r->train.n_classes > r->test.n_classes ? r->train.n_classes
+                                                         : r->test.n_classes;
+    r->train.n_classes = r->test.n_classes = C;
+out_subsets:
+    keep_first(&r->train, s->data_train);
+    keep_first(&r->test, s->data_test);
+    if (r->train.n < (size_t)s->n_nodes) {
+        snprintf(v, sizeof v, "%zu training samples for %d nodes: every node must hold data",
+                 r->train.n, s->n_nodes);
+        value_error(err, s, "/data", v);
+        return -1;
+    }
+    return 0;
+}
+
+/* The first n indices of a seeded shuffle of 0 .. n_all - 1, or NULL with
+ * *n_out = 0 when n is 0 or covers everything. */
+static int pick_subset(size_t n_all, size_t n, uint64_t seed, size_t **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (n == 0 || n >= n_all)
+        return 0;
+    mdl_partition pick;
+    if (mdl_partition_iid(n_all, 1, seed, &pick) != 0)
+        return -1;
+    *out = malloc(n * sizeof(size_t));
+    if (*out) {
+        memcpy(*out, pick.idx, n * sizeof(size_t));
+        *n_out = n;
+    }
+    mdl_partition_fini(&pick);
+    return *out ? 0 : -1;
+}
+
 static int build_data(run_sim *r, scn_error *err)
 {
     const scn_scenario *s = r->s;
-    mdl_synth_spec sp = { .n_train = s->data_train, .n_test = s->data_test,
-                          .d = s->data_features, .n_classes = s->data_classes,
-                          .separation = s->data_separation };
-    if (mdl_synth_generate(&sp, sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
-                           &r->train, &r->test) != 0
-        || mdl_partition_iid(r->train.n, s->n_nodes,
-                             sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_PARTITION),
-                             &r->part) != 0)
+    char m[512];
+    if (strcmp(s->data_kind, "synthetic") == 0) {
+        mdl_synth_spec sp = { .n_train = s->data_train, .n_test = s->data_test,
+                              .d = s->data_features, .n_classes = s->data_classes,
+                              .separation = s->data_separation };
+        if (mdl_synth_generate(&sp, sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
+                               &r->train, &r->test) != 0)
+            goto out_oom;
+    } else if (strncmp(s->data_kind, "synthetic-", 10) == 0) {
+        mdl_synth_linear_spec sp = { .n_train = s->data_train, .n_test = s->data_test,
+                                     .d = s->data_features, .separation = s->data_separation,
+                                     .noise = s->data_noise };
+        const uint64_t seed = sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN);
+        if ((strcmp(s->data_kind, "synthetic-logistic") == 0
+                 ? mdl_synth_logistic(&sp, seed, &r->train, &r->test, NULL)
+                 : mdl_synth_regression(&sp, seed, &r->train, &r->test, NULL)) != 0)
+            goto out_oom;
+    } else if (load_files(r, err) != 0) {
+        return -1;
+    }
+    if (mdl_dataset_scale(&r->train, &r->test, (mdl_scale)s->data_scale) != 0)
+        goto out_oom;
+
+    static const char *const kinds[] = {"iid", "dirichlet", "shards", "quantity"};
+    mdl_partition_spec ps = { .n_nodes = s->n_nodes, .alpha = s->partition_alpha,
+                              .shards_per_node = s->partition_shards,
+                              .exponent = s->partition_exponent, .min_samples = s->batch };
+    for (int k = 0; k < 4; k++)
+        if (strcmp(s->partition, kinds[k]) == 0)
+            ps.kind = (mdl_partition_kind)k;
+    if (mdl_partition_build(&ps, &r->train,
+                            sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_PARTITION),
+                            &r->part, m, sizeof m) != 0) {
+        char full[600];
+        snprintf(full, sizeof full, "%s (algorithm.batch is %zu)", m, s->batch);
+        value_error(err, s, "/data/partition", full);
+        return -1;
+    }
+    if (mdl_partition_stats_compute(&r->part, &r->train, &r->pstats) != 0)
         goto out_oom;
     if (pad_partition(&r->part, r->n_all) != 0)
         goto out_oom;
+
     const mdl_type *t = mdl_type_find(s->model);
     if (!t) {
-        char m[512];
         snprintf(m, sizeof m, "unknown model \"%s\" (expected one of: %s)", s->model,
                  mdl_type_names());
         value_error(err, s, "/model/kind", m);
         return -1;
     }
-    r->model = mdl_create(t, r->train.d, r->train.n_classes, s->l2, s->batch);
+    if (t == &mdl_logistic && r->train.n_classes != 2) {
+        snprintf(m, sizeof m, "model \"logistic\" needs 2 classes, the data has %d",
+                 r->train.n_classes);
+        value_error(err, s, "/model/kind", m);
+        return -1;
+    }
+    mdl_arch a = { .d = r->train.d, .n_classes = r->train.n_classes,
+                   .n_hidden = s->model_n_hidden, .act = (mdl_activation)s->model_activation };
+    for (size_t l = 0; l < s->model_n_hidden; l++)
+        a.hidden[l] = s->model_hidden[l];
+    r->model = mdl_create_arch(t, &a, s->l2, s->batch);
     if (!r->model)
         goto out_oom;
-    if (s->metrics_eval_samples > 0 && s->metrics_eval_samples < r->train.n) {
-        mdl_partition pick;
-        if (mdl_partition_iid(r->train.n, 1,
-                              sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_EVAL), &pick) != 0)
-            goto out_oom;
-        r->n_eval = s->metrics_eval_samples;
-        r->eval_idx = malloc(r->n_eval * sizeof(size_t));
-        if (r->eval_idx)
-            memcpy(r->eval_idx, pick.idx, r->n_eval * sizeof(size_t));
-        mdl_partition_fini(&pick);
-        if (!r->eval_idx)
-            goto out_oom;
-    }
+    /* The training subset keeps its historical stream; the test subset
+     * takes node 0's evaluation stream so that neither shifts the other. */
+    if (pick_subset(r->train.n, s->metrics_eval_samples,
+                    sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_EVAL),
+                    &r->eval_idx, &r->n_eval) != 0
+        || pick_subset(r->test.n, s->metrics_test_samples,
+                       sim_rng_derive(s->seed, 0, SIM_RNG_EVAL),
+                       &r->test_idx, &r->n_test_eval) != 0)
+        goto out_oom;
     return 0;
 
 out_oom:
@@ -217,6 +416,7 @@ void run_destroy(run_sim *r)
     free(r->avg);
     free(r->step_times);
     free(r->eval_idx);
+    free(r->test_idx);
     topo_destroy(r->g);
     mdl_destroy(r->model);
     mdl_partition_fini(&r->part);
@@ -273,15 +473,35 @@ static void evaluate(run_sim *r, out_metrics_row *row)
     row->steps = cl_total_steps(r->cl);
     row->epochs = (double)cl_samples_processed(r->cl) / (double)r->train.n;
     mdl_evaluate(r->model, model, &r->train, r->eval_idx, r->n_eval, &row->train_loss, &acc);
-    mdl_evaluate(r->model, model, &r->test, NULL, 0, &row->test_loss, &row->test_accuracy);
+    mdl_evaluate(r->model, model, &r->test, r->test_idx, r->n_test_eval, &row->test_loss,
+                 &row->test_accuracy);
     row->consensus_distance = sqrt(cd / n);
     row->bytes_sent = cl_total_bytes_sent(r->cl);
+}
+
+/* node_metrics.csv: every node's own model on the same test samples as
+ * the average model, one row per node per evaluation instant. */
+static void record_nodes(run_sim *r, double time_s)
+{
+    for (int i = 0; i < r->ctx.n; i++) {
+        double loss, acc;
+        mdl_evaluate(r->model, cl_params_const(r->cl, i), &r->test, r->test_idx,
+                     r->n_test_eval, &loss, &acc);
+        out_fmt_double(r->nmf, time_s);
+        fprintf(r->nmf, ",%d,%" PRIu64 ",", i, cl_stats(r->cl, i)->steps);
+        out_fmt_double(r->nmf, loss);
+        fputc(',', r->nmf);
+        out_fmt_double(r->nmf, acc);
+        fputc('\n', r->nmf);
+    }
 }
 
 static void record(run_sim *r, const out_metrics_row *row)
 {
     if (r->mf)
         out_metrics_write(r->mf, row);
+    if (r->nmf)
+        record_nodes(r, row->time_s);
     if (r->opt->on_metrics)
         r->opt->on_metrics(r->opt->hook_ctx, row);
     r->last = *row;
@@ -433,6 +653,23 @@ static int write_run_json(run_sim *r, const char *dir, const run_result *res,
         out_json_raw(&j, "spectral_gap", "null");
     }
     out_json_end_object(&j);
+    out_json_begin_object(&j, "data");
+    out_json_string(&j, "kind", r->s->data_kind);
+    out_json_int(&j, "train", (int64_t)r->train.n);
+    out_json_int(&j, "test", (int64_t)r->test.n);
+    out_json_int(&j, "features", (int64_t)r->train.d);
+    out_json_int(&j, "classes", r->train.n_classes);
+    out_json_int(&j, "test_evaluated", (int64_t)(r->test_idx ? r->n_test_eval : r->test.n));
+    out_json_end_object(&j);
+    out_json_begin_object(&j, "partition");
+    out_json_string(&j, "kind", r->s->partition);
+    out_json_int(&j, "samples_min", (int64_t)r->pstats.samples_min);
+    out_json_number(&j, "samples_mean", r->pstats.samples_mean);
+    out_json_int(&j, "samples_max", (int64_t)r->pstats.samples_max);
+    out_json_int(&j, "classes_min", r->pstats.classes_min);
+    out_json_number(&j, "classes_mean", r->pstats.classes_mean);
+    out_json_int(&j, "classes_max", r->pstats.classes_max);
+    out_json_end_object(&j);
     out_json_begin_object(&j, "final");
     out_json_number(&j, "time_s", res->last.time_s);
     out_json_int(&j, "steps", (int64_t)res->last.steps);
@@ -482,6 +719,17 @@ static int start(run_sim *r)
     if (!r->eng || !(r->cl = cl_create(&cc, r->eng, cb)))
         return -1;
     r->ctx.cl = r->cl;
+    mdl_optim_spec os = {
+        .lr = s->lr, .momentum = s->opt_momentum, .nesterov = s->opt_nesterov,
+        .weight_decay = s->opt_weight_decay, .step_every = s->opt_step_every,
+        .gamma = s->opt_step_gamma, .total_steps = s->opt_total_steps,
+        .lr_min = s->opt_lr_min, .warmup_steps = s->opt_warmup_steps,
+        .schedule = strcmp(s->opt_schedule, "step") == 0 ? MDL_SCHED_STEP
+                  : strcmp(s->opt_schedule, "cosine") == 0 ? MDL_SCHED_COSINE
+                  : MDL_SCHED_CONSTANT,
+    };
+    if (!(r->ctx.opt = mdl_optim_create(&os, n, r->ctx.P)))
+        return -1;
     r->ctx.state_size = r->alg->state_size;
     r->ctx.states = calloc((size_t)n, r->alg->state_size ? r->alg->state_size : 1);
     r->ctx.rng = calloc((size_t)n, sizeof(gsl_rng *));
@@ -524,6 +772,8 @@ static void finish(run_sim *r)
     r->ctx.shared = NULL;
     r->ctx.rng = NULL;
     r->ctx.states = NULL;
+    mdl_optim_destroy(r->ctx.opt);
+    r->ctx.opt = NULL;
     cl_destroy(r->cl);
     sim_engine_destroy(r->eng);
     r->cl = NULL;
@@ -535,7 +785,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     static const run_options none = { 0 };
     const scn_scenario *s = r->s;
     int rc = -1;
-    out_file *mfile = NULL;
+    out_file *mfile = NULL, *nfile = NULL;
     memset(res, 0, sizeof *res);
     r->opt = opt ? opt : &none;
     if (r->opt->algorithm) {
@@ -550,6 +800,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     r->have_last = 0;
     r->metrics_k = 0;
     r->mf = NULL;
+    r->nmf = NULL;
     r->stop_steps_total = s->stop_steps > 0 ? (uint64_t)s->stop_steps * (uint64_t)s->n_nodes : 0;
 
     if (topo_compute_stats(r->g, &res->topo) != 0) {
@@ -563,6 +814,12 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
             return -1;
         r->mf = out_file_stream(mfile);
         out_metrics_header(r->mf);
+        if (s->metrics_per_node) {
+            if (!(nfile = out_file_open(r->opt->out_dir, "node_metrics.csv", err, es)))
+                goto out_finish;
+            r->nmf = out_file_stream(nfile);
+            fputs("time_s,node,steps,test_loss,test_accuracy\n", r->nmf);
+        }
     }
     if (start(r) != 0) {
         snprintf(err, es, "%s: error: out of memory starting the run", s->path);
@@ -620,6 +877,12 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
             goto out_finish;
         }
         mfile = NULL;
+        if (nfile) {
+            int c = out_file_commit(nfile, err, es);
+            nfile = NULL;
+            if (c != 0)
+                goto out_finish;
+        }
         if (write_nodes(r, r->opt->out_dir, res->sim_time_s, err, es) != 0
             || write_run_json(r, r->opt->out_dir, res, err, es) != 0)
             goto out_finish;
@@ -627,6 +890,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     rc = 0;
 
 out_finish:
+    out_file_abort(nfile);
     out_file_abort(mfile);
     finish(r);
     return rc;

@@ -110,6 +110,15 @@ void scn_fini(scn_scenario *s)
     free(s->topology);
     free(s->model);
     free(s->partition);
+    free(s->data_kind);
+    free(s->data_train_images);
+    free(s->data_train_labels);
+    free(s->data_test_images);
+    free(s->data_test_labels);
+    free(s->data_dir);
+    free(s->data_train_file);
+    free(s->data_test_file);
+    free(s->opt_schedule);
     free(s->algorithm);
     for (size_t i = 0; i < s->n_alg_params; i++) {
         free(s->alg_params[i].key);

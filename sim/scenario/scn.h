@@ -67,14 +67,52 @@ typedef struct scn_scenario {
     int    topo_degree;      /* random_regular */
 
     /* model */
-    char  *model;            /* "softmax" (default) or "logistic" */
+    char  *model;            /* "softmax" (default), "logistic", "mlp" or "linear" */
     double l2;               /* >= 0 (default 1e-4) */
+    size_t model_hidden[8];  /* mlp: hidden widths, input side first */
+    size_t model_n_hidden;   /* mlp: 1..8 (default 1 layer of 100); else 0 */
+    int    model_activation; /* mlp: 0 relu (default), 1 tanh */
 
-    /* data (synthetic Gaussian mixture in this slice) */
-    size_t data_train, data_test, data_features;  /* defaults 4096, 1024, 16 */
-    int    data_classes;     /* default 4; logistic needs 2 */
-    double data_separation;  /* default 2.0 */
-    char  *partition;        /* "iid" (default) */
+    /* data */
+    char  *data_kind;        /* "synthetic" (default), "synthetic-logistic",
+                                "synthetic-regression", "idx", "fashion-mnist",
+                                "libsvm", "csv" */
+    /* synthetic: samples generated; idx, fashion-mnist: the first so many
+     * samples of each file are used, 0 meaning all (the default) */
+    size_t data_train, data_test;
+    size_t data_features;    /* synthetic: default 16; libsvm: at least so many
+                                features, 0 = the largest index (default) */
+    int    data_classes;     /* synthetic: default 4; logistic needs 2 */
+    double data_separation;  /* synthetic, synthetic-logistic: default 2.0 */
+    double data_noise;       /* synthetic-regression: target noise sd (default 0.1) */
+    /* idx: the four files as written in the scenario (relative paths are
+     * relative to the scenario file's directory); fashion-mnist: the
+     * directory (default /usr/share/datasets/fashion-mnist) in data_dir */
+    char  *data_train_images, *data_train_labels, *data_test_images, *data_test_labels;
+    char  *data_dir;
+    /* libsvm, csv: the training file, an optional test file (NULL: a seeded
+     * test_fraction of the training file is held out, default 0.2) */
+    char  *data_train_file, *data_test_file;
+    double data_test_fraction;
+    int    data_label_column; /* csv: field holding the label, from 0 (default 0) */
+    int    data_header;       /* csv: the first line names the columns (default false) */
+    int    data_scale;       /* 0 none, 1 minmax, 2 standard; default minmax for
+                                files, none for synthetic */
+    char  *partition;        /* "iid" (default), "dirichlet", "shards", "quantity" */
+    double partition_alpha;  /* dirichlet: > 0 (default 0.5) */
+    int    partition_shards; /* shards: shards per node >= 1 (default 2) */
+    double partition_exponent; /* quantity: Pareto exponent > 0 (default 1.5) */
+
+    /* optimizer, per node (defaults: plain SGD, constant learning rate) */
+    double opt_momentum;     /* in [0, 1) (default 0) */
+    int    opt_nesterov;     /* default false; needs momentum > 0 */
+    double opt_weight_decay; /* >= 0 (default 0), added to the gradient */
+    char  *opt_schedule;     /* "constant" (default), "step", "cosine" */
+    long   opt_step_every;   /* step: updates between decays, >= 1 */
+    double opt_step_gamma;   /* step: factor per decay, in (0, 1] (default 0.1) */
+    long   opt_total_steps;  /* cosine: updates to reach lr_min (default stop.steps) */
+    double opt_lr_min;       /* cosine: >= 0 (default 0) */
+    long   opt_warmup_steps; /* linear warm-up from 0 over so many updates (default 0) */
 
     /* algorithm */
     char  *algorithm;        /* required: "allreduce", "dpsgd", "adpsgd" */
@@ -93,6 +131,8 @@ typedef struct scn_scenario {
     double metrics_every_s;  /* > 0; default: the stop time / 100, or 100
                                 step times when only steps are given */
     size_t metrics_eval_samples; /* training samples for train_loss; 0: all */
+    size_t metrics_test_samples; /* test samples for test loss/accuracy; 0: all */
+    int    metrics_per_node;     /* also evaluate every node's model (default 0) */
 
     /* the resolved scenario (defaults filled, overrides applied) as compact
      * JSON text, for run.json */

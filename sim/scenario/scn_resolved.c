@@ -257,16 +257,62 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
         return root;
     add(o, "kind", json_string(s->model), oom);
     add(o, "l2", json_real(s->l2), oom);
+    if (s->model_n_hidden > 0) {
+        static const char *const acts[] = {"relu", "tanh"};
+        arr = json_array();
+        add(o, "hidden", arr, oom);
+        for (size_t i = 0; i < s->model_n_hidden && !*oom; i++)
+            if (json_array_append_new(arr, json_integer((json_int_t)s->model_hidden[i])))
+                *oom = 1;
+        add(o, "activation", json_string(acts[s->model_activation]), oom);
+    }
 
     if (!(o = section(root, "data", oom)))
         return root;
-    add(o, "kind", json_string("synthetic"), oom);
-    add(o, "train", json_integer((json_int_t)s->data_train), oom);
-    add(o, "test", json_integer((json_int_t)s->data_test), oom);
-    add(o, "features", json_integer((json_int_t)s->data_features), oom);
-    add(o, "classes", json_integer(s->data_classes), oom);
-    add(o, "separation", json_real(s->data_separation), oom);
-    add(o, "partition", json_string(s->partition), oom);
+    {
+        static const char *const scales[] = {"none", "minmax", "standard"};
+        add(o, "kind", json_string(s->data_kind), oom);
+        add(o, "train", json_integer((json_int_t)s->data_train), oom);
+        add(o, "test", json_integer((json_int_t)s->data_test), oom);
+        if (strcmp(s->data_kind, "synthetic") == 0) {
+            add(o, "features", json_integer((json_int_t)s->data_features), oom);
+            add(o, "classes", json_integer(s->data_classes), oom);
+            add(o, "separation", json_real(s->data_separation), oom);
+        } else if (strcmp(s->data_kind, "synthetic-logistic") == 0) {
+            add(o, "features", json_integer((json_int_t)s->data_features), oom);
+            add(o, "separation", json_real(s->data_separation), oom);
+        } else if (strcmp(s->data_kind, "synthetic-regression") == 0) {
+            add(o, "features", json_integer((json_int_t)s->data_features), oom);
+            add(o, "noise", json_real(s->data_noise), oom);
+        } else if (strcmp(s->data_kind, "idx") == 0) {
+            add(o, "train_images", json_string(s->data_train_images), oom);
+            add(o, "train_labels", json_string(s->data_train_labels), oom);
+            add(o, "test_images", json_string(s->data_test_images), oom);
+            add(o, "test_labels", json_string(s->data_test_labels), oom);
+        } else if (strcmp(s->data_kind, "fashion-mnist") == 0) {
+            add(o, "dir", json_string(s->data_dir), oom);
+        } else {
+            add(o, "train_file", json_string(s->data_train_file), oom);
+            if (s->data_test_file)
+                add(o, "test_file", json_string(s->data_test_file), oom);
+            else
+                add(o, "test_fraction", json_real(s->data_test_fraction), oom);
+            if (strcmp(s->data_kind, "libsvm") == 0) {
+                add(o, "features", json_integer((json_int_t)s->data_features), oom);
+            } else {
+                add(o, "label_column", json_integer(s->data_label_column), oom);
+                add(o, "header", json_boolean(s->data_header), oom);
+            }
+        }
+        add(o, "scale", json_string(scales[s->data_scale]), oom);
+        add(o, "partition", json_string(s->partition), oom);
+        if (strcmp(s->partition, "dirichlet") == 0)
+            add(o, "alpha", json_real(s->partition_alpha), oom);
+        else if (strcmp(s->partition, "shards") == 0)
+            add(o, "shards_per_node", json_integer(s->partition_shards), oom);
+        else if (strcmp(s->partition, "quantity") == 0)
+            add(o, "exponent", json_real(s->partition_exponent), oom);
+    }
 
     if (!(o = section(root, "algorithm", oom)))
         return root;
@@ -283,6 +329,21 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
             add(o, q->key, json_real(q->num), oom);
     }
 
+    if (!(o = section(root, "optimizer", oom)))
+        return root;
+    add(o, "momentum", json_real(s->opt_momentum), oom);
+    add(o, "nesterov", json_boolean(s->opt_nesterov), oom);
+    add(o, "weight_decay", json_real(s->opt_weight_decay), oom);
+    add(o, "schedule", json_string(s->opt_schedule), oom);
+    if (strcmp(s->opt_schedule, "step") == 0) {
+        add(o, "step_every", json_integer(s->opt_step_every), oom);
+        add(o, "gamma", json_real(s->opt_step_gamma), oom);
+    } else if (strcmp(s->opt_schedule, "cosine") == 0) {
+        add(o, "total_steps", json_integer(s->opt_total_steps), oom);
+        add(o, "lr_min", json_real(s->opt_lr_min), oom);
+    }
+    add(o, "warmup_steps", json_integer(s->opt_warmup_steps), oom);
+
     if (!(o = section(root, "stop", oom)))
         return root;
     if (!isinf(s->stop_time_s))
@@ -298,6 +359,8 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
         return root;
     add(o, "every_s", json_real(s->metrics_every_s), oom);
     add(o, "eval_samples", json_integer((json_int_t)s->metrics_eval_samples), oom);
+    add(o, "test_samples", json_integer((json_int_t)s->metrics_test_samples), oom);
+    add(o, "per_node", json_boolean(s->metrics_per_node), oom);
     return root;
 }
 

@@ -266,13 +266,30 @@ static int v_topology(scn_ctx *c, json_t *root, scn_scenario *s)
     return scn_i_set_str(c, &s->topology, kinds[k]);
 }
 
+/* A boolean key; *out untouched when absent. */
+static int opt_bool(scn_ctx *c, json_t *obj, const char *optr, const char *key, int *out)
+{
+    json_t *v = obj ? json_object_get(obj, key) : NULL;
+    char p[PTR_MAX];
+
+    if (!v)
+        return 0;
+    scn_i_ptr_key(p, optr, key);
+    if (!json_is_boolean(v))
+        return scn_i_fail(c, p, "must be true or false, got %s", scn_i_type_name(v));
+    *out = json_is_true(v);
+    return 0;
+}
+
 static int v_model(scn_ctx *c, json_t *root, scn_scenario *s)
 {
-    static const char *const keys[] = {"kind", "l2", NULL};
-    static const char *const kinds[] = {"softmax", "logistic", NULL};
-    char p[PTR_MAX], kp[PTR_MAX];
-    const char *kind = "softmax";
-    json_t *o;
+    static const char *const keys[] = {"kind", "l2", "hidden", "activation", NULL};
+    static const char *const plain_keys[] = {"kind", "l2", NULL};
+    static const char *const kinds[] = {"softmax", "logistic", "mlp", "linear", NULL};
+    static const char *const acts[] = {"relu", "tanh", NULL};
+    char p[PTR_MAX], kp[PTR_MAX], ep[PTR_MAX];
+    const char *kind = "softmax", *act = "relu";
+    json_t *o, *h;
     int k;
 
     s->l2 = 1e-4;
@@ -283,19 +300,106 @@ static int v_model(scn_ctx *c, json_t *root, scn_scenario *s)
     if ((k = scn_i_lookup(c, kp, "model", kind, kinds)) < 0 ||
         scn_i_opt_num(c, o, p, "l2", GE0, &s->l2, NULL))
         return -1;
+    if (k != 2)
+        return scn_i_kind_keys(c, o, p, plain_keys, "kind", kind) ||
+               scn_i_set_str(c, &s->model, kinds[k]);
+
+    s->model_n_hidden = 1;
+    s->model_hidden[0] = 100;
+    if ((h = o ? json_object_get(o, "hidden") : NULL) != NULL) {
+        size_t i;
+        json_t *e;
+        scn_i_ptr_key(kp, p, "hidden");
+        if (!json_is_array(h))
+            return scn_i_fail(c, kp, "must be an array of layer widths, got %s", scn_i_type_name(h));
+        if (json_array_size(h) < 1 || json_array_size(h) > 8)
+            return scn_i_fail(c, kp, "must hold 1 to 8 layer widths, got %zu", json_array_size(h));
+        json_array_foreach(h, i, e) {
+            long long w;
+            scn_i_ptr_idx(ep, kp, i);
+            if (scn_i_int_value(c, ep, e, 1, 1 << 20, &w))
+                return -1;
+            s->model_hidden[i] = (size_t)w;
+        }
+        s->model_n_hidden = json_array_size(h);
+    }
+    if (scn_i_opt_str(c, o, p, "activation", &act, NULL))
+        return -1;
+    scn_i_ptr_key(kp, p, "activation");
+    if ((s->model_activation = scn_i_lookup(c, kp, "activation", act, acts)) < 0)
+        return -1;
     return scn_i_set_str(c, &s->model, kinds[k]);
 }
 
 /* ---- data, algorithm, stop, metrics ------------------------------------ */
 
+enum { DATA_SYNTHETIC, DATA_IDX, DATA_FASHION_MNIST, DATA_LIBSVM, DATA_CSV, DATA_SYNTH_LOGISTIC,
+       DATA_SYNTH_REGRESSION };
+enum { PART_IID, PART_DIRICHLET, PART_SHARDS, PART_QUANTITY };
+
+static int v_partition(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
+{
+    static const char *const partitions[] = {"iid", "dirichlet", "shards", "quantity", NULL};
+    static const char *const own[] = {"alpha", "shards_per_node", "exponent", NULL};
+    char kp[PTR_MAX];
+    const char *partition = "iid";
+    long long shards = 2;
+    int k;
+
+    s->partition_alpha = 0.5;
+    s->partition_exponent = 1.5;
+    if (scn_i_opt_str(c, o, p, "partition", &partition, NULL))
+        return -1;
+    scn_i_ptr_key(kp, p, "partition");
+    if ((k = scn_i_lookup(c, kp, "partition", partition, partitions)) < 0)
+        return -1;
+    /* Each partition kind's own key is refused with the others. */
+    for (int i = 0; own[i]; i++) {
+        if (o && json_object_get(o, own[i]) && i + 1 != k) {
+            char q[64];
+            scn_i_ptr_key(kp, p, own[i]);
+            return scn_i_fail(c, kp, "is not allowed with partition %s",
+                              scn_i_quoted(q, sizeof q, partition));
+        }
+    }
+    if (scn_i_opt_num(c, o, p, "alpha", GT0, &s->partition_alpha, NULL) ||
+        scn_i_opt_int(c, o, p, "shards_per_node", 1, INT_MAX, &shards, NULL) ||
+        scn_i_opt_num(c, o, p, "exponent", GT0, &s->partition_exponent, NULL))
+        return -1;
+    s->partition_shards = (int)shards;
+    return scn_i_set_str(c, &s->partition, partitions[k]);
+}
+
 static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"kind", "train", "test", "features", "classes",
-                                       "separation", "partition", NULL};
-    static const char *const kinds[] = {"synthetic", NULL};
-    static const char *const partitions[] = {"iid", NULL};
-    char p[PTR_MAX], kp[PTR_MAX];
-    const char *kind = "synthetic", *partition = "iid";
+                                       "separation", "partition", "alpha", "shards_per_node",
+                                       "exponent", "scale", "train_images", "train_labels",
+                                       "test_images", "test_labels", "dir", "train_file",
+                                       "test_file", "test_fraction", "label_column", "header",
+                                       "noise", NULL};
+    static const char *const per_kind[][14] = {
+        {"kind", "train", "test", "features", "classes", "separation", "partition", "alpha",
+         "shards_per_node", "exponent", "scale", NULL},
+        {"kind", "train", "test", "train_images", "train_labels", "test_images", "test_labels",
+         "partition", "alpha", "shards_per_node", "exponent", "scale", NULL},
+        {"kind", "train", "test", "dir", "partition", "alpha", "shards_per_node", "exponent",
+         "scale", NULL},
+        {"kind", "train", "test", "train_file", "test_file", "test_fraction", "features",
+         "partition", "alpha", "shards_per_node", "exponent", "scale", NULL},
+        {"kind", "train", "test", "train_file", "test_file", "test_fraction", "label_column",
+         "header", "partition", "alpha", "shards_per_node", "exponent", "scale", NULL},
+        {"kind", "train", "test", "features", "separation", "partition", "alpha",
+         "shards_per_node", "exponent", "scale", NULL},
+        {"kind", "train", "test", "features", "noise", "partition", "exponent", "scale", NULL},
+    };
+    static const char *const files[] = {"train_images", "train_labels", "test_images",
+                                        "test_labels", NULL};
+    static const char *const kinds[] = {"synthetic", "idx", "fashion-mnist", "libsvm", "csv",
+                                        "synthetic-logistic", "synthetic-regression", NULL};
+    static const char *const scales[] = {"none", "minmax", "standard", NULL};
+    char p[PTR_MAX], kp[PTR_MAX], why[64];
+    const char *kind = "synthetic", *scale = NULL, *dir = "/usr/share/datasets/fashion-mnist";
     int logistic = strcmp(s->model, "logistic") == 0, has_train, k;
     long long train = 4096, test = 1024, features = 16, classes = logistic ? 2 : 4;
     json_t *o;
@@ -305,31 +409,120 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
         scn_i_opt_str(c, o, p, "kind", &kind, NULL))
         return -1;
     scn_i_ptr_key(kp, p, "kind");
-    if (scn_i_lookup(c, kp, "data kind", kind, kinds) < 0 ||
-        scn_i_opt_int(c, o, p, "train", 1, INT_MAX, &train, &has_train) ||
-        scn_i_opt_int(c, o, p, "test", 1, INT_MAX, &test, NULL) ||
-        scn_i_opt_int(c, o, p, "features", 1, INT_MAX, &features, NULL) ||
+    if ((k = scn_i_lookup(c, kp, "data kind", kind, kinds)) < 0 ||
+        scn_i_kind_keys(c, o, p, per_kind[k], "kind", kind))
+        return -1;
+    const int generated = k == DATA_SYNTHETIC || k == DATA_SYNTH_LOGISTIC ||
+                          k == DATA_SYNTH_REGRESSION;
+    const int linear = strcmp(s->model, "linear") == 0;
+    s->data_noise = 0.1;
+    if (!generated)
+        train = test = 0;
+    if (k == DATA_LIBSVM)
+        features = 0;
+    if (scn_i_opt_int(c, o, p, "train", generated ? 1 : 0, INT_MAX, &train, &has_train) ||
+        scn_i_opt_int(c, o, p, "test", generated ? 1 : 0, INT_MAX, &test, NULL) ||
+        scn_i_opt_num(c, o, p, "noise", GE0, &s->data_noise, NULL) ||
+        scn_i_opt_int(c, o, p, "features", k == DATA_LIBSVM ? 0 : 1, 1 << 24, &features, NULL) ||
         scn_i_opt_int(c, o, p, "classes", 2, INT_MAX, &classes, NULL) ||
         scn_i_opt_num(c, o, p, "separation", GT0, &s->data_separation, NULL) ||
-        scn_i_opt_str(c, o, p, "partition", &partition, NULL))
+        v_partition(c, o, p, s) || scn_i_opt_str(c, o, p, "scale", &scale, NULL))
         return -1;
-    scn_i_ptr_key(kp, p, "partition");
-    if ((k = scn_i_lookup(c, kp, "partition", partition, partitions)) < 0)
-        return -1;
-    if (logistic && classes != 2) {
+    if (linear != (k == DATA_SYNTH_REGRESSION)) {
+        scn_i_ptr_key(kp, p, "kind");
+        return linear ? scn_i_fail(c, kp, "model \"linear\" needs regression data (kind "
+                                   "\"synthetic-regression\"), got \"%s\"", kind)
+                      : scn_i_fail(c, kp, "regression data needs model \"linear\", got \"%s\"",
+                                   s->model);
+    }
+    if (k == DATA_SYNTH_REGRESSION && strcmp(s->partition, "iid") != 0 &&
+        strcmp(s->partition, "quantity") != 0) {
+        scn_i_ptr_key(kp, p, "partition");
+        return scn_i_fail(c, kp, "partition \"%s\" needs class labels; regression data has "
+                          "none (use iid or quantity)", s->partition);
+    }
+    if (scale == NULL) {
+        s->data_scale = generated ? 0 : 1;
+    } else {
+        scn_i_ptr_key(kp, p, "scale");
+        if ((s->data_scale = scn_i_lookup(c, kp, "scale", scale, scales)) < 0)
+            return -1;
+    }
+    if (k == DATA_IDX) {
+        snprintf(why, sizeof why, "for kind \"idx\"");
+        for (int i = 0; files[i]; i++) {
+            const char *f = NULL;
+            char **dst = i == 0 ? &s->data_train_images : i == 1 ? &s->data_train_labels
+                       : i == 2 ? &s->data_test_images : &s->data_test_labels;
+            if (scn_i_need_key(c, o, p, files[i], why) || scn_i_opt_str(c, o, p, files[i], &f, NULL))
+                return -1;
+            if (f[0] == '\0') {
+                scn_i_ptr_key(kp, p, files[i]);
+                return scn_i_fail(c, kp, "must not be empty");
+            }
+            if (scn_i_set_str(c, dst, f))
+                return -1;
+        }
+    } else if (k == DATA_LIBSVM || k == DATA_CSV) {
+        const char *tf = NULL, *vf = NULL;
+        long long col = 0;
+        int has_frac = 0;
+        snprintf(why, sizeof why, "for kind \"%s\"", kind);
+        s->data_test_fraction = 0.2;
+        if (scn_i_need_key(c, o, p, "train_file", why) ||
+            scn_i_opt_str(c, o, p, "train_file", &tf, NULL) ||
+            scn_i_opt_str(c, o, p, "test_file", &vf, NULL) ||
+            scn_i_opt_num(c, o, p, "test_fraction", GT0, &s->data_test_fraction, &has_frac) ||
+            scn_i_opt_int(c, o, p, "label_column", 0, INT_MAX, &col, NULL) ||
+            opt_bool(c, o, p, "header", &s->data_header))
+            return -1;
+        if (tf[0] == '\0' || (vf && vf[0] == '\0')) {
+            scn_i_ptr_key(kp, p, tf[0] == '\0' ? "train_file" : "test_file");
+            return scn_i_fail(c, kp, "must not be empty");
+        }
+        scn_i_ptr_key(kp, p, "test_fraction");
+        if (vf && has_frac)
+            return scn_i_fail(c, kp, "is not allowed with \"test_file\" (the test set is "
+                              "that file)");
+        if (s->data_test_fraction >= 1.0)
+            return scn_i_fail(c, kp, "must be < 1, got %g", s->data_test_fraction);
+        if (vf)
+            s->data_test_fraction = 0.0;
+        s->data_label_column = (int)col;
+        if (scn_i_set_str(c, &s->data_train_file, tf) ||
+            (vf && scn_i_set_str(c, &s->data_test_file, vf)))
+            return -1;
+    } else if (k == DATA_FASHION_MNIST) {
+        if (scn_i_opt_str(c, o, p, "dir", &dir, NULL))
+            return -1;
+        if (dir[0] == '\0') {
+            scn_i_ptr_key(kp, p, "dir");
+            return scn_i_fail(c, kp, "must not be empty");
+        }
+        if (scn_i_set_str(c, &s->data_dir, dir))
+            return -1;
+    }
+    if (k == DATA_SYNTH_LOGISTIC)
+        classes = 2;
+    if (logistic && k == DATA_SYNTHETIC && classes != 2) {
         scn_i_ptr_key(kp, p, "classes");
         return scn_i_fail(c, kp, "must be 2 with model \"logistic\", got %lld", classes);
     }
-    if (train < s->n_nodes) {
+    if (generated && train < s->n_nodes) {
         scn_i_ptr_key(kp, p, "train");
         return scn_i_fail(c, kp, "must be >= nodes (%d) so that every node holds data, got %lld%s",
                     s->n_nodes, train, scn_i_dflt(has_train));
     }
+    if (!generated && train > 0 && train < s->n_nodes) {
+        scn_i_ptr_key(kp, p, "train");
+        return scn_i_fail(c, kp, "must be 0 (all) or >= nodes (%d) so that every node holds "
+                          "data, got %lld", s->n_nodes, train);
+    }
     s->data_train = (size_t)train;
     s->data_test = (size_t)test;
-    s->data_features = (size_t)features;
-    s->data_classes = (int)classes;
-    return scn_i_set_str(c, &s->partition, partitions[k]);
+    s->data_features = generated || k == DATA_LIBSVM ? (size_t)features : 0;
+    s->data_classes = k == DATA_SYNTHETIC || k == DATA_SYNTH_LOGISTIC ? (int)classes : 0;
+    return scn_i_set_str(c, &s->data_kind, kinds[k]);
 }
 
 static int cmp_param(const void *a, const void *b)
@@ -395,7 +588,9 @@ static int v_algorithm(scn_ctx *c, json_t *root, scn_scenario *s)
     if (scn_i_opt_num(c, o, p, "lr", GE0, &s->lr, NULL) ||
         scn_i_opt_int(c, o, p, "batch", 1, INT_MAX, &batch, &has_batch))
         return -1;
-    if (batch > per_node) {
+    /* With file data the count is known only after loading: the runner
+     * checks the batch against every node's share then. */
+    if (s->data_train > 0 && strncmp(s->data_kind, "synthetic", 9) == 0 && batch > per_node) {
         scn_i_ptr_key(bp, p, "batch");
         return scn_i_fail(c, bp, "must be <= %lld (train %zu / nodes %d), got %lld%s", per_node,
                     s->data_train, s->n_nodes, batch, scn_i_dflt(has_batch));
@@ -404,6 +599,69 @@ static int v_algorithm(scn_ctx *c, json_t *root, scn_scenario *s)
     if (v_alg_params(c, o, p, keys, s))
         return -1;
     return scn_i_set_str(c, &s->algorithm, name);
+}
+
+static int v_optimizer(scn_ctx *c, json_t *root, scn_scenario *s)
+{
+    static const char *const keys[] = {"momentum", "nesterov", "weight_decay", "schedule",
+                                       "step_every", "gamma", "total_steps", "lr_min",
+                                       "warmup_steps", NULL};
+    static const char *const schedules[] = {"constant", "step", "cosine", NULL};
+    static const char *const own[][3] = {
+        {NULL}, {"step_every", "gamma", NULL}, {"total_steps", "lr_min", NULL},
+    };
+    char p[PTR_MAX], kp[PTR_MAX], why[64];
+    const char *schedule = "constant";
+    long long every = 0, total = 0, warmup = 0;
+    int k;
+    json_t *o;
+
+    s->opt_step_gamma = 0.1;
+    if (scn_i_opt_obj(c, root, "", "optimizer", &o, p) || scn_i_check_keys(c, o, p, keys) ||
+        scn_i_opt_num(c, o, p, "momentum", GE0, &s->opt_momentum, NULL) ||
+        opt_bool(c, o, p, "nesterov", &s->opt_nesterov) ||
+        scn_i_opt_num(c, o, p, "weight_decay", GE0, &s->opt_weight_decay, NULL) ||
+        scn_i_opt_str(c, o, p, "schedule", &schedule, NULL) ||
+        scn_i_opt_int(c, o, p, "warmup_steps", 0, LONG_MAX, &warmup, NULL))
+        return -1;
+    if (s->opt_momentum >= 1.0) {
+        scn_i_ptr_key(kp, p, "momentum");
+        return scn_i_fail(c, kp, "must be < 1, got %g", s->opt_momentum);
+    }
+    if (s->opt_nesterov && s->opt_momentum == 0.0) {
+        scn_i_ptr_key(kp, p, "nesterov");
+        return scn_i_fail(c, kp, "needs momentum > 0");
+    }
+    scn_i_ptr_key(kp, p, "schedule");
+    if ((k = scn_i_lookup(c, kp, "schedule", schedule, schedules)) < 0)
+        return -1;
+    for (int j = 1; j < 3; j++)
+        for (int i = 0; own[j][i]; i++)
+            if (o && json_object_get(o, own[j][i]) && j != k) {
+                char q[64];
+                scn_i_ptr_key(kp, p, own[j][i]);
+                return scn_i_fail(c, kp, "is not allowed with schedule %s",
+                                  scn_i_quoted(q, sizeof q, schedule));
+            }
+    snprintf(why, sizeof why, "for schedule \"%s\"", schedule);
+    if (k == 1) {
+        if (scn_i_need_key(c, o, p, "step_every", why) ||
+            scn_i_opt_int(c, o, p, "step_every", 1, LONG_MAX, &every, NULL) ||
+            scn_i_opt_num(c, o, p, "gamma", UNIT, &s->opt_step_gamma, NULL))
+            return -1;
+    } else if (k == 2) {
+        total = s->stop_steps;
+        if (scn_i_opt_int(c, o, p, "total_steps", 1, LONG_MAX, &total, NULL) ||
+            scn_i_opt_num(c, o, p, "lr_min", GE0, &s->opt_lr_min, NULL))
+            return -1;
+        if (total == 0)
+            return scn_i_fail(c, p, "missing required key \"total_steps\" for schedule "
+                              "\"cosine\" (or give stop.steps)");
+    }
+    s->opt_step_every = (long)every;
+    s->opt_total_steps = (long)total;
+    s->opt_warmup_steps = (long)warmup;
+    return scn_i_set_str(c, &s->opt_schedule, schedules[k]);
 }
 
 static int v_stop(scn_ctx *c, json_t *root, scn_scenario *s)
@@ -427,34 +685,51 @@ static int v_stop(scn_ctx *c, json_t *root, scn_scenario *s)
         return -1;
     if (!has_time && !has_steps)
         return scn_i_fail(c, p, "needs \"time_s\" or \"steps\" (or both) so that the run ends");
+    if (!isnan(s->stop_target_accuracy) && strcmp(s->model, "linear") == 0) {
+        char tp[PTR_MAX];
+        scn_i_ptr_key(tp, p, "target_accuracy");
+        return scn_i_fail(c, tp, "has no meaning for model \"linear\" (regression); use "
+                          "target_loss");
+    }
     s->stop_steps = (long)steps;
     return 0;
 }
 
 static int v_metrics(scn_ctx *c, json_t *root, scn_scenario *s)
 {
-    static const char *const keys[] = {"every_s", "eval_samples", NULL};
+    static const char *const keys[] = {"every_s", "eval_samples", "test_samples", "per_node",
+                                       NULL};
     char p[PTR_MAX], ep[PTR_MAX];
-    long long eval = 0;
+    long long eval = 0, test = 0;
     json_t *o;
 
     s->metrics_every_s = isinf(s->stop_time_s) ? 100 * s->step_time_s : s->stop_time_s / 100;
     if (scn_i_opt_obj(c, root, "", "metrics", &o, p) || scn_i_check_keys(c, o, p, keys) ||
         scn_i_opt_num(c, o, p, "every_s", GT0, &s->metrics_every_s, NULL) ||
-        scn_i_opt_int(c, o, p, "eval_samples", 0, LLONG_MAX, &eval, NULL))
+        scn_i_opt_int(c, o, p, "eval_samples", 0, LLONG_MAX, &eval, NULL) ||
+        scn_i_opt_int(c, o, p, "test_samples", 0, LLONG_MAX, &test, NULL) ||
+        opt_bool(c, o, p, "per_node", &s->metrics_per_node))
         return -1;
-    if (eval > (long long)s->data_train) {
+    /* With file data the sizes are known only after loading: the runner
+     * uses min(samples, set size) then. */
+    if (s->data_train > 0 && eval > (long long)s->data_train) {
         scn_i_ptr_key(ep, p, "eval_samples");
         return scn_i_fail(c, ep, "must be <= train (%zu), got %lld", s->data_train, eval);
     }
+    if (s->data_test > 0 && test > (long long)s->data_test) {
+        scn_i_ptr_key(ep, p, "test_samples");
+        return scn_i_fail(c, ep, "must be <= test (%zu), got %lld", s->data_test, test);
+    }
     s->metrics_eval_samples = (size_t)eval;
+    s->metrics_test_samples = (size_t)test;
     return 0;
 }
 
 int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"seed", "nodes", "compute", "network", "topology",
-                                       "model", "data", "algorithm", "stop", "metrics", NULL};
+                                       "model", "data", "algorithm", "optimizer", "stop",
+                                       "metrics", NULL};
     long long seed = 1, nodes = 0;
 
     if (scn_i_check_keys(c, root, "", keys) ||
@@ -465,7 +740,7 @@ int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s)
     s->n_nodes = (int)nodes;
     if (v_compute(c, root, s) || v_network(c, root, s) || v_topology(c, root, s) ||
         v_model(c, root, s) || v_data(c, root, s) || v_algorithm(c, root, s) ||
-        v_stop(c, root, s) || v_metrics(c, root, s))
+        v_stop(c, root, s) || v_optimizer(c, root, s) || v_metrics(c, root, s))
         return -1;
     return 0;
 }

@@ -1,0 +1,120 @@
+/* mdl_prep.c -- preprocessing of loaded datasets: per-feature scaling with
+ * training statistics only (so nothing about the test set leaks into
+ * training) and a seeded train/test split for sources that come as one
+ * file.  It does not load, generate or partition data.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mdl_data.h"
+#include "../mdl_internal.h"
+
+static void apply(mdl_dataset *ds, const double *shift, const double *mul)
+{
+    if (ds == NULL)
+        return;
+    for (size_t i = 0; i < ds->n; i++) {
+        double *x = ds->x + i * ds->d;
+        for (size_t j = 0; j < ds->d; j++)
+            x[j] = (x[j] - shift[j]) * mul[j];
+    }
+}
+
+int mdl_dataset_scale(mdl_dataset *train, mdl_dataset *test, mdl_scale how)
+{
+    const size_t d = train->d, n = train->n;
+    if (how == MDL_SCALE_NONE || n == 0)
+        return 0;
+    double *shift = malloc(d * sizeof *shift), *mul = malloc(d * sizeof *mul);
+    if (!shift || !mul) {
+        free(shift);
+        free(mul);
+        return -1;
+    }
+    for (size_t j = 0; j < d; j++) {
+        if (how == MDL_SCALE_MINMAX) {
+            double lo = train->x[j], hi = train->x[j];
+            for (size_t i = 1; i < n; i++) {
+                const double v = train->x[i * d + j];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+            shift[j] = lo;
+            mul[j] = hi > lo ? 1.0 / (hi - lo) : 0.0;
+        } else {
+            /* Two passes: the mean, then the variance about it. */
+            double m = 0.0, v = 0.0;
+            for (size_t i = 0; i < n; i++)
+                m += train->x[i * d + j];
+            m /= (double)n;
+            for (size_t i = 0; i < n; i++) {
+                const double e = train->x[i * d + j] - m;
+                v += e * e;
+            }
+            const double sd = sqrt(v / (double)n);
+            shift[j] = m;
+            mul[j] = sd > 0.0 ? 1.0 / sd : 0.0;
+        }
+    }
+    apply(train, shift, mul);
+    apply(test, shift, mul);
+    free(shift);
+    free(mul);
+    return 0;
+}
+
+/* Copies the rows idx[0 .. k-1] of src into a new dataset. */
+static int take(const mdl_dataset *src, const size_t *idx, size_t k, mdl_dataset *dst)
+{
+    dst->n = k;
+    dst->d = src->d;
+    dst->n_classes = src->n_classes;
+    dst->x = malloc(k * src->d * sizeof *dst->x);
+    dst->y = src->y ? malloc(k * sizeof *dst->y) : NULL;
+    dst->t = src->t ? malloc(k * sizeof *dst->t) : NULL;
+    if (!dst->x || (src->y && !dst->y) || (src->t && !dst->t)) {
+        mdl_dataset_fini(dst);
+        return -1;
+    }
+    for (size_t i = 0; i < k; i++) {
+        memcpy(dst->x + i * src->d, src->x + idx[i] * src->d, src->d * sizeof *dst->x);
+        if (src->y)
+            dst->y[i] = src->y[idx[i]];
+        if (src->t)
+            dst->t[i] = src->t[idx[i]];
+    }
+    return 0;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    const size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+int mdl_dataset_split(mdl_dataset *all, double test_fraction, uint64_t seed,
+                      mdl_dataset *train, mdl_dataset *test)
+{
+    memset(train, 0, sizeof *train);
+    memset(test, 0, sizeof *test);
+    const size_t n = all->n, n_test = (size_t)llround(test_fraction * (double)n);
+    if (!(test_fraction > 0.0 && test_fraction < 1.0) || n_test == 0 || n_test >= n)
+        return -1;
+    mdl_partition p;
+    if (mdl_partition_iid(n, 1, seed, &p) != 0)
+        return -1;
+    /* The shuffle's head is the test set; the rest, sorted, keeps file
+     * order for training. */
+    qsort(p.idx + n_test, n - n_test, sizeof *p.idx, cmp_size);
+    int rc = -1;
+    if (take(all, p.idx, n_test, test) == 0) {
+        if (take(all, p.idx + n_test, n - n_test, train) == 0)
+            rc = 0;
+        else
+            mdl_dataset_fini(test);
+    }
+    mdl_partition_fini(&p);
+    if (rc == 0)
+        mdl_dataset_fini(all);
+    return rc;
+}

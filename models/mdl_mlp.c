@@ -1,0 +1,278 @@
+/* mdl_mlp.c -- multilayer perceptron: L >= 1 hidden layers with ReLU or
+ * tanh, then a softmax output, mean cross-entropy, L2 on every weight
+ * matrix (biases excluded).  Parameters are, layer by layer from the input,
+ * W_l (s_l x s_{l-1}, row-major) then b_l (s_l), with s_0 = d and s_{L+1}
+ * the number of classes.  On a gathered batch every layer's forward product
+ * A_{l-1} W_l^T and both backward products G_l^T A_{l-1} and G_l W_l are
+ * one CBLAS dgemm each; only the elementwise activations, the softmax and
+ * the bias sums are loops.  This file does not gather rows, chunk
+ * evaluation or allocate outside alloc: mdl.c does the first two.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_cblas.h>
+#include "mdl_internal.h"
+
+/* Scratch: the activations A_1 .. A_L (n x s_l each), the output
+ * probabilities (n x C), and two n x max(s) buffers for the backward
+ * pass. */
+typedef struct mlp_ws {
+    double *act[MDL_MAX_HIDDEN];
+    double *out;
+    double *g[2];
+} mlp_ws;
+
+/* Width of layer l, 0 (input) .. L + 1 (output). */
+static size_t width(const mdl_arch *a, size_t l)
+{
+    if (l == 0)
+        return a->d;
+    if (l <= a->n_hidden)
+        return a->hidden[l - 1];
+    return (size_t)a->n_classes;
+}
+
+static size_t n_params(const mdl_arch *a)
+{
+    size_t P = 0;
+    for (size_t l = 1; l <= a->n_hidden + 1; l++)
+        P += width(a, l) * width(a, l - 1) + width(a, l);
+    return P;
+}
+
+static int supports(const mdl_arch *a)
+{
+    return a->n_classes >= 2 && a->n_hidden >= 1 && a->n_hidden <= MDL_MAX_HIDDEN
+        && (a->act == MDL_ACT_RELU || a->act == MDL_ACT_TANH);
+}
+
+static void release(void *v)
+{
+    mlp_ws *w = v;
+    if (w == NULL)
+        return;
+    for (size_t l = 0; l < MDL_MAX_HIDDEN; l++)
+        free(w->act[l]);
+    free(w->out);
+    free(w->g[0]);
+    free(w->g[1]);
+    free(w);
+}
+
+static double *rows(size_t n, size_t s)
+{
+    if (s != 0 && n > SIZE_MAX / sizeof(double) / s)
+        return NULL;
+    return malloc(n * s * sizeof(double));
+}
+
+static void *alloc(const mdl_arch *a, size_t max_batch)
+{
+    mlp_ws *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return NULL;
+    size_t widest = (size_t)a->n_classes;
+    for (size_t l = 0; l < a->n_hidden; l++) {
+        if (a->hidden[l] > widest)
+            widest = a->hidden[l];
+        if ((w->act[l] = rows(max_batch, a->hidden[l])) == NULL)
+            goto out_release;
+    }
+    if ((w->out = rows(max_batch, (size_t)a->n_classes)) == NULL
+        || (w->g[0] = rows(max_batch, widest)) == NULL
+        || (w->g[1] = rows(max_batch, widest)) == NULL)
+        goto out_release;
+    return w;
+
+out_release:
+    release(w);
+    return NULL;
+}
+
+/* He (ReLU) or LeCun (tanh) normal initialisation: W_l ~ N(0, g / s_{l-1})
+ * with g = 2 or 1 for hidden layers, g = 1 for the output layer; zero
+ * biases.  Draws in parameter order from rng. */
+static void init(const mdl_model *m, double *params, gsl_rng *rng)
+{
+    const mdl_arch *a = &m->arch;
+    double *p = params;
+    for (size_t l = 1; l <= a->n_hidden + 1; l++) {
+        const size_t out = width(a, l), in = width(a, l - 1);
+        const double gain = l <= a->n_hidden && a->act == MDL_ACT_RELU ? 2.0 : 1.0;
+        mdl_i_init_weights_scaled(p, out * in, out * in + out, sqrt(gain / (double)in), rng);
+        p += out * in + out;
+    }
+}
+
+/* Z (n x out) = A (n x in) W^T + b. */
+static void affine(double *Z, const double *A, const double *W, const double *b,
+                   size_t n, size_t in, size_t out)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(Z + i * out, b, out * sizeof *Z);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)out, (int)in,
+                1.0, A, (int)in, W, (int)in, 1.0, Z, (int)out);
+}
+
+/* Runs the network on the n rows of X: hidden activations into ws->act,
+ * class probabilities into ws->out.  Returns the sum of the
+ * cross-entropies; counts in *n_correct the rows whose first largest
+ * logit is the label. */
+static double forward(const mdl_model *m, mlp_ws *w, const double *params,
+                      const double *X, const int *y, size_t n, size_t *n_correct)
+{
+    const mdl_arch *a = &m->arch;
+    const double *A = X, *p = params;
+    for (size_t l = 1; l <= a->n_hidden; l++) {
+        const size_t out = width(a, l), in = width(a, l - 1);
+        double *Z = w->act[l - 1];
+        affine(Z, A, p, p + out * in, n, in, out);
+        if (a->act == MDL_ACT_RELU) {
+            for (size_t k = 0; k < n * out; k++)
+                Z[k] = Z[k] > 0.0 ? Z[k] : 0.0;
+        } else {
+            for (size_t k = 0; k < n * out; k++)
+                Z[k] = tanh(Z[k]);
+        }
+        p += out * in + out;
+        A = Z;
+    }
+    const size_t C = (size_t)a->n_classes, in = width(a, a->n_hidden);
+    affine(w->out, A, p, p + C * in, n, in, C);
+
+    double sum = 0.0;
+    size_t correct = 0;
+    for (size_t i = 0; i < n; i++) {
+        double *z = w->out + i * C;
+        size_t best = 0;
+        for (size_t k = 1; k < C; k++)
+            if (z[k] > z[best])
+                best = k;
+        const double zmax = z[best];
+        const double zy = z[y[i]] - zmax;
+        double s = 0.0;
+        for (size_t k = 0; k < C; k++) {
+            z[k] = exp(z[k] - zmax);
+            s += z[k];
+        }
+        for (size_t k = 0; k < C; k++)
+            z[k] /= s;
+        sum += log(s) - zy;
+        correct += best == (size_t)y[i];
+    }
+    *n_correct = correct;
+    return sum;
+}
+
+/* gb (out) = column sums of G (n x out). */
+static void column_sums(double *gb, const double *G, size_t n, size_t out)
+{
+    for (size_t k = 0; k < out; k++)
+        gb[k] = 0.0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < out; k++)
+            gb[k] += G[i * out + k];
+}
+
+static double loss_grad(const mdl_model *m, void *vws, const double *params,
+                        const double *X, const int *y, size_t n, double *grad)
+{
+    const mdl_arch *a = &m->arch;
+    mlp_ws *w = vws;
+    const size_t L = a->n_hidden, C = (size_t)a->n_classes;
+    const double inv_n = 1.0 / (double)n;
+    size_t correct;
+
+    const double sum = forward(m, w, params, X, y, n, &correct);
+
+    /* G_{L+1} = (P - Y) / n. */
+    double *G = w->g[0];
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < C; k++)
+            G[i * C + k] = w->out[i * C + k] * inv_n;
+        G[i * C + (size_t)y[i]] -= inv_n;
+    }
+
+    /* Offsets of each layer's W in params, then back from the output. */
+    size_t off[MDL_MAX_HIDDEN + 2];
+    off[1] = 0;
+    for (size_t l = 1; l <= L; l++)
+        off[l + 1] = off[l] + width(a, l) * width(a, l - 1) + width(a, l);
+
+    double penalty = 0.0;
+    for (size_t l = L + 1; l >= 1; l--) {
+        const size_t out = width(a, l), in = width(a, l - 1);
+        const double *A = l == 1 ? X : w->act[l - 2];
+        const double *W = params + off[l];
+        double *gW = grad + off[l], *gb = gW + out * in;
+
+        /* grad W_l = G_l^T A_{l-1}, grad b_l = column sums of G_l. */
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in, (int)n,
+                    1.0, G, (int)out, A, (int)in, 0.0, gW, (int)in);
+        column_sums(gb, G, n, out);
+        penalty += mdl_i_l2(m->l2, W, out * in, gW);
+        if (l == 1)
+            break;
+
+        /* G_{l-1} = (G_l W_l) .* act'(Z_{l-1}), act' read from A_{l-1}. */
+        double *Gp = G == w->g[0] ? w->g[1] : w->g[0];
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)in, (int)out,
+                    1.0, G, (int)out, W, (int)in, 0.0, Gp, (int)in);
+        if (a->act == MDL_ACT_RELU) {
+            for (size_t k = 0; k < n * in; k++)
+                if (!(A[k] > 0.0))
+                    Gp[k] = 0.0;
+        } else {
+            for (size_t k = 0; k < n * in; k++)
+                Gp[k] *= 1.0 - A[k] * A[k];
+        }
+        G = Gp;
+    }
+    return sum * inv_n + penalty;
+}
+
+static void evaluate(const mdl_model *m, void *ws, const double *params,
+                     const double *X, const int *y, size_t n,
+                     double *loss_sum, size_t *n_correct)
+{
+    *loss_sum = forward(m, ws, params, X, y, n, n_correct);
+}
+
+static double penalty(const mdl_model *m, const double *params)
+{
+    const mdl_arch *a = &m->arch;
+    const double *p = params;
+    double sum = 0.0;
+    for (size_t l = 1; l <= a->n_hidden + 1; l++) {
+        const size_t out = width(a, l), in = width(a, l - 1);
+        sum += mdl_i_l2(m->l2, p, out * in, NULL);
+        p += out * in + out;
+    }
+    return sum;
+}
+
+/* Per layer: forward 2 in out, backward 2 in out for the weight gradient
+ * and, below the top layer, 2 in out for the propagated error. */
+static double flops(const mdl_arch *a)
+{
+    double f = 0.0;
+    for (size_t l = 1; l <= a->n_hidden + 1; l++) {
+        const double io = (double)width(a, l) * (double)width(a, l - 1);
+        f += (l == 1 ? 4.0 : 6.0) * io;
+    }
+    return f;
+}
+
+const mdl_type mdl_mlp = {
+    .name = "mlp",
+    .n_params = n_params,
+    .supports = supports,
+    .alloc = alloc,
+    .free = release,
+    .init = init,
+    .loss_grad = loss_grad,
+    .evaluate = evaluate,
+    .penalty = penalty,
+    .flops = flops,
+};
