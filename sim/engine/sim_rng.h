@@ -22,7 +22,9 @@ typedef enum sim_rng_purpose {
     SIM_RNG_PARTITION = 7, /* data partitioning */
     SIM_RNG_DATAGEN = 8,   /* synthetic data generation */
     SIM_RNG_TOPOLOGY = 9,  /* random graphs */
-    SIM_RNG_EVAL = 10      /* evaluation subsets */
+    SIM_RNG_EVAL = 10,     /* evaluation subsets */
+    SIM_RNG_SLOWDOWN = 11, /* time-varying slowdowns (Markov stragglers) */
+    SIM_RNG_GROUPS = 12    /* node groups chosen as a fraction */
 } sim_rng_purpose;
 
 /* splitmix64 finaliser of one 64-bit word. */
