@@ -66,7 +66,8 @@ static const struct bad_case {
     {"nodes_string", ": /nodes: error: must be an integer, got string"},
     {"seed_negative", ": /seed: error: must be >= 0, got -1"},
     {"unknown_top_key", ": /: error: unknown key \"stopp\" (expected one of: seed, nodes, "
-                        "compute, network, topology, model, data, algorithm, stop, metrics)"},
+                        "compute, faults, network, topology, model, data, algorithm, stop, "
+                        "metrics, output)"},
     {"unknown_nested_key", ": /algorithm: error: unknown key \"lerning_rate\" "
                            "(expected one of: name, lr, batch)"},
     {"compute_not_object", ": /compute: error: must be an object, got number"},
@@ -74,7 +75,8 @@ static const struct bad_case {
     {"lr_negative", ": /algorithm/lr: error: must be >= 0, got -0.1"},
     {"missing_algorithm_name", ": /algorithm: error: missing required key \"name\""},
     {"noise_bad_dist", ": /compute/noise/dist: error: unknown dist \"gaussian\" "
-                       "(expected one of: constant, uniform, exponential, lognormal)"},
+                       "(expected one of: constant, uniform, exponential, lognormal, normal, "
+                       "shifted_exponential, gamma, pareto)"},
     {"uniform_low_gt_high", ": /compute/noise/low: error: must be <= high (1.5), got 2"},
     {"uniform_with_sigma", ": /compute/noise: error: key \"sigma\" is not allowed with "
                            "dist \"uniform\""},
@@ -89,8 +91,8 @@ static const struct bad_case {
                             "0..7"},
     {"group_duplicate_node", ": /compute/groups/0/nodes/1: error: node 5 is already in "
                              "this group"},
-    {"group_missing_slowdown", ": /compute/groups/0: error: missing required key "
-                               "\"slowdown\""},
+    {"group_missing_slowdown", ": /compute/groups/0: error: sets nothing (give "
+                               "\"slowdown\", \"step_time_s\", \"flops_per_s\" or \"noise\")"},
     {"group_slowdown_zero", ": /compute/groups/0/slowdown: error: must be > 0, got 0"},
     {"torus_mismatch", ": /topology: error: rows * cols must equal nodes (16), "
                        "got 3 * 4 = 12"},
@@ -501,8 +503,8 @@ static const struct bad_set {
     {"compute.groups.0.nodes.0=9", "base.json: /compute/groups/0/nodes/0: error: must be in "
                                    "0..3, got 9"},
     {"/foo~1bar=1", "base.json: /: error: unknown key \"foo/bar\" (expected one of: seed, "
-                    "nodes, compute, network, topology, model, data, algorithm, stop, "
-                    "metrics)"},
+                    "nodes, compute, faults, network, topology, model, data, algorithm, "
+                    "stop, metrics, output)"},
     {"algorithm.nmae=x", "base.json: /algorithm: error: unknown key \"nmae\" (expected one "
                          "of: name, lr, batch)"},
 };
