@@ -31,6 +31,11 @@ struct run_sim {
     const alg_type *alg;
     alg_ctx       ctx;
     double       *step_times;
+    cl_noise_spec *noise;
+    double       *up_Bps, *down_Bps;
+    cl_slowdown  *slows;
+    cl_fault     *faults;
+    cl_point     *points;      /* every trace's points, converted */
     size_t       *eval_idx;
     size_t        n_eval;
     double       *avg;
@@ -40,6 +45,7 @@ struct run_sim {
     cl_cluster   *cl;
     const run_options *opt;
     FILE         *mf;
+    FILE         *tf;          /* trace.csv, or NULL */
     out_metrics_row last;
     int           have_last;
     uint64_t      metrics_k, stop_steps_total;
@@ -116,6 +122,70 @@ out_oom:
     return -1;
 }
 
+/* FLOPs of one step of the model: 2 per parameter and sample forward, 4
+ * backward (the usual 6 N per sample for dense layers). */
+static double model_flops_per_step(const run_sim *r)
+{
+    return 6.0 * (double)r->ctx.P * (double)r->s->batch;
+}
+
+/* Per-node compute and NIC settings, slowdowns and faults in the
+ * cluster's terms. */
+static int build_heterogeneity(run_sim *r)
+{
+    const scn_scenario *s = r->s;
+    int n = s->n_nodes;
+    double flops = model_flops_per_step(r);
+    size_t n_pts = 0, k = 0;
+
+    r->noise = malloc((size_t)n * sizeof *r->noise);
+    r->up_Bps = malloc((size_t)n * sizeof(double));
+    r->down_Bps = malloc((size_t)n * sizeof(double));
+    if (!r->noise || !r->up_Bps || !r->down_Bps)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        r->step_times[i] = scn_node_step_time(s, i, flops) * scn_node_slowdown(s, i);
+        scn_noise_spec ns = scn_node_noise(s, i);
+        r->noise[i] = (cl_noise_spec){ .dist = (cl_noise)ns.dist, .low = ns.low, .high = ns.high,
+                                       .sigma = ns.sigma, .floor = ns.floor, .shift = ns.shift,
+                                       .shape = ns.shape, .alpha = ns.alpha };
+        scn_node_nic(s, i, &r->up_Bps[i], &r->down_Bps[i]);
+    }
+    for (size_t j = 0; j < s->n_slowdowns; j++)
+        n_pts += s->slowdowns[j].n_points;
+    for (size_t j = 0; j < s->n_faults; j++)
+        n_pts += s->faults[j].n_points;
+    if ((s->n_slowdowns && !(r->slows = calloc(s->n_slowdowns, sizeof *r->slows))) ||
+        (s->n_faults && !(r->faults = calloc(s->n_faults, sizeof *r->faults))) ||
+        (n_pts && !(r->points = malloc(n_pts * sizeof *r->points))))
+        return -1;
+    for (size_t j = 0; j < s->n_slowdowns; j++) {
+        const scn_slowdown *d = &s->slowdowns[j];
+        cl_slowdown *o = &r->slows[j];
+        *o = (cl_slowdown){ .kind = (cl_slow_kind)d->kind, .nodes = d->nodes,
+                            .n_nodes = d->n_nodes, .factor = d->factor, .start_s = d->start_s,
+                            .end_s = d->end_s, .mean_slow_s = d->mean_slow_s,
+                            .mean_normal_s = d->mean_normal_s, .period_s = d->period_s,
+                            .duration_s = d->duration_s, .phase_s = d->phase_s,
+                            .points = r->points + k, .n_points = d->n_points };
+        for (size_t q = 0; q < d->n_points; q++)
+            r->points[k++] = (cl_point){ d->points[q].node, d->points[q].time_s,
+                                         d->points[q].value };
+    }
+    for (size_t j = 0; j < s->n_faults; j++) {
+        const scn_fault *f = &s->faults[j];
+        cl_fault *o = &r->faults[j];
+        *o = (cl_fault){ .kind = (cl_fault_kind)f->kind, .nodes = f->nodes,
+                         .n_nodes = f->n_nodes, .down_s = f->down_s, .up_s = f->up_s,
+                         .mtbf_s = f->mtbf_s, .mttr_s = f->mttr_s,
+                         .points = r->points + k, .n_points = f->n_points };
+        for (size_t q = 0; q < f->n_points; q++)
+            r->points[k++] = (cl_point){ f->points[q].node, f->points[q].time_s,
+                                         f->points[q].value };
+    }
+    return 0;
+}
+
 run_sim *run_prepare(const scn_scenario *s, scn_error *err)
 {
     run_sim *r = calloc(1, sizeof *r);
@@ -148,12 +218,10 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     }
     r->step_times = malloc((size_t)s->n_nodes * sizeof(double));
     r->avg = malloc((r->ctx.P ? r->ctx.P : 1) * sizeof(double));
-    if (!r->step_times || !r->avg) {
+    if (!r->step_times || !r->avg || build_heterogeneity(r) != 0) {
         snprintf(err->msg, sizeof err->msg, "%s: error: out of memory", s->path);
         goto out_destroy;
     }
-    for (int i = 0; i < s->n_nodes; i++)
-        r->step_times[i] = s->step_time_s * scn_node_slowdown(s, i);
     return r;
 
 out_destroy:
@@ -167,6 +235,12 @@ void run_destroy(run_sim *r)
         return;
     free(r->avg);
     free(r->step_times);
+    free(r->noise);
+    free(r->up_Bps);
+    free(r->down_Bps);
+    free(r->slows);
+    free(r->faults);
+    free(r->points);
     free(r->eval_idx);
     topo_destroy(r->g);
     mdl_destroy(r->model);
@@ -190,6 +264,31 @@ static void cb_message(void *vr, int node, const cl_msg *m)
 {
     run_sim *r = vr;
     r->alg->on_message(&r->ctx, alg_state(&r->ctx, node), node, m);
+}
+
+/* A node that comes back with rejoin "neighbour" takes the parameters of
+ * its first neighbour (in the topology's order) that is up; with none up,
+ * or rejoin "keep", it keeps its own. */
+static void cb_up(void *vr, int node)
+{
+    run_sim *r = vr;
+    if (strcmp(r->s->fault_rejoin, "neighbour") != 0)
+        return;
+    const topo_graph *g = r->g;
+    for (size_t e = g->off[node]; e < g->off[node + 1]; e++) {
+        int j = g->nbr[e];
+        if (cl_is_up(r->cl, j)) {
+            memcpy(cl_params(r->cl, node), cl_params_const(r->cl, j), r->ctx.P * sizeof(double));
+            return;
+        }
+    }
+}
+
+static void cb_trace(void *vr, const cl_trace_rec *t)
+{
+    run_sim *r = vr;
+    out_trace_row row = { t->node, t->kind, t->start_s, t->end_s, t->peer, t->bytes };
+    out_trace_write(r->tf, &row);
 }
 
 /* ---- evaluation ---- */
@@ -281,15 +380,17 @@ static void describe_stall(run_sim *r, run_result *res)
     int shown = 0, n = r->ctx.n;
     for (int i = 0; i < n && len < sizeof res->message; i++) {
         char what[256];
+        int down = !cl_is_up(r->cl, i);
         r->alg->describe_wait(&r->ctx, alg_state(&r->ctx, i), i, what, sizeof what);
-        if (!what[0])
+        if (!what[0] && !down)
             continue;
         if (shown == 16) {
             snprintf(res->message + len, sizeof res->message - len, " ...");
             break;
         }
         len += (size_t)snprintf(res->message + len, sizeof res->message - len,
-                                "%s node %d for %s", shown ? ";" : "", i, what);
+                                "%s node %d%s%s%s", shown ? ";" : "", i,
+                                down ? " (down)" : "", what[0] ? " for " : "", what);
         shown++;
     }
 }
@@ -310,14 +411,18 @@ static int write_nodes(run_sim *r, const char *dir, double end, char *err, size_
         return -1;
     FILE *fp = out_file_stream(f);
     out_nodes_header(fp);
+    cl_stats_settle(r->cl);
     for (int i = 0; i < r->ctx.n; i++) {
         const cl_node_stats *st = cl_stats(r->cl, i);
         double busy = cl_compute_time(r->cl, i);
         out_node_row row = {
             .node = i, .slowdown = scn_node_slowdown(r->s, i), .steps = st->steps,
-            .compute_s = busy, .idle_s = end - busy, .uplink_busy_s = st->uplink_busy_s,
+            .compute_s = busy, .idle_s = end - busy - st->network_s - st->down_s,
+            .uplink_busy_s = st->uplink_busy_s,
             .bytes_sent = st->bytes_sent, .bytes_received = st->bytes_received,
             .msgs_sent = st->msgs_sent, .msgs_received = st->msgs_received,
+            .network_s = st->network_s, .down_s = st->down_s,
+            .msgs_lost = st->msgs_lost, .steps_lost = st->steps_lost,
         };
         out_nodes_write(fp, &row);
     }
@@ -389,12 +494,21 @@ static int start(run_sim *r)
     r->eng = sim_engine_create((uint32_t)n + 1, 1024);
     cl_config cc = {
         .n_nodes = n, .seed = s->seed, .step_time_s = r->step_times,
-        .noise = (cl_noise)s->noise, .noise_low = s->noise_low, .noise_high = s->noise_high,
-        .noise_sigma = s->noise_sigma, .latency_s = s->latency_s,
-        .bandwidth_Bps = s->bandwidth_Bps, .bytes_per_param = s->bytes_per_param,
+        .noise_per_node = r->noise, .latency_s = s->latency_s,
+        .bandwidth_Bps = s->bandwidth_Bps,
+        .bytes_per_param = s->bytes_per_param / s->compression_ratio,
+        .up_Bps = r->up_Bps, .down_Bps = r->down_Bps,
+        .discipline = strcmp(s->discipline, "fair") == 0 ? CL_NIC_FAIR : CL_NIC_FIFO,
+        .slowdowns = r->slows, .n_slowdowns = s->n_slowdowns,
+        .faults = r->faults, .n_faults = s->n_faults,
+        .step_policy = strcmp(s->fault_step, "resume") == 0 ? CL_STEP_RESUME : CL_STEP_RESTART,
+        .msg_policy = strcmp(s->fault_messages, "keep_sent") == 0 ? CL_MSG_KEEP_SENT
+                                                                 : CL_MSG_DROP,
         .model = r->model, .train = &r->train, .part = &r->part, .batch = s->batch,
     };
-    cl_callbacks cb = { .ctx = r, .on_step_done = cb_step_done, .on_message = cb_message };
+    cl_callbacks cb = { .ctx = r, .on_step_done = cb_step_done, .on_message = cb_message,
+                        .on_up = cb_up,
+                        .on_trace = r->tf ? cb_trace : NULL };
     if (!r->eng || !(r->cl = cl_create(&cc, r->eng, cb)))
         return -1;
     r->ctx.cl = r->cl;
@@ -445,7 +559,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     static const run_options none = { 0 };
     const scn_scenario *s = r->s;
     int rc = -1;
-    out_file *mfile = NULL;
+    out_file *mfile = NULL, *tfile = NULL;
     memset(res, 0, sizeof *res);
     r->opt = opt ? opt : &none;
     if (r->opt->algorithm)
@@ -453,6 +567,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     r->have_last = 0;
     r->metrics_k = 0;
     r->mf = NULL;
+    r->tf = NULL;
     r->stop_steps_total = s->stop_steps > 0 ? (uint64_t)s->stop_steps * (uint64_t)s->n_nodes : 0;
 
     if (topo_compute_stats(r->g, &res->topo) != 0) {
@@ -466,6 +581,12 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
             return -1;
         r->mf = out_file_stream(mfile);
         out_metrics_header(r->mf);
+        if (s->output_trace) {
+            if (!(tfile = out_file_open(r->opt->out_dir, "trace.csv", err, es)))
+                goto out_finish;
+            r->tf = out_file_stream(tfile);
+            out_trace_header(r->tf);
+        }
     }
     if (start(r) != 0) {
         snprintf(err, es, "%s: error: out of memory starting the run", s->path);
@@ -512,6 +633,13 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
             goto out_finish;
         }
         mfile = NULL;
+        if (tfile) {
+            int trc = out_file_commit(tfile, err, es);
+            tfile = NULL;
+            r->tf = NULL;
+            if (trc != 0)
+                goto out_finish;
+        }
         if (write_nodes(r, r->opt->out_dir, res->sim_time_s, err, es) != 0
             || write_run_json(r, r->opt->out_dir, res, err, es) != 0)
             goto out_finish;
@@ -520,6 +648,8 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
 
 out_finish:
     out_file_abort(mfile);
+    out_file_abort(tfile);
+    r->tf = NULL;
     finish(r);
     return rc;
 }
