@@ -94,6 +94,27 @@ static const struct bad_case {
     {"group_missing_slowdown", ": /compute/groups/0: error: sets nothing (give "
                                "\"slowdown\", \"step_time_s\", \"flops_per_s\" or \"noise\")"},
     {"group_slowdown_zero", ": /compute/groups/0/slowdown: error: must be > 0, got 0"},
+    {"noise_pareto_alpha_1", ": /compute/noise/alpha: error: must be > 1 (the mean is "
+                             "infinite otherwise), got 1"},
+    {"group_nodes_and_fraction", ": /compute/groups/0: error: give \"nodes\" or "
+                                 "\"fraction\", not both"},
+    {"fraction_selects_none", ": /compute/groups/0/fraction: error: selects no node (0.1 of "
+                              "4 nodes rounds to 0)"},
+    {"step_time_and_flops", ": /compute: error: give \"step_time_s\" or \"flops_per_s\", "
+                            "not both"},
+    {"window_end_before_start", ": /compute/slowdowns/0/end_s: error: must be > start_s (5), "
+                                "got 2"},
+    {"markov_missing_mean", ": /compute/slowdowns/0: error: missing required key "
+                            "\"mean_normal_s\" for kind \"markov\""},
+    {"periodic_duration_too_long", ": /compute/slowdowns/0/duration_s: error: must be < "
+                                   "period_s (10), got 10"},
+    {"fault_unknown_kind", ": /faults/events/0/kind: error: unknown fault kind \"weibull\" "
+                           "(expected one of: schedule, exponential, trace)"},
+    {"fault_rejoin_unknown", ": /faults/rejoin: error: unknown rejoin policy \"average\" "
+                             "(expected one of: keep, neighbour)"},
+    {"discipline_unknown", ": /network/discipline: error: unknown discipline \"lifo\" "
+                           "(expected one of: fifo, fair)"},
+    {"output_trace_string", ": /output/trace: error: must be true or false, got string"},
     {"torus_mismatch", ": /topology: error: rows * cols must equal nodes (16), "
                        "got 3 * 4 = 12"},
     {"erdos_renyi_missing_p", ": /topology: error: missing required key \"p\" for kind "
