@@ -91,6 +91,8 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
     c->cfg.up_Bps = c->cfg.down_Bps = NULL;
     c->cfg.slowdowns = NULL;
     c->cfg.faults = NULL;
+    c->cfg.classes = NULL;
+    c->cfg.link_rules = NULL;
     c->eng = e;
     c->cb = cb;
     c->n = cfg->n_nodes;

@@ -113,6 +113,38 @@ typedef enum cl_msg_policy {
     CL_MSG_KEEP_SENT      /* messages whose last bit had left it still arrive */
 } cl_msg_policy;
 
+/* Extra propagation delay per message, seconds. */
+typedef enum cl_jitter {
+    CL_JITTER_NONE = 0,
+    CL_JITTER_UNIFORM,      /* U(a, b) */
+    CL_JITTER_EXPONENTIAL   /* Exp(mean a) */
+} cl_jitter;
+
+typedef struct cl_window {
+    double start_s, end_s;
+} cl_window;
+
+/* What links of one class do to a message. */
+typedef struct cl_link_class {
+    double    latency_s;
+    double    bandwidth_Bps;   /* no transfer on such a link goes faster */
+    cl_jitter jitter;
+    double    jitter_a, jitter_b;
+    double    loss;            /* probability that a message is lost, [0, 1) */
+    const cl_window *outages;  /* a message whose first bit leaves during one is lost */
+    size_t    n_outages;
+} cl_link_class;
+
+/* Links from a node of `from` to a node of `to` (and back unless
+ * directed) belong to class cls; the last rule that matches a pair wins,
+ * class 0 when none does. */
+typedef struct cl_link_rule {
+    const int *from, *to;      /* sorted; NULL: every node */
+    size_t     n_from, n_to;
+    int        directed;
+    uint32_t   cls;
+} cl_link_rule;
+
 typedef enum cl_discipline {
     CL_NIC_FIFO = 0,      /* one transfer at a time, in order */
     CL_NIC_FAIR           /* processor sharing: k transfers get capacity/k each */
@@ -163,8 +195,15 @@ typedef struct cl_config {
     cl_noise noise;             /* when noise_per_node is NULL */
     double   noise_low, noise_high, noise_sigma;
     const cl_noise_spec *noise_per_node;  /* n_nodes specs, or NULL */
-    double   latency_s;         /* every link */
-    double   bandwidth_Bps;     /* every link, bytes per second */
+    double   latency_s;         /* links of class 0 when classes is NULL */
+    double   bandwidth_Bps;     /* likewise, bytes per second; NIC default */
+    /* link classes (copied; outages borrowed) and the rules assigning them;
+     * NULL: one class from latency_s and bandwidth_Bps */
+    const cl_link_class *classes;
+    size_t   n_classes;
+    const cl_link_rule *link_rules;
+    size_t   n_link_rules;
+    int      reorder;           /* jitter may reorder messages on one link */
     double   bytes_per_param;   /* wire bytes per parameter (after compression) */
     /* NICs: capacities in bytes per second (NULL: bandwidth_Bps); a
      * transfer never goes faster than the link bandwidth either */

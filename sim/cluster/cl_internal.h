@@ -15,16 +15,36 @@ typedef struct msg_slot {
     double   up_end;      /* last bit left the sender (fair: once known) */
     double   lat;         /* propagation delay of this message */
     double   rx_start;    /* first bit at the receiver */
-    double   rem_up, rem_down;  /* fair NICs: bytes left */
+    double   bw;          /* its link's bandwidth */
+    double   rem_up, rem_down;    /* fair NICs: bytes left */
+    double   rate_up, rate_down;  /* fair NICs: current rates */
     double   rx_done;     /* fair downlink: when reception finished, or -1 */
     uint32_t next_free;
+    uint32_t next_up, next_down;  /* fair: next message of the same link */
+    uint32_t cls;
     uint8_t  live;
     uint8_t  ev_pending;  /* an ARRIVE or DELIVER event refers to it */
-    uint8_t  in_up, in_down;    /* member of a fair NIC's active set */
+    uint8_t  in_up, in_down;          /* active in a fair NIC */
+    uint8_t  queued_up, queued_down;  /* in its link's queue at a fair NIC */
     uint8_t  rx_counted;  /* counted in the receiver's rx_active */
     uint8_t  dead;        /* lost: dropped at its pending event */
+    uint8_t  lost;        /* lost on the wire: dropped at the receiver */
     uint8_t  up_known;    /* up_end is final */
 } msg_slot;
+
+/* One link (peer) at a node's NIC: in fair mode the messages of one link
+ * pass the NIC one after the other (FIFO per link, sharing between
+ * links); last_arrival keeps jitter from reordering the link. */
+typedef struct pairq {
+    int      peer;
+    uint32_t head, tail;
+    double   last_arrival;
+} pairq;
+
+typedef struct pairs {
+    pairq  *p;      /* sorted by peer */
+    size_t  n, cap;
+} pairs;
 
 #define NO_SLOT UINT32_MAX
 
@@ -51,6 +71,8 @@ typedef struct node {
     double   up_cap, down_cap;
     double   up_free, down_free;   /* FIFO: when the uplink / downlink is free */
     nic      up, down;             /* fair */
+    pairs    upp, downp;           /* links by destination / by source */
+    gsl_rng *rng_link, *rng_loss;
     int      rx_active;            /* transfers in the downlink stage */
     /* availability */
     int      n_down;     /* fault processes holding it down */
@@ -90,6 +112,13 @@ struct cl_cluster {
     cl_fault     *faults;
     env_item     *items;
     uint32_t      n_items;
+    cl_link_class *classes;
+    size_t        n_classes;
+    cl_link_rule *rules;
+    size_t        n_rules;
+    int           any_jitter;
+    struct wf { double bw; uint32_t k; } *wf;   /* water-filling scratch */
+    size_t        wf_cap;
 };
 
 void cl_i_die_oom(void);
