@@ -34,7 +34,8 @@ struct world {
     /* protocol state of the tests */
     int n, b, done_in_round, rounds, got;
     double sum, round_start, t_mark[64];
-    int n_msgs, msg_from[64];
+    int n_msgs, msg_from[64], msg_to[64];
+    uint64_t msg_round[4096];
     double msg_time[64];
     uint64_t steps[MAXN];
 };
@@ -53,8 +54,11 @@ static void cb_msg(void *ctx, int node, const cl_msg *m)
     world *w = ctx;
     if (w->n_msgs < 64) {
         w->msg_from[w->n_msgs] = m->from;
+        w->msg_to[w->n_msgs] = m->to;
         w->msg_time[w->n_msgs] = sim_engine_now(w->eng);
     }
+    if (w->n_msgs < 4096)
+        w->msg_round[w->n_msgs] = m->round;
     w->n_msgs++;
     if (w->on_msg)
         w->on_msg(w, node, m);
@@ -428,6 +432,187 @@ END_TEST
 START_TEST(test_down_node_resume) { check_down(CL_STEP_RESUME); }
 END_TEST
 
+/* ---- link classes, jitter, loss, outages ---- */
+
+/* Class 1 (latency 2 s, 500 B/s) between 0 and 2 in both directions,
+ * class 2 (latency 1 s) from 1 to 3 only. */
+START_TEST(test_link_classes)
+{
+    world w;
+    memset(&w, 0, sizeof w);
+    cl_link_class cls[3] = {
+        { .latency_s = 0.5, .bandwidth_Bps = 1000 },
+        { .latency_s = 2, .bandwidth_Bps = 500 },
+        { .latency_s = 1, .bandwidth_Bps = 1000 },
+    };
+    cl_link_rule rules[2] = {
+        { .from = (const int[]){ 0 }, .n_from = 1, .to = (const int[]){ 2 }, .n_to = 1, .cls = 1 },
+        { .from = (const int[]){ 1 }, .n_from = 1, .to = (const int[]){ 3 }, .n_to = 1,
+          .directed = 1, .cls = 2 },
+    };
+    cl_config cfg = { .classes = cls, .n_classes = 3, .link_rules = rules, .n_link_rules = 2,
+                      .bandwidth_Bps = 1000 };
+    world_init(&w, 4, &cfg);
+    cl_send(w.cl, 0, 2, 0, 0, NULL, 1000);   /* 2 + 2 = 4 */
+    cl_send(w.cl, 3, 1, 0, 0, NULL, 1000);   /* default: 0.5 + 1 */
+    cl_send(w.cl, 1, 3, 0, 0, NULL, 1000);   /* class 2: 1 + 1 */
+    cl_send(w.cl, 2, 0, 0, 0, NULL, 500);    /* class 1 backwards: 2 + 1 */
+    world_run(&w, INFINITY);
+    ck_assert_int_eq(w.n_msgs, 4);
+    double want[4][3] = { { 3, 1, 1.5 }, { 1, 3, 2 }, { 2, 0, 3 }, { 0, 2, 4 } };
+    for (int k = 0; k < 4; k++) {
+        ck_assert_int_eq(w.msg_from[k], (int)want[k][0]);
+        ck_assert_int_eq(w.msg_to[k], (int)want[k][1]);
+        ck_assert_double_eq_tol(w.msg_time[k], want[k][2], 1e-12);
+    }
+    world_fini(&w);
+}
+END_TEST
+
+static int inversions(const world *w)
+{
+    int inv = 0;
+    for (int k = 1; k < w->n_msgs; k++)
+        inv += w->msg_round[k] < w->msg_round[k - 1];
+    return inv;
+}
+
+/* Exponential jitter of mean 1 s on 200 back-to-back messages: in order
+ * unless reordering is asked for. */
+START_TEST(test_jitter_keeps_link_order)
+{
+    for (int reorder = 0; reorder < 2; reorder++) {
+        world w;
+        memset(&w, 0, sizeof w);
+        cl_link_class cls = { .latency_s = 0.1, .bandwidth_Bps = 1000,
+                              .jitter = CL_JITTER_EXPONENTIAL, .jitter_a = 1.0 };
+        cl_config cfg = { .classes = &cls, .n_classes = 1, .bandwidth_Bps = 1000,
+                          .reorder = reorder, .seed = 5 };
+        world_init(&w, 2, &cfg);
+        for (int k = 0; k < 200; k++)
+            cl_send(w.cl, 0, 1, 0, (uint64_t)k, NULL, 1);
+        world_run(&w, INFINITY);
+        ck_assert_int_eq(w.n_msgs, 200);
+        if (reorder) {
+            ck_assert_int_gt(inversions(&w), 10);
+        } else {
+            ck_assert_int_eq(inversions(&w), 0);
+            /* the jitter did delay: the 64th arrival waited for the largest
+             * of 64 Exp(1) jitters (about ln 64 = 4.2 s) */
+            ck_assert(w.msg_time[63] > 2.0);
+        }
+        world_fini(&w);
+    }
+}
+END_TEST
+
+/* Loss 0.3 on 4000 messages: delivered within 3 standard errors of 2800;
+ * every message is delivered or counted lost. */
+START_TEST(test_loss_probability)
+{
+    world w;
+    memset(&w, 0, sizeof w);
+    cl_link_class cls = { .latency_s = 0.01, .bandwidth_Bps = 1e6, .loss = 0.3 };
+    cl_config cfg = { .classes = &cls, .n_classes = 1, .bandwidth_Bps = 1e6, .seed = 8 };
+    world_init(&w, 2, &cfg);
+    const int N = 4000;
+    for (int k = 0; k < N; k++)
+        cl_send(w.cl, 0, 1, 0, (uint64_t)k, NULL, 10);
+    world_run(&w, INFINITY);
+    double se = sqrt(N * 0.3 * 0.7);
+    ck_assert_msg(fabs(w.n_msgs - 0.7 * N) < 3 * se, "delivered %d", w.n_msgs);
+    ck_assert_uint_eq(cl_stats(w.cl, 0)->msgs_lost + (uint64_t)w.n_msgs, (uint64_t)N);
+    ck_assert_uint_eq(cl_in_flight(w.cl), 0);
+    ck_assert_int_eq(inversions(&w), 0);
+    world_fini(&w);
+}
+END_TEST
+
+/* A message whose first bit leaves during an outage [1, 2) is lost. */
+static void send_round(world *w, int node, uint32_t tag)
+{
+    cl_send(w->cl, node, 1, 0, tag, NULL, 10);
+}
+
+START_TEST(test_link_outage)
+{
+    for (int d = 0; d < 2; d++) {
+        world w;
+        memset(&w, 0, sizeof w);
+        cl_window out = { 1.0, 2.0 };
+        cl_link_class cls = { .latency_s = 0.1, .bandwidth_Bps = 1000, .outages = &out,
+                              .n_outages = 1 };
+        cl_config cfg = { .classes = &cls, .n_classes = 1, .bandwidth_Bps = 1000,
+                          .discipline = d ? CL_NIC_FAIR : CL_NIC_FIFO };
+        world_init(&w, 2, &cfg);
+        w.on_timer = send_round;
+        cl_set_timer(w.cl, 0, 0.5, 1);
+        cl_set_timer(w.cl, 0, 1.5, 2);
+        cl_set_timer(w.cl, 0, 2.5, 3);
+        world_run(&w, INFINITY);
+        ck_assert_int_eq(w.n_msgs, 2);
+        ck_assert_uint_eq(w.msg_round[0], 1);
+        ck_assert_uint_eq(w.msg_round[1], 3);
+        ck_assert_uint_eq(cl_stats(w.cl, 0)->msgs_lost, 1);
+        ck_assert_uint_eq(cl_in_flight(w.cl), 0);
+        world_fini(&w);
+    }
+}
+END_TEST
+
+/* Water-filling: node 0's uplink (1000 B/s) carries 1000 B to node 1
+ * over a 200 B/s link and 1000 B to node 2 over a 1000 B/s link.  Fair:
+ * 200 and 800 B/s, node 2 done at 1.25 s, node 1 at 5 s.  FIFO: 5 s, 6 s. */
+START_TEST(test_fair_water_filling)
+{
+    for (int d = 0; d < 2; d++) {
+        world w;
+        memset(&w, 0, sizeof w);
+        cl_link_class cls[2] = { { .bandwidth_Bps = 1000 }, { .bandwidth_Bps = 200 } };
+        cl_link_rule rule = { .from = (const int[]){ 0 }, .n_from = 1, .to = (const int[]){ 1 },
+                              .n_to = 1, .cls = 1 };
+        cl_config cfg = { .classes = cls, .n_classes = 2, .link_rules = &rule,
+                          .n_link_rules = 1, .bandwidth_Bps = 1000,
+                          .discipline = d ? CL_NIC_FAIR : CL_NIC_FIFO };
+        world_init(&w, 3, &cfg);
+        cl_send(w.cl, 0, 1, 0, 0, NULL, 1000);
+        cl_send(w.cl, 0, 2, 0, 0, NULL, 1000);
+        world_run(&w, INFINITY);
+        ck_assert_int_eq(w.n_msgs, 2);
+        if (d) {
+            ck_assert_int_eq(w.msg_to[0], 2);
+            ck_assert_double_eq_tol(w.msg_time[0], 1.25, 1e-9);
+            ck_assert_double_eq_tol(w.msg_time[1], 5.0, 1e-9);
+        } else {
+            ck_assert_int_eq(w.msg_to[0], 1);
+            ck_assert_double_eq_tol(w.msg_time[0], 5.0, 1e-9);
+            ck_assert_double_eq_tol(w.msg_time[1], 6.0, 1e-9);
+        }
+        world_fini(&w);
+    }
+}
+END_TEST
+
+/* Fair sharing is between links: two messages on one link stay in order
+ * (1000 B then 10 B at 1000 B/s: 1 s and 1.01 s), while a message on
+ * another link shares the NIC with them. */
+START_TEST(test_fair_fifo_per_link)
+{
+    world w;
+    memset(&w, 0, sizeof w);
+    cl_config cfg = { .bandwidth_Bps = 1000, .discipline = CL_NIC_FAIR };
+    world_init(&w, 3, &cfg);
+    cl_send(w.cl, 0, 1, 0, 1, NULL, 1000);
+    cl_send(w.cl, 0, 1, 0, 2, NULL, 10);
+    world_run(&w, INFINITY);
+    ck_assert_int_eq(w.n_msgs, 2);
+    ck_assert_uint_eq(w.msg_round[0], 1);
+    ck_assert_double_eq_tol(w.msg_time[0], 1.0, 1e-9);
+    ck_assert_double_eq_tol(w.msg_time[1], 1.01, 1e-9);
+    world_fini(&w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("heterogeneity");
@@ -442,6 +627,12 @@ int main(void)
     tcase_add_test(tc, test_markov_slow_fraction);
     tcase_add_test(tc, test_down_node_restart);
     tcase_add_test(tc, test_down_node_resume);
+    tcase_add_test(tc, test_link_classes);
+    tcase_add_test(tc, test_jitter_keeps_link_order);
+    tcase_add_test(tc, test_loss_probability);
+    tcase_add_test(tc, test_link_outage);
+    tcase_add_test(tc, test_fair_water_filling);
+    tcase_add_test(tc, test_fair_fifo_per_link);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -112,7 +112,7 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
         c->nodes[i].up_cap = cfg->up_Bps ? cfg->up_Bps[i] : cfg->bandwidth_Bps;
         c->nodes[i].down_cap = cfg->down_Bps ? cfg->down_Bps[i] : cfg->bandwidth_Bps;
     }
-    if (cl_i_net_init(c) != 0)
+    if (cl_i_net_init(c, cfg) != 0)
         goto out_destroy;
     c->slows = cfg->n_slowdowns ? malloc(cfg->n_slowdowns * sizeof *c->slows) : NULL;
     c->faults = cfg->n_faults ? malloc(cfg->n_faults * sizeof *c->faults) : NULL;

@@ -138,7 +138,7 @@ void cl_i_set_factor(cl_cluster *c, int i, double f);
 void cl_i_hold(cl_cluster *c, int i, int delta);
 
 /* cl_net.c */
-int  cl_i_net_init(cl_cluster *c);
+int  cl_i_net_init(cl_cluster *c, const cl_config *cfg);
 void cl_i_net_fini(cl_cluster *c);
 void cl_i_on_arrive(cl_cluster *c, uint32_t k);
 void cl_i_on_deliver(cl_cluster *c, uint32_t k);

@@ -45,9 +45,8 @@ static int in_list(const int *nodes, size_t n, int i)
     return lo < n && nodes[lo] == i;
 }
 
-int cl_i_net_init(cl_cluster *c)
+int cl_i_net_init(cl_cluster *c, const cl_config *cfg)
 {
-    const cl_config *cfg = &c->cfg;
     size_t nc = cfg->n_classes ? cfg->n_classes : 1;
     c->classes = malloc(nc * sizeof *c->classes);
     if (!c->classes)
