@@ -94,6 +94,52 @@ START_TEST(test_flops_step_time)
 }
 END_TEST
 
+/* Two nodes, ring all-reduce: 2 stages per round, compute 0.01 s, free
+ * default links.  A 0.25 s link between 0 and 1 in both directions costs
+ * 2 x 0.25 per round; only from 0 to 1 (directed), the stages overlap and
+ * a round costs 0.25. */
+static double two_node_round(const char *links)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"nodes\": 2, %s, \"compute\": {\"step_time_s\": 0.01},"
+        " \"network\": {\"latency_s\": 0, \"bandwidth_Bps\": 1e300, \"links\": [%s]},"
+        " \"algorithm\": {\"name\": \"allreduce\", \"batch\": 8},"
+        " \"stop\": {\"steps\": 10}, \"metrics\": {\"every_s\": 100}}", small, links);
+    run_result res;
+    run_json(json, "test.json", NULL, &res);
+    /* the run ends when the 10th round's steps end: 9 rounds and a step */
+    return (res.sim_time_s - 0.01) / 9;
+}
+
+START_TEST(test_link_entries)
+{
+    ck_assert_double_eq_tol(two_node_round("{\"from\": [0], \"to\": [1], \"latency_s\": 0.25}"),
+                            0.51, 1e-12);
+    ck_assert_double_eq_tol(two_node_round("{\"from\": [0], \"to\": [1], \"directed\": true,"
+                                           " \"latency_s\": 0.25}"), 0.26, 1e-12);
+    /* the later entry wins for the pairs it covers */
+    ck_assert_double_eq_tol(two_node_round("{\"latency_s\": 0.25}, {\"from\": [1], \"to\": [0],"
+                                           " \"latency_s\": 0}"), 0.01, 1e-12);
+
+    scn_scenario sc;
+    scn_error err;
+    ck_assert_msg(scn_load_string("{\"nodes\": 4, \"network\": {\"jitter\": {\"dist\": "
+        "\"exponential\", \"mean_s\": 0.001}, \"links\": [{\"from\": [\"0-1\"], \"to\": "
+        "[\"2-3\"], \"latency_s\": 0.01, \"loss\": 0.1, \"outages\": [{\"start_s\": 1, "
+        "\"end_s\": 2}]}]}, \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 1}}",
+        "t.json", NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(sc.n_links, 1);
+    ck_assert_double_eq(sc.links[0].props.bandwidth_Bps, 1.25e9);   /* inherited */
+    ck_assert_int_eq(sc.links[0].props.jitter, SCN_JITTER_EXPONENTIAL);   /* inherited */
+    ck_assert_msg(strstr(sc.resolved_json, "\"jitter\":{\"dist\":\"exponential\",\"mean_s\":"
+        "0.001},\"latency_s\":0.0001,\"links\":[{\"from\":[0,1],\"latency_s\":0.01,\"loss\":"
+        "0.1,\"outages\":[{\"end_s\":2.0,\"start_s\":1.0}],\"to\":[2,3]}]") != NULL, "%s",
+        sc.resolved_json);
+    scn_fini(&sc);
+}
+END_TEST
+
 static void random_faults(const char *alg, const char *topo, const char *policy)
 {
     char json[4096];
@@ -323,6 +369,7 @@ int main(void)
     tcase_add_test(tc, test_barrier_runs_at_max_tau);
     tcase_add_test(tc, test_async_runs_at_sum_of_rates);
     tcase_add_test(tc, test_flops_step_time);
+    tcase_add_test(tc, test_link_entries);
     tcase_add_test(tc, test_faults_allreduce);
     tcase_add_test(tc, test_faults_dpsgd);
     tcase_add_test(tc, test_faults_adpsgd);

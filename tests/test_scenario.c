@@ -114,6 +114,9 @@ static const struct bad_case {
                              "(expected one of: keep, neighbour)"},
     {"discipline_unknown", ": /network/discipline: error: unknown discipline \"lifo\" "
                            "(expected one of: fifo, fair)"},
+    {"loss_one", ": /network/loss: error: must be < 1, got 1"},
+    {"link_node_out_of_range", ": /network/links/0/to/0: error: must be in 0..3, got 9"},
+    {"jitter_low_gt_high", ": /network/jitter/low_s: error: must be <= high_s (0.1), got 0.2"},
     {"output_trace_string", ": /output/trace: error: must be true or false, got string"},
     {"torus_mismatch", ": /topology: error: rows * cols must equal nodes (16), "
                        "got 3 * 4 = 12"},

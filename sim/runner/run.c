@@ -36,6 +36,9 @@ struct run_sim {
     cl_slowdown  *slows;
     cl_fault     *faults;
     cl_point     *points;      /* every trace's points, converted */
+    cl_link_class *classes;    /* 0: the default link; k + 1: links[k] */
+    cl_link_rule *rules;
+    cl_window    *windows;     /* every class's outages */
     size_t       *eval_idx;
     size_t        n_eval;
     double       *avg;
@@ -129,6 +132,41 @@ static double model_flops_per_step(const run_sim *r)
     return 6.0 * (double)r->ctx.P * (double)r->s->batch;
 }
 
+static cl_link_class link_class(const scn_link_props *p, cl_window *w)
+{
+    for (size_t k = 0; k < p->n_outages; k++)
+        w[k] = (cl_window){ p->outages[2 * k], p->outages[2 * k + 1] };
+    return (cl_link_class){ .latency_s = p->latency_s, .bandwidth_Bps = p->bandwidth_Bps,
+                            .jitter = (cl_jitter)p->jitter, .jitter_a = p->jitter_a,
+                            .jitter_b = p->jitter_b, .loss = p->loss, .outages = w,
+                            .n_outages = p->n_outages };
+}
+
+/* Link classes: class 0 is the network's default link, class k + 1 the
+ * k-th entry of network.links, which its rule assigns. */
+static int build_links(run_sim *r)
+{
+    const scn_scenario *s = r->s;
+    size_t n_w = s->link.n_outages, used = 0;
+    for (size_t k = 0; k < s->n_links; k++)
+        n_w += s->links[k].props.n_outages;
+    r->classes = malloc((s->n_links + 1) * sizeof *r->classes);
+    if (!r->classes || (s->n_links && !(r->rules = malloc(s->n_links * sizeof *r->rules))) ||
+        (n_w && !(r->windows = malloc(n_w * sizeof *r->windows))))
+        return -1;
+    r->classes[0] = link_class(&s->link, r->windows);
+    used = s->link.n_outages;
+    for (size_t k = 0; k < s->n_links; k++) {
+        const scn_link *l = &s->links[k];
+        r->classes[k + 1] = link_class(&l->props, r->windows + used);
+        used += l->props.n_outages;
+        r->rules[k] = (cl_link_rule){ .from = l->from, .n_from = l->n_from, .to = l->to,
+                                      .n_to = l->n_to, .directed = l->directed,
+                                      .cls = (uint32_t)(k + 1) };
+    }
+    return 0;
+}
+
 /* Per-node compute and NIC settings, slowdowns and faults in the
  * cluster's terms. */
 static int build_heterogeneity(run_sim *r)
@@ -172,6 +210,8 @@ static int build_heterogeneity(run_sim *r)
             r->points[k++] = (cl_point){ d->points[q].node, d->points[q].time_s,
                                          d->points[q].value };
     }
+    if (build_links(r) != 0)
+        return -1;
     for (size_t j = 0; j < s->n_faults; j++) {
         const scn_fault *f = &s->faults[j];
         cl_fault *o = &r->faults[j];
@@ -241,6 +281,9 @@ void run_destroy(run_sim *r)
     free(r->slows);
     free(r->faults);
     free(r->points);
+    free(r->classes);
+    free(r->rules);
+    free(r->windows);
     free(r->eval_idx);
     topo_destroy(r->g);
     mdl_destroy(r->model);
@@ -496,6 +539,8 @@ static int start(run_sim *r)
         .n_nodes = n, .seed = s->seed, .step_time_s = r->step_times,
         .noise_per_node = r->noise, .latency_s = s->latency_s,
         .bandwidth_Bps = s->bandwidth_Bps,
+        .classes = r->classes, .n_classes = s->n_links + 1,
+        .link_rules = r->rules, .n_link_rules = s->n_links, .reorder = s->reorder,
         .bytes_per_param = s->bytes_per_param / s->compression_ratio,
         .up_Bps = r->up_Bps, .down_Bps = r->down_Bps,
         .discipline = strcmp(s->discipline, "fair") == 0 ? CL_NIC_FAIR : CL_NIC_FIFO,

@@ -124,6 +124,13 @@ void scn_fini(scn_scenario *s)
     for (size_t i = 0; i < s->n_nics; i++)
         free(s->nics[i].nodes);
     free(s->nics);
+    for (size_t i = 0; i < s->n_links; i++) {
+        free(s->links[i].from);
+        free(s->links[i].to);
+        free(s->links[i].props.outages);
+    }
+    free(s->links);
+    free(s->link.outages);
     free(s->discipline);
     free(s->path);
     free(s->topology);

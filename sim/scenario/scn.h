@@ -90,6 +90,30 @@ typedef struct scn_fault {
     size_t n_points;
 } scn_fault;
 
+typedef enum scn_jitter {
+    SCN_JITTER_NONE = 0, SCN_JITTER_UNIFORM, SCN_JITTER_EXPONENTIAL
+} scn_jitter;
+
+/* What a link does to a message (a link class). */
+typedef struct scn_link_props {
+    double     latency_s, bandwidth_Bps;
+    scn_jitter jitter;
+    double     jitter_a, jitter_b;   /* uniform: low_s, high_s; exponential: mean_s */
+    double     loss;                 /* probability per message, [0, 1) */
+    double    *outages;              /* n_outages (start_s, end_s) pairs */
+    size_t     n_outages;
+} scn_link_props;
+
+/* Links from `from` to `to` (and back unless directed) take props; keys
+ * not given in the entry keep the network's defaults. */
+typedef struct scn_link {
+    int   *from, *to;       /* sorted; NULL: every node */
+    size_t n_from, n_to;
+    int    directed;
+    scn_link_props props;
+    int    has_latency, has_bandwidth, has_jitter, has_loss, has_outages;
+} scn_link;
+
 /* Per-node NIC capacities (0: not set by this entry). */
 typedef struct scn_nic {
     int   *nodes;
@@ -127,6 +151,11 @@ typedef struct scn_scenario {
     double bandwidth_Bps;    /* bytes per second, > 0 (default 1.25e9) */
     double bytes_per_param;  /* > 0 (default 4) */
     double compression_ratio;   /* >= 1 (default 1): wire bytes divided by it */
+    scn_link_props link;     /* the default link: latency_s, bandwidth_Bps above,
+                                jitter, loss, outages */
+    int    reorder;          /* jitter may reorder a link (default false) */
+    scn_link *links;         /* later entries win per pair */
+    size_t    n_links;
     char  *discipline;       /* "fifo" (default) or "fair" */
     double up_Bps, down_Bps; /* NIC capacities, default bandwidth_Bps */
     scn_nic *nics;           /* later entries override earlier ones per node */

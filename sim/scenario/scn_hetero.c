@@ -150,6 +150,52 @@ static int node_entry(scn_ctx *c, const char *ptr, json_t *v, int n_nodes, int *
 }
 
 
+/* A list of node numbers and ranges at ptr into a sorted list. */
+static int v_node_list(scn_ctx *c, json_t *list, const char *np, int n_nodes, int **nodes,
+                       size_t *n_out)
+{
+    char ep[PTR_MAX];
+    size_t j, count = 0;
+    unsigned char *seen;
+    json_t *e;
+
+    *nodes = NULL;
+    *n_out = 0;
+    if (!json_is_array(list))
+        return scn_i_fail(c, np, "must be an array, got %s", scn_i_type_name(list));
+    if (json_array_size(list) == 0)
+        return scn_i_fail(c, np, "must not be empty");
+    if (!(seen = calloc((size_t)n_nodes, 1)))
+        return scn_i_fail_oom(c);
+    json_array_foreach(list, j, e) {
+        int lo = 0, hi = -1;
+        scn_i_ptr_idx(ep, np, j);
+        if (node_entry(c, ep, e, n_nodes, &lo, &hi))
+            goto out_fail;
+        for (int k = lo; k <= hi; k++) {
+            if (seen[k]) {
+                scn_i_fail(c, ep, "node %d is already in this group", k);
+                goto out_fail;
+            }
+            seen[k] = 1;
+            count++;
+        }
+    }
+    if (!(*nodes = malloc(count * sizeof **nodes))) {
+        scn_i_fail_oom(c);
+        goto out_fail;
+    }
+    for (int k = 0; k < n_nodes; k++)
+        if (seen[k])
+            (*nodes)[(*n_out)++] = k;
+    free(seen);
+    return 0;
+
+out_fail:
+    free(seen);
+    return -1;
+}
+
 static uint32_t fnv1a(const char *s)
 {
     uint32_t h = 2166136261u;
@@ -165,11 +211,9 @@ static uint32_t fnv1a(const char *s)
 static int v_select(scn_ctx *c, json_t *o, const char *ptr, const scn_scenario *s,
                     int allow_all, int **nodes, size_t *n_out, double *fraction)
 {
-    json_t *list = json_object_get(o, "nodes"), *fr = json_object_get(o, "fraction"), *e;
-    char np[PTR_MAX], ep[PTR_MAX];
+    json_t *list = json_object_get(o, "nodes"), *fr = json_object_get(o, "fraction");
+    char np[PTR_MAX];
     int n_nodes = s->n_nodes;
-    size_t j, count = 0;
-    unsigned char *seen;
 
     *nodes = NULL;
     *n_out = 0;
@@ -208,39 +252,7 @@ static int v_select(scn_ctx *c, json_t *o, const char *ptr, const scn_scenario *
         return scn_i_fail(c, ptr, "missing required key \"nodes\" (or \"fraction\")");
     }
     scn_i_ptr_key(np, ptr, "nodes");
-    if (!json_is_array(list))
-        return scn_i_fail(c, np, "must be an array, got %s", scn_i_type_name(list));
-    if (json_array_size(list) == 0)
-        return scn_i_fail(c, np, "must not be empty");
-    if (!(seen = calloc((size_t)n_nodes, 1)))
-        return scn_i_fail_oom(c);
-    json_array_foreach(list, j, e) {
-        int lo = 0, hi = -1;
-        scn_i_ptr_idx(ep, np, j);
-        if (node_entry(c, ep, e, n_nodes, &lo, &hi))
-            goto out_fail;
-        for (int k = lo; k <= hi; k++) {
-            if (seen[k]) {
-                scn_i_fail(c, ep, "node %d is already in this group", k);
-                goto out_fail;
-            }
-            seen[k] = 1;
-            count++;
-        }
-    }
-    if (!(*nodes = malloc(count * sizeof **nodes))) {
-        scn_i_fail_oom(c);
-        goto out_fail;
-    }
-    for (int k = 0; k < n_nodes; k++)
-        if (seen[k])
-            (*nodes)[(*n_out)++] = k;
-    free(seen);
-    return 0;
-
-out_fail:
-    free(seen);
-    return -1;
+    return v_node_list(c, list, np, n_nodes, nodes, n_out);
 }
 
 static int has_node(const int *nodes, size_t n, int node)
@@ -753,6 +765,184 @@ int scn_i_v_network_nics(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
             return -1;
         if (!hu && !hd)
             return scn_i_fail(c, ep, "sets nothing (give \"up_Bps\" or \"down_Bps\")");
+    }
+    return 0;
+}
+
+static int v_jitter(scn_ctx *c, json_t *parent, const char *pptr, scn_link_props *out)
+{
+    static const char *const keys[] = {"dist", "low_s", "high_s", "mean_s", NULL};
+    static const char *const dists[] = {"none", "uniform", "exponential", NULL};
+    static const char *const per_dist[][4] = {
+        {"dist", NULL}, {"dist", "low_s", "high_s", NULL}, {"dist", "mean_s", NULL},
+    };
+    char p[PTR_MAX], dp[PTR_MAX], why[64];
+    const char *dist = "none";
+    json_t *n;
+    int k;
+
+    if (scn_i_opt_obj(c, parent, pptr, "jitter", &n, p) || scn_i_check_keys(c, n, p, keys) ||
+        scn_i_opt_str(c, n, p, "dist", &dist, NULL))
+        return -1;
+    scn_i_ptr_key(dp, p, "dist");
+    if ((k = scn_i_lookup(c, dp, "jitter dist", dist, dists)) < 0 ||
+        scn_i_kind_keys(c, n, p, per_dist[k], "dist", dist))
+        return -1;
+    out->jitter = (scn_jitter)k;
+    out->jitter_a = out->jitter_b = 0;
+    snprintf(why, sizeof why, "for dist \"%s\"", dist);
+    if (k == SCN_JITTER_UNIFORM) {
+        if (scn_i_need_key(c, n, p, "low_s", why) || scn_i_need_key(c, n, p, "high_s", why) ||
+            scn_i_opt_num(c, n, p, "low_s", GE0, &out->jitter_a, NULL) ||
+            scn_i_opt_num(c, n, p, "high_s", GE0, &out->jitter_b, NULL))
+            return -1;
+        if (out->jitter_a > out->jitter_b) {
+            scn_i_ptr_key(dp, p, "low_s");
+            return scn_i_fail(c, dp, "must be <= high_s (%g), got %g", out->jitter_b,
+                              out->jitter_a);
+        }
+    } else if (k == SCN_JITTER_EXPONENTIAL) {
+        if (scn_i_need_key(c, n, p, "mean_s", why) ||
+            scn_i_opt_num(c, n, p, "mean_s", GT0, &out->jitter_a, NULL))
+            return -1;
+    }
+    return 0;
+}
+
+/* loss, jitter and outages of a link (class); absent keys keep *out
+ * (whose outages must then be NULL or owned: they are replaced). */
+static int v_link_props(scn_ctx *c, json_t *o, const char *ptr, scn_link_props *out,
+                        int *has_loss, int *has_jitter, int *has_outages)
+{
+    char kp[PTR_MAX], ep[PTR_MAX];
+    json_t *arr, *w;
+    size_t j;
+
+    if (scn_i_opt_num(c, o, ptr, "loss", GE0, &out->loss, has_loss))
+        return -1;
+    if (out->loss >= 1) {
+        scn_i_ptr_key(kp, ptr, "loss");
+        return scn_i_fail(c, kp, "must be < 1, got %g", out->loss);
+    }
+    *has_jitter = o && json_object_get(o, "jitter");
+    if (*has_jitter && v_jitter(c, o, ptr, out))
+        return -1;
+    arr = o ? json_object_get(o, "outages") : NULL;
+    *has_outages = arr != NULL;
+    if (!arr)
+        return 0;
+    scn_i_ptr_key(kp, ptr, "outages");
+    if (!json_is_array(arr))
+        return scn_i_fail(c, kp, "must be an array, got %s", scn_i_type_name(arr));
+    free(out->outages);
+    out->outages = NULL;
+    out->n_outages = 0;
+    if (json_array_size(arr) == 0)
+        return 0;
+    if (!(out->outages = calloc(2 * json_array_size(arr), sizeof(double))))
+        return scn_i_fail_oom(c);
+    json_array_foreach(arr, j, w) {
+        static const char *const wkeys[] = {"start_s", "end_s", NULL};
+        double a = 0, b = INFINITY;
+        scn_i_ptr_idx(ep, kp, j);
+        if (!json_is_object(w))
+            return scn_i_fail(c, ep, "must be an object, got %s", scn_i_type_name(w));
+        if (scn_i_check_keys(c, w, ep, wkeys) || scn_i_need_key(c, w, ep, "start_s", NULL) ||
+            scn_i_need_key(c, w, ep, "end_s", NULL) ||
+            scn_i_opt_num(c, w, ep, "start_s", GE0, &a, NULL) ||
+            scn_i_opt_num(c, w, ep, "end_s", GT0, &b, NULL))
+            return -1;
+        if (b <= a) {
+            char bp[PTR_MAX];
+            scn_i_ptr_key(bp, ep, "end_s");
+            return scn_i_fail(c, bp, "must be > start_s (%g), got %g", a, b);
+        }
+        out->outages[2 * j] = a;
+        out->outages[2 * j + 1] = b;
+        out->n_outages = j + 1;
+    }
+    return 0;
+}
+
+static int v_link(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, scn_link *out)
+{
+    static const char *const keys[] = {"from", "to", "directed", "latency_s", "bandwidth_Bps",
+                                       "jitter", "loss", "outages", NULL};
+    char kp[PTR_MAX];
+    json_t *v;
+
+    if (!json_is_object(o))
+        return scn_i_fail(c, ptr, "must be an object, got %s", scn_i_type_name(o));
+    if (scn_i_check_keys(c, o, ptr, keys))
+        return -1;
+    if ((v = json_object_get(o, "from"))) {
+        scn_i_ptr_key(kp, ptr, "from");
+        if (v_node_list(c, v, kp, s->n_nodes, &out->from, &out->n_from))
+            return -1;
+    }
+    if ((v = json_object_get(o, "to"))) {
+        scn_i_ptr_key(kp, ptr, "to");
+        if (v_node_list(c, v, kp, s->n_nodes, &out->to, &out->n_to))
+            return -1;
+    }
+    if ((v = json_object_get(o, "directed"))) {
+        scn_i_ptr_key(kp, ptr, "directed");
+        if (!json_is_boolean(v))
+            return scn_i_fail(c, kp, "must be true or false, got %s", scn_i_type_name(v));
+        out->directed = json_is_true(v);
+    }
+    /* what the entry does not give, it takes from the network's default */
+    out->props = s->link;
+    out->props.outages = NULL;
+    out->props.n_outages = 0;
+    if (scn_i_opt_num(c, o, ptr, "latency_s", GE0, &out->props.latency_s, &out->has_latency) ||
+        scn_i_opt_num(c, o, ptr, "bandwidth_Bps", GT0, &out->props.bandwidth_Bps,
+                      &out->has_bandwidth) ||
+        v_link_props(c, o, ptr, &out->props, &out->has_loss, &out->has_jitter,
+                     &out->has_outages))
+        return -1;
+    if (!out->has_outages && s->link.n_outages) {
+        size_t n = s->link.n_outages;
+        if (!(out->props.outages = malloc(2 * n * sizeof(double))))
+            return scn_i_fail_oom(c);
+        memcpy(out->props.outages, s->link.outages, 2 * n * sizeof(double));
+        out->props.n_outages = n;
+    }
+    return 0;
+}
+
+int scn_i_v_network_links(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
+{
+    char kp[PTR_MAX], ep[PTR_MAX];
+    json_t *arr, *v;
+    int hl, hj, ho;
+
+    s->link.latency_s = s->latency_s;
+    s->link.bandwidth_Bps = s->bandwidth_Bps;
+    if (v_link_props(c, o, p, &s->link, &hl, &hj, &ho))
+        return -1;
+    if ((v = o ? json_object_get(o, "reorder") : NULL)) {
+        scn_i_ptr_key(kp, p, "reorder");
+        if (!json_is_boolean(v))
+            return scn_i_fail(c, kp, "must be true or false, got %s", scn_i_type_name(v));
+        s->reorder = json_is_true(v);
+    }
+    arr = o ? json_object_get(o, "links") : NULL;
+    if (!arr)
+        return 0;
+    scn_i_ptr_key(kp, p, "links");
+    if (!json_is_array(arr))
+        return scn_i_fail(c, kp, "must be an array, got %s", scn_i_type_name(arr));
+    size_t n = json_array_size(arr);
+    if (n == 0)
+        return 0;
+    if (!(s->links = calloc(n, sizeof *s->links)))
+        return scn_i_fail_oom(c);
+    for (size_t i = 0; i < n; i++) {
+        scn_i_ptr_idx(ep, kp, i);
+        s->n_links = i + 1;
+        if (v_link(c, json_array_get(arr, i), ep, s, &s->links[i]))
+            return -1;
     }
     return 0;
 }

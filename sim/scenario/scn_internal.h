@@ -55,6 +55,9 @@ int scn_i_v_faults(scn_ctx *c, json_t *root, scn_scenario *s);
 /* network: compression_ratio, discipline, up_Bps, down_Bps, nics (after
  * bandwidth_Bps, their default) */
 int scn_i_v_network_nics(scn_ctx *c, json_t *network, const char *nptr, scn_scenario *s);
+/* network: jitter, loss, reorder, outages, links (after latency_s and
+ * bandwidth_Bps) */
+int scn_i_v_network_links(scn_ctx *c, json_t *network, const char *nptr, scn_scenario *s);
 int scn_i_v_output(scn_ctx *c, json_t *root, scn_scenario *s);
 /* scn_resolved.c helpers for scn_hetero.c's sections */
 json_t *scn_i_resolved_noise(const scn_noise_spec *ns);

@@ -331,6 +331,78 @@ static void resolved_faults(json_t *root, const scn_scenario *s, int *oom)
     }
 }
 
+/* The keys of a link that differ from the default link (all of them for
+ * the default link itself, except those at their defaults). */
+static void add_link_props(json_t *o, const scn_link_props *p, int jitter, int loss,
+                           int outages, int *oom)
+{
+    static const char *const dists[] = {"none", "uniform", "exponential"};
+    if (jitter) {
+        json_t *j = json_object();
+        add(o, "jitter", j, oom);
+        if (*oom)
+            return;
+        add(j, "dist", json_string(dists[p->jitter]), oom);
+        if (p->jitter == SCN_JITTER_UNIFORM) {
+            add(j, "low_s", json_real(p->jitter_a), oom);
+            add(j, "high_s", json_real(p->jitter_b), oom);
+        } else if (p->jitter == SCN_JITTER_EXPONENTIAL) {
+            add(j, "mean_s", json_real(p->jitter_a), oom);
+        }
+    }
+    if (loss)
+        add(o, "loss", json_real(p->loss), oom);
+    if (outages) {
+        json_t *arr = json_array(), *w;
+        add(o, "outages", arr, oom);
+        for (size_t k = 0; k < p->n_outages && !*oom; k++) {
+            if (!(w = append_obj(arr, oom)))
+                break;
+            add(w, "start_s", json_real(p->outages[2 * k]), oom);
+            add(w, "end_s", json_real(p->outages[2 * k + 1]), oom);
+        }
+    }
+}
+
+static void add_list(json_t *o, const char *key, const int *nodes, size_t n, int *oom)
+{
+    json_t *arr = json_array();
+    add(o, key, arr, oom);
+    for (size_t j = 0; j < n && !*oom; j++)
+        if (json_array_append_new(arr, json_integer(nodes[j])))
+            *oom = 1;
+}
+
+static void resolved_links(json_t *o, const scn_scenario *s, int *oom)
+{
+    json_t *arr, *g;
+
+    add_link_props(o, &s->link, s->link.jitter != SCN_JITTER_NONE, s->link.loss > 0,
+                   s->link.n_outages > 0, oom);
+    if (s->reorder)
+        add(o, "reorder", json_true(), oom);
+    if (s->n_links == 0)
+        return;
+    arr = json_array();
+    add(o, "links", arr, oom);
+    for (size_t i = 0; i < s->n_links && !*oom; i++) {
+        const scn_link *l = &s->links[i];
+        if (!(g = append_obj(arr, oom)))
+            break;
+        if (l->from)
+            add_list(g, "from", l->from, l->n_from, oom);
+        if (l->to)
+            add_list(g, "to", l->to, l->n_to, oom);
+        if (l->directed)
+            add(g, "directed", json_true(), oom);
+        if (l->has_latency)
+            add(g, "latency_s", json_real(l->props.latency_s), oom);
+        if (l->has_bandwidth)
+            add(g, "bandwidth_Bps", json_real(l->props.bandwidth_Bps), oom);
+        add_link_props(g, &l->props, l->has_jitter, l->has_loss, l->has_outages, oom);
+    }
+}
+
 static void resolved_nics(json_t *o, const scn_scenario *s, int *oom)
 {
     json_t *arr, *g;
@@ -408,6 +480,7 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
     add(o, "bandwidth_Bps", json_real(s->bandwidth_Bps), oom);
     add(o, "bytes_per_param", json_real(s->bytes_per_param), oom);
     resolved_nics(o, s, oom);
+    resolved_links(o, s, oom);
 
     if (!(o = section(root, "topology", oom)))
         return root;
