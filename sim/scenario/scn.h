@@ -146,7 +146,7 @@ typedef struct scn_scenario {
     char      *fault_messages;  /* "drop" (default) or "keep_sent" */
     char      *fault_rejoin;    /* "keep" (default) or "neighbour" */
 
-    /* network: every link alike in this version */
+    /* network: the default link, NIC capacities, link entries */
     double latency_s;        /* >= 0 (default 1e-4) */
     double bandwidth_Bps;    /* bytes per second, > 0 (default 1.25e9) */
     double bytes_per_param;  /* > 0 (default 4) */
