@@ -362,6 +362,27 @@ START_TEST(test_fraction_groups)
 }
 END_TEST
 
+/* The example scenario loads (its trace relative to its own directory,
+ * whatever the working directory) and runs. */
+START_TEST(test_example_scenario)
+{
+    const char *ov[] = { "stop.time_s=1" };
+    scn_scenario sc;
+    scn_error err;
+    ck_assert_msg(scn_load(DTSIM_SOURCE_DIR "/scenarios/hetero-racks.json", ov, 1, &sc, &err)
+                  == 0, "%s", err.msg);
+    run_sim *r = run_prepare(&sc, &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    run_result res;
+    char msg[1024];
+    ck_assert_msg(run_execute(r, NULL, &res, msg, sizeof msg) == 0, "%s", msg);
+    ck_assert_str_eq(res.stop_reason, "time");
+    ck_assert(res.last.steps > 1000);
+    run_destroy(r);
+    scn_fini(&sc);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("faults");
@@ -379,6 +400,7 @@ int main(void)
     tcase_add_test(tc, test_trace_file_errors);
     tcase_add_test(tc, test_trace_file_read);
     tcase_add_test(tc, test_fraction_groups);
+    tcase_add_test(tc, test_example_scenario);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
