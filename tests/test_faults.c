@@ -156,9 +156,6 @@ static void random_faults(const char *alg, const char *topo, const char *policy)
     run_result a, b;
     run_json(json, "test.json", NULL, &a);
     run_json(json, "test.json", NULL, &b);
-    if (getenv("DTSIM_TEST_VERBOSE"))
-        fprintf(stderr, "%s: %s at %g s, %llu steps: %s\n", alg, a.stop_reason, a.sim_time_s,
-                (unsigned long long)a.last.steps, a.message);
     if (a.status == RUN_STALLED) {
         ck_assert_str_eq(a.stop_reason, "stalled");
         ck_assert_msg(strstr(a.message, "waiting: node ") != NULL, "%s", a.message);
