@@ -130,6 +130,9 @@ START_TEST(test_link_entries)
         "\"end_s\": 2}]}]}, \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 1}}",
         "t.json", NULL, 0, &sc, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(sc.n_links, 1);
+    double up, down;
+    scn_node_nic(&sc, 2, &up, &down);
+    ck_assert_double_eq(up, 1.25e9);
     ck_assert_double_eq(sc.links[0].props.bandwidth_Bps, 1.25e9);   /* inherited */
     ck_assert_int_eq(sc.links[0].props.jitter, SCN_JITTER_EXPONENTIAL);   /* inherited */
     ck_assert_msg(strstr(sc.resolved_json, "\"jitter\":{\"dist\":\"exponential\",\"mean_s\":"
@@ -137,6 +140,26 @@ START_TEST(test_link_entries)
         "0.1,\"outages\":[{\"end_s\":2.0,\"start_s\":1.0}],\"to\":[2,3]}]") != NULL, "%s",
         sc.resolved_json);
     scn_fini(&sc);
+}
+END_TEST
+
+/* compression_ratio divides the bytes of every message */
+START_TEST(test_compression_ratio)
+{
+    double bytes[2];
+    for (int k = 0; k < 2; k++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 4, %s, \"network\": {\"compression_ratio\": %s, "
+            "\"nics\": [{\"fraction\": 0.5, \"up_Bps\": 1e6}]},"
+            " \"algorithm\": {\"name\": \"dpsgd\", \"batch\": 8},"
+            " \"stop\": {\"steps\": 5}}", small, k ? "4" : "1");
+        run_result res;
+        run_json(json, "test.json", NULL, &res);
+        bytes[k] = res.last.bytes_sent;
+    }
+    ck_assert(bytes[0] > 0);
+    ck_assert_double_eq(bytes[1], bytes[0] / 4);
 }
 END_TEST
 
@@ -376,6 +399,14 @@ START_TEST(test_example_scenario)
     ck_assert_str_eq(res.stop_reason, "time");
     ck_assert(res.last.steps > 1000);
     run_destroy(r);
+    /* its resolved text is a scenario that resolves to itself */
+    scn_scenario again;
+    ck_assert_msg(scn_load_string(sc.resolved_json, DTSIM_SOURCE_DIR "/scenarios/x.json", NULL,
+                                  0, &again, &err) == 0, "%s", err.msg);
+    ck_assert_str_eq(again.resolved_json, sc.resolved_json);
+    ck_assert_uint_eq(again.groups[1].n_nodes, 2);
+    ck_assert_int_eq(memcmp(again.groups[1].nodes, sc.groups[1].nodes, 2 * sizeof(int)), 0);
+    scn_fini(&again);
     scn_fini(&sc);
 }
 END_TEST
@@ -388,6 +419,7 @@ int main(void)
     tcase_add_test(tc, test_async_runs_at_sum_of_rates);
     tcase_add_test(tc, test_flops_step_time);
     tcase_add_test(tc, test_link_entries);
+    tcase_add_test(tc, test_compression_ratio);
     tcase_add_test(tc, test_faults_allreduce);
     tcase_add_test(tc, test_faults_dpsgd);
     tcase_add_test(tc, test_faults_adpsgd);

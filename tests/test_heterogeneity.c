@@ -184,6 +184,67 @@ START_TEST(test_backup_workers_order_statistic)
 }
 END_TEST
 
+/* ---- noise distributions ---- */
+
+/* Mean 1 within 3 standard errors over 20000 steps of 1 s (sd of each
+ * distribution from its closed form), and the support respected. */
+START_TEST(test_noise_means)
+{
+    struct { cl_noise_spec ns; double sd, min; } cases[] = {
+        { { .dist = CL_NOISE_UNIFORM, .low = 0.5, .high = 1.5 }, 1 / sqrt(12.0), 0.5 },
+        { { .dist = CL_NOISE_EXPONENTIAL }, 1, 0 },
+        { { .dist = CL_NOISE_LOGNORMAL, .sigma = 0.5 }, sqrt(exp(0.25) - 1), 0 },
+        { { .dist = CL_NOISE_NORMAL, .sigma = 0.2, .floor = 0.1 }, 0.2, 0.1 },
+        { { .dist = CL_NOISE_SHIFTED_EXPONENTIAL, .shift = 0.4 }, 0.6, 0.4 },
+        { { .dist = CL_NOISE_GAMMA, .shape = 4 }, 0.5, 0 },
+        /* Pareto(2.5, 0.6): variance x_m^2 a / ((a-1)^2 (a-2)) = 0.8 */
+        { { .dist = CL_NOISE_PARETO, .alpha = 2.5 }, sqrt(0.8), 0.6 },
+    };
+    const int K = 20000;
+    for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+        world w;
+        memset(&w, 0, sizeof w);
+        cl_config cfg = { .noise_per_node = &cases[t].ns, .seed = 31 };
+        world_init(&w, 1, &cfg);
+        double prev = 0, sum = 0, least = INFINITY;
+        for (int k = 0; k < K; k++) {
+            cl_start_step(w.cl, 0);
+            world_run(&w, INFINITY);
+            double now = sim_engine_now(w.eng), d = now - prev;
+            prev = now;
+            sum += d;
+            if (d < least)
+                least = d;
+        }
+        double mean = sum / K, se = cases[t].sd / sqrt((double)K);
+        ck_assert_msg(fabs(mean - 1) < 3 * se, "dist %d: mean %.5f se %.4f",
+                      (int)cases[t].ns.dist, mean, se);
+        ck_assert_msg(least >= cases[t].min - 1e-12, "dist %d: %.5f below %.5f",
+                      (int)cases[t].ns.dist, least, cases[t].min);
+        world_fini(&w);
+    }
+}
+END_TEST
+
+/* A wide normal truncated at 0.5: nothing below the floor. */
+START_TEST(test_normal_floor)
+{
+    world w;
+    memset(&w, 0, sizeof w);
+    cl_noise_spec ns = { .dist = CL_NOISE_NORMAL, .sigma = 2, .floor = 0.5 };
+    cl_config cfg = { .noise_per_node = &ns, .seed = 3 };
+    world_init(&w, 1, &cfg);
+    double prev = 0;
+    for (int k = 0; k < 2000; k++) {
+        cl_start_step(w.cl, 0);
+        world_run(&w, INFINITY);
+        ck_assert(sim_engine_now(w.eng) - prev >= 0.5 - 1e-12);
+        prev = sim_engine_now(w.eng);
+    }
+    world_fini(&w);
+}
+END_TEST
+
 /* ---- parameter server behind one NIC ---- */
 
 enum { TAG_MODEL = 1, TAG_GRAD = 2 };
@@ -617,6 +678,8 @@ int main(void)
 {
     Suite *s = suite_create("heterogeneity");
     TCase *tc = tcase_create("heterogeneity");
+    tcase_add_test(tc, test_noise_means);
+    tcase_add_test(tc, test_normal_floor);
     tcase_add_test(tc, test_backup_workers_order_statistic);
     tcase_add_test(tc, test_parameter_server_fifo_and_fair);
     tcase_add_test(tc, test_fair_uplink_shares);
