@@ -66,9 +66,12 @@ static const struct bad_case {
     {"nodes_string", ": /nodes: error: must be an integer, got string"},
     {"seed_negative", ": /seed: error: must be >= 0, got -1"},
     {"unknown_top_key", ": /: error: unknown key \"stopp\" (expected one of: seed, nodes, "
-                        "compute, network, topology, model, data, algorithm, optimizer, stop, metrics)"},
+                        "compute, faults, network, topology, model, data, algorithm, "
+                        "optimizer, stop, metrics, output)"},
     {"unknown_nested_key", ": /network: error: unknown key \"latncy_s\" "
-                           "(expected one of: latency_s, bandwidth_Bps, bytes_per_param)"},
+                           "(expected one of: latency_s, bandwidth_Bps, bytes_per_param, "
+                           "compression_ratio, discipline, up_Bps, down_Bps, nics, jitter, "
+                           "loss, reorder, outages, links)"},
     {"alg_param_object", ": /algorithm/local_steps: error: must be a number or a string, "
                          "got object"},
     {"compute_not_object", ": /compute: error: must be an object, got number"},
@@ -76,7 +79,8 @@ static const struct bad_case {
     {"lr_negative", ": /algorithm/lr: error: must be >= 0, got -0.1"},
     {"missing_algorithm_name", ": /algorithm: error: missing required key \"name\""},
     {"noise_bad_dist", ": /compute/noise/dist: error: unknown dist \"gaussian\" "
-                       "(expected one of: constant, uniform, exponential, lognormal)"},
+                       "(expected one of: constant, uniform, exponential, lognormal, normal, "
+                       "shifted_exponential, gamma, pareto)"},
     {"uniform_low_gt_high", ": /compute/noise/low: error: must be <= high (1.5), got 2"},
     {"uniform_with_sigma", ": /compute/noise: error: key \"sigma\" is not allowed with "
                            "dist \"uniform\""},
@@ -91,9 +95,33 @@ static const struct bad_case {
                             "0..7"},
     {"group_duplicate_node", ": /compute/groups/0/nodes/1: error: node 5 is already in "
                              "this group"},
-    {"group_missing_slowdown", ": /compute/groups/0: error: missing required key "
-                               "\"slowdown\""},
+    {"group_missing_slowdown", ": /compute/groups/0: error: sets nothing (give "
+                               "\"slowdown\", \"step_time_s\", \"flops_per_s\" or \"noise\")"},
     {"group_slowdown_zero", ": /compute/groups/0/slowdown: error: must be > 0, got 0"},
+    {"noise_pareto_alpha_1", ": /compute/noise/alpha: error: must be > 1 (the mean is "
+                             "infinite otherwise), got 1"},
+    {"group_nodes_and_fraction", ": /compute/groups/0: error: give \"nodes\" or "
+                                 "\"fraction\", not both"},
+    {"fraction_selects_none", ": /compute/groups/0/fraction: error: selects no node (0.1 of "
+                              "4 nodes rounds to 0)"},
+    {"step_time_and_flops", ": /compute: error: give \"step_time_s\" or \"flops_per_s\", "
+                            "not both"},
+    {"window_end_before_start", ": /compute/slowdowns/0/end_s: error: must be > start_s (5), "
+                                "got 2"},
+    {"markov_missing_mean", ": /compute/slowdowns/0: error: missing required key "
+                            "\"mean_normal_s\" for kind \"markov\""},
+    {"periodic_duration_too_long", ": /compute/slowdowns/0/duration_s: error: must be < "
+                                   "period_s (10), got 10"},
+    {"fault_unknown_kind", ": /faults/events/0/kind: error: unknown fault kind \"weibull\" "
+                           "(expected one of: schedule, exponential, trace)"},
+    {"fault_rejoin_unknown", ": /faults/rejoin: error: unknown rejoin policy \"average\" "
+                             "(expected one of: keep, neighbour)"},
+    {"discipline_unknown", ": /network/discipline: error: unknown discipline \"lifo\" "
+                           "(expected one of: fifo, fair)"},
+    {"loss_one", ": /network/loss: error: must be < 1, got 1"},
+    {"link_node_out_of_range", ": /network/links/0/to/0: error: must be in 0..3, got 9"},
+    {"jitter_low_gt_high", ": /network/jitter/low_s: error: must be <= high_s (0.1), got 0.2"},
+    {"output_trace_string", ": /output/trace: error: must be true or false, got string"},
     {"torus_mismatch", ": /topology: error: rows * cols must equal nodes (16), "
                        "got 3 * 4 = 12"},
     {"erdos_renyi_missing_p", ": /topology: error: missing required key \"p\" for kind "
@@ -607,10 +635,12 @@ static const struct bad_set {
     {"compute.groups.0.nodes.0=9", "base.json: /compute/groups/0/nodes/0: error: must be in "
                                    "0..3, got 9"},
     {"/foo~1bar=1", "base.json: /: error: unknown key \"foo/bar\" (expected one of: seed, "
-                    "nodes, compute, network, topology, model, data, algorithm, optimizer, "
-                    "stop, metrics)"},
+                    "nodes, compute, faults, network, topology, model, data, algorithm, "
+                    "optimizer, stop, metrics, output)"},
     {"network.latncy=x", "base.json: /network: error: unknown key \"latncy\" (expected one "
-                         "of: latency_s, bandwidth_Bps, bytes_per_param)"},
+                         "of: latency_s, bandwidth_Bps, bytes_per_param, compression_ratio, "
+                         "discipline, up_Bps, down_Bps, nics, jitter, loss, reorder, outages, "
+                         "links)"},
 };
 #define N_BAD_SET ((int)(sizeof bad_sets / sizeof *bad_sets))
 

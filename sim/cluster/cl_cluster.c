@@ -1,12 +1,14 @@
-/* cl_cluster.c -- nodes that compute in simulated time and a network that
- * carries messages (see cl_cluster.h for the timing model).  Compute: one
- * step at a time per node, gradient taken when the step starts, handed over
- * when it ends.  Network: per-node uplink and downlink FIFOs with
- * cut-through delivery, two events per message (first bit reaches the
- * downlink; last bit received).  It does not decide what to send or when to
- * step: the algorithm does, through the calls in the header.
+/* cl_cluster.c -- nodes that compute in simulated time (see cl_cluster.h
+ * for the timing model): creation, one step at a time per node with the
+ * gradient taken when the step starts and handed over when it ends, step
+ * time noise, piecewise integration of a step's work when the node's
+ * slowdown changes, what a node loses when it goes down and what it does
+ * when it comes back, the per-node time accounting of nodes.csv, and event
+ * dispatch.  The network lives in cl_net.c, slowdown and availability
+ * processes in cl_env.c.  It does not decide what to send or when to step:
+ * the algorithm does, through the calls in the header.
  */
-#include "cl_cluster.h"
+#include "cl_internal.h"
 #include "sim_rng.h"
 
 #include <assert.h>
@@ -16,51 +18,66 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 
-typedef struct msg_slot {
-    cl_msg   msg;
-    double   up_end;      /* when the last bit left the sender */
-    uint32_t next_free;
-} msg_slot;
-
-#define NO_SLOT UINT32_MAX
-
-typedef struct node {
-    double   base_s;
-    gsl_rng *rng_compute, *rng_data;
-    size_t  *perm;       /* the node's sample indices, shuffled per epoch */
-    size_t   n_local, cursor;
-    int      computing;
-    double   step_started, step_len;
-    double   up_free, down_free;   /* when the uplink / downlink is free */
-    cl_node_stats st;
-} node;
-
-struct cl_cluster {
-    cl_config     cfg;
-    sim_engine   *eng;
-    cl_callbacks  cb;
-    int           n;
-    size_t        P;
-    double       *params;   /* n * P */
-    double       *grads;    /* n * P: gradient of the step in progress */
-    node         *nodes;
-    cl_pool       pool;
-    msg_slot     *slots;
-    uint32_t      n_slots, free_slot;
-    uint64_t      pending, in_flight, total_steps;
-};
-
-static void die_oom(void)
+void cl_i_die_oom(void)
 {
     fputs("dtsim: error: out of memory\n", stderr);
     exit(1);
 }
 
-static void schedule(cl_cluster *c, double at, uint32_t kind, int target, uint32_t data)
+void cl_i_schedule(cl_cluster *c, double at, uint32_t kind, int target, uint32_t data)
 {
     if (sim_engine_schedule_at(c->eng, at, kind, (uint32_t)target, data) != 0)
-        die_oom();
+        cl_i_die_oom();
     c->pending++;
+    c->nodes[target].pending++;
+}
+
+void cl_i_trace(cl_cluster *c, int node, const char *kind, double start, double end,
+                int peer, double bytes)
+{
+    if (!c->cb.on_trace)
+        return;
+    cl_trace_rec r = { node, kind, start, end, peer, bytes };
+    c->cb.on_trace(c->cb.ctx, &r);
+}
+
+void cl_i_account(cl_cluster *c, int i)
+{
+    node *nd = &c->nodes[i];
+    double now = sim_engine_now(c->eng), t0 = nd->acct_t;
+    nd->acct_t = now;
+    if (now <= t0)
+        return;
+    if (nd->n_down > 0) {
+        nd->st.down_s += now - t0;
+    } else if (!nd->computing) {
+        if (nd->rx_active > 0 || nd->up.n_act > 0)
+            nd->st.network_s += now - t0;
+        else if (nd->up_free > t0)   /* FIFO uplink still draining */
+            nd->st.network_s += (nd->up_free < now ? nd->up_free : now) - t0;
+    }
+}
+
+static int node_create(cl_cluster *c, const cl_config *cfg, int i)
+{
+    node *nd = &c->nodes[i];
+    nd->base_s = cfg->step_time_s[i];
+    if (cfg->noise_per_node)
+        nd->noise = cfg->noise_per_node[i];
+    else
+        nd->noise = (cl_noise_spec){ .dist = cfg->noise, .low = cfg->noise_low,
+                                     .high = cfg->noise_high, .sigma = cfg->noise_sigma };
+    nd->factor = 1.0;
+    nd->rng_compute = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_COMPUTE);
+    nd->rng_data = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_DATA);
+    nd->n_local = cfg->part->off[i + 1] - cfg->part->off[i];
+    nd->perm = malloc((nd->n_local ? nd->n_local : 1) * sizeof(size_t));
+    if (!nd->rng_compute || !nd->rng_data || !nd->perm)
+        return -1;
+    memcpy(nd->perm, cfg->part->idx + cfg->part->off[i], nd->n_local * sizeof(size_t));
+    if (nd->n_local > 1)   /* gsl_ran_shuffle underflows on an empty array */
+        gsl_ran_shuffle(nd->rng_data, nd->perm, nd->n_local, sizeof(size_t));
+    return 0;
 }
 
 cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
@@ -69,7 +86,14 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
     if (!c)
         return NULL;
     c->cfg = *cfg;
-    c->cfg.step_time_s = NULL;  /* copied below; the caller's array is not kept */
+    /* copied or rebuilt below; the caller's arrays are not kept */
+    c->cfg.step_time_s = NULL;
+    c->cfg.noise_per_node = NULL;
+    c->cfg.up_Bps = c->cfg.down_Bps = NULL;
+    c->cfg.slowdowns = NULL;
+    c->cfg.faults = NULL;
+    c->cfg.classes = NULL;
+    c->cfg.link_rules = NULL;
     c->eng = e;
     c->cb = cb;
     c->n = cfg->n_nodes;
@@ -82,19 +106,25 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
     c->nodes = calloc((size_t)c->n, sizeof(node));
     if (!c->params || !c->grads || !c->nodes)
         goto out_destroy;
-    for (int i = 0; i < c->n; i++) {
-        node *nd = &c->nodes[i];
-        nd->base_s = cfg->step_time_s[i];
-        nd->rng_compute = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_COMPUTE);
-        nd->rng_data = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_DATA);
-        nd->n_local = cfg->part->off[i + 1] - cfg->part->off[i];
-        nd->perm = malloc((nd->n_local ? nd->n_local : 1) * sizeof(size_t));
-        if (!nd->rng_compute || !nd->rng_data || !nd->perm)
+    for (int i = 0; i < c->n; i++)
+        if (node_create(c, cfg, i) != 0)
             goto out_destroy;
-        memcpy(nd->perm, cfg->part->idx + cfg->part->off[i], nd->n_local * sizeof(size_t));
-        if (nd->n_local > 1)   /* gsl_ran_shuffle underflows on an empty array */
-            gsl_ran_shuffle(nd->rng_data, nd->perm, nd->n_local, sizeof(size_t));
+    for (int i = 0; i < c->n; i++) {
+        c->nodes[i].up_cap = cfg->up_Bps ? cfg->up_Bps[i] : cfg->bandwidth_Bps;
+        c->nodes[i].down_cap = cfg->down_Bps ? cfg->down_Bps[i] : cfg->bandwidth_Bps;
     }
+    if (cl_i_net_init(c, cfg) != 0)
+        goto out_destroy;
+    c->slows = cfg->n_slowdowns ? malloc(cfg->n_slowdowns * sizeof *c->slows) : NULL;
+    c->faults = cfg->n_faults ? malloc(cfg->n_faults * sizeof *c->faults) : NULL;
+    if ((cfg->n_slowdowns && !c->slows) || (cfg->n_faults && !c->faults))
+        goto out_destroy;
+    if (cfg->n_slowdowns)
+        memcpy(c->slows, cfg->slowdowns, cfg->n_slowdowns * sizeof *c->slows);
+    if (cfg->n_faults)
+        memcpy(c->faults, cfg->faults, cfg->n_faults * sizeof *c->faults);
+    if (cl_i_env_init(c) != 0)
+        goto out_destroy;
     return c;
 
 out_destroy:
@@ -110,14 +140,20 @@ void cl_destroy(cl_cluster *c)
         for (int i = 0; i < c->n; i++) {
             gsl_rng_free(c->nodes[i].rng_compute);
             gsl_rng_free(c->nodes[i].rng_data);
+            gsl_rng_free(c->nodes[i].rng_slow);
+            gsl_rng_free(c->nodes[i].rng_fault);
             free(c->nodes[i].perm);
         }
+        cl_i_net_fini(c);
     }
     /* payloads of messages still in flight at the end of the run */
     for (uint32_t s = 0; s < c->n_slots; s++)
-        if (c->slots[s].msg.payload)
+        if (c->slots[s].live && c->slots[s].msg.payload)
             cl_pool_put(&c->pool, c->slots[s].msg.payload);
+    cl_i_env_fini(c);
     cl_pool_fini(&c->pool);
+    free(c->slows);
+    free(c->faults);
     free(c->slots);
     free(c->nodes);
     free(c->grads);
@@ -133,31 +169,59 @@ const double *cl_params_const(const cl_cluster *c, int i) { return c->params + (
 int cl_is_computing(const cl_cluster *c, int i) { return c->nodes[i].computing; }
 size_t cl_local_samples(const cl_cluster *c, int i) { return c->nodes[i].n_local; }
 size_t cl_batch(const cl_cluster *c) { return c->cfg.batch; }
+int cl_is_up(const cl_cluster *c, int i) { return c->nodes[i].n_down == 0; }
+double cl_slowdown_factor(const cl_cluster *c, int i) { return c->nodes[i].factor; }
 uint64_t cl_pending(const cl_cluster *c) { return c->pending; }
 uint64_t cl_in_flight(const cl_cluster *c) { return c->in_flight; }
 const cl_node_stats *cl_stats(const cl_cluster *c, int i) { return &c->nodes[i].st; }
 
-static double draw_noise(const cl_cluster *c, gsl_rng *r)
+static double draw_noise(const cl_noise_spec *ns, gsl_rng *r)
 {
-    switch (c->cfg.noise) {
+    double x;
+    switch (ns->dist) {
     case CL_NOISE_UNIFORM:
-        return gsl_ran_flat(r, c->cfg.noise_low, c->cfg.noise_high);
+        return gsl_ran_flat(r, ns->low, ns->high);
     case CL_NOISE_EXPONENTIAL:
         return gsl_ran_exponential(r, 1.0);
-    case CL_NOISE_LOGNORMAL: {
-        double s = c->cfg.noise_sigma;
-        return gsl_ran_lognormal(r, -0.5 * s * s, s);
-    }
+    case CL_NOISE_LOGNORMAL:
+        return gsl_ran_lognormal(r, -0.5 * ns->sigma * ns->sigma, ns->sigma);
+    case CL_NOISE_NORMAL:
+        /* truncation by redrawing: floor < 1 keeps the acceptance >= 1/2 */
+        do
+            x = 1.0 + gsl_ran_gaussian(r, ns->sigma);
+        while (x < ns->floor);
+        return x;
+    case CL_NOISE_SHIFTED_EXPONENTIAL:
+        return ns->shift + (1.0 - ns->shift) * gsl_ran_exponential(r, 1.0);
+    case CL_NOISE_GAMMA:
+        return gsl_ran_gamma(r, ns->shape, 1.0 / ns->shape);
+    case CL_NOISE_PARETO:
+        return gsl_ran_pareto(r, ns->alpha, (ns->alpha - 1.0) / ns->alpha);
     case CL_NOISE_CONSTANT:
     default:
         return 1.0;
     }
 }
 
+/* The rest of node i's work at its current factor, from now. */
+static void schedule_segment(cl_cluster *c, int i)
+{
+    node *nd = &c->nodes[i];
+    double now = sim_engine_now(c->eng);
+    nd->seg_start = now;
+    nd->seg_len = nd->work_left * nd->factor;
+    nd->step_ver++;
+    cl_i_schedule(c, now + nd->seg_len, CL_EV_STEP_DONE, i, nd->step_ver);
+}
+
 void cl_start_step(cl_cluster *c, int i)
 {
     node *nd = &c->nodes[i];
-    assert(!nd->computing);
+    assert(!nd->computing && !nd->paused);
+    if (nd->n_down > 0) {   /* starts when the node comes back */
+        nd->want_step = 1;
+        return;
+    }
     size_t B = c->cfg.batch;
     if (nd->cursor + B > nd->n_local) {
         /* epoch boundary: reshuffle; the tail shorter than a batch waits for
@@ -168,12 +232,107 @@ void cl_start_step(cl_cluster *c, int i)
     mdl_loss_grad(c->cfg.model, cl_params(c, i), c->cfg.train, nd->perm + nd->cursor, B,
                   c->grads + (size_t)i * c->P);
     nd->cursor += B;
-    double len = nd->base_s * draw_noise(c, nd->rng_compute);
-    double now = sim_engine_now(c->eng);
+    cl_i_account(c, i);
     nd->computing = 1;
-    nd->step_started = now;
-    nd->step_len = len;
-    schedule(c, now + len, CL_EV_STEP_DONE, i, 0);
+    nd->want_step = 0;
+    nd->step_started = sim_engine_now(c->eng);
+    nd->work_left = nd->base_s * draw_noise(&nd->noise, nd->rng_compute);
+    schedule_segment(c, i);
+}
+
+/* Stops node i's step in progress now; returns the elapsed segment. */
+static double interrupt_step(cl_cluster *c, int i, const char *kind)
+{
+    node *nd = &c->nodes[i];
+    double now = sim_engine_now(c->eng), el = now - nd->seg_start;
+    cl_i_account(c, i);
+    nd->st.compute_s += el;
+    nd->computing = 0;
+    nd->step_ver++;   /* its STEP_DONE is now stale */
+    cl_i_trace(c, i, kind, nd->step_started, now, -1, 0);
+    return el;
+}
+
+void cl_abort_step(cl_cluster *c, int i)
+{
+    node *nd = &c->nodes[i];
+    if (nd->computing)
+        interrupt_step(c, i, "abort");
+    nd->paused = 0;
+    nd->want_step = 0;
+}
+
+void cl_i_set_factor(cl_cluster *c, int i, double f)
+{
+    node *nd = &c->nodes[i];
+    if (f == nd->factor)
+        return;
+    if (nd->computing) {
+        double el = sim_engine_now(c->eng) - nd->seg_start;
+        nd->st.compute_s += el;
+        nd->work_left -= el / nd->factor;
+        if (nd->work_left < 0)
+            nd->work_left = 0;
+        nd->factor = f;
+        schedule_segment(c, i);
+    } else {
+        nd->factor = f;
+    }
+}
+
+static void go_down(cl_cluster *c, int i)
+{
+    node *nd = &c->nodes[i];
+    nd->down_since = sim_engine_now(c->eng);
+    if (nd->computing) {
+        double el = interrupt_step(c, i, "step");
+        if (c->cfg.step_policy == CL_STEP_RESUME) {
+            nd->work_left -= el / nd->factor;
+            if (nd->work_left < 0)
+                nd->work_left = 0;
+            nd->paused = 1;
+        } else {
+            nd->want_step = 1;
+            nd->st.steps_lost++;
+        }
+    }
+    /* its step, timers and the messages addressed to it */
+    sim_engine_cancel_target(c->eng, (uint32_t)i);
+    c->pending -= nd->pending;
+    nd->pending = 0;
+    cl_i_net_node_down(c, i);
+    if (c->cb.on_down)
+        c->cb.on_down(c->cb.ctx, i);
+}
+
+static void go_up(cl_cluster *c, int i)
+{
+    node *nd = &c->nodes[i];
+    double now = sim_engine_now(c->eng);
+    cl_i_trace(c, i, "down", nd->down_since, now, -1, 0);
+    if (c->cb.on_up)
+        c->cb.on_up(c->cb.ctx, i);
+    if (nd->paused) {
+        nd->paused = 0;
+        nd->computing = 1;
+        nd->step_started = now;
+        schedule_segment(c, i);
+    } else if (nd->want_step) {
+        cl_start_step(c, i);
+    }
+}
+
+void cl_i_hold(cl_cluster *c, int i, int delta)
+{
+    node *nd = &c->nodes[i];
+    int was = nd->n_down;
+    cl_i_account(c, i);
+    nd->n_down += delta;
+    assert(nd->n_down >= 0);
+    if (was == 0 && nd->n_down > 0)
+        go_down(c, i);
+    else if (was > 0 && nd->n_down == 0)
+        go_up(c, i);
 }
 
 double cl_param_bytes(const cl_cluster *c, size_t n_params)
@@ -181,74 +340,18 @@ double cl_param_bytes(const cl_cluster *c, size_t n_params)
     return (double)n_params * c->cfg.bytes_per_param;
 }
 
-static uint32_t slot_alloc(cl_cluster *c)
-{
-    if (c->free_slot == NO_SLOT) {
-        uint32_t old = c->n_slots, grow = old ? old : 64;
-        msg_slot *s = realloc(c->slots, (size_t)(old + grow) * sizeof *s);
-        if (!s)
-            die_oom();
-        c->slots = s;
-        c->n_slots = old + grow;
-        /* chain the new slots in increasing order so reuse is deterministic */
-        for (uint32_t k = old; k < old + grow; k++) {
-            s[k].next_free = (k + 1 < old + grow) ? k + 1 : NO_SLOT;
-            s[k].msg.payload = NULL;
-        }
-        c->free_slot = old;
-    }
-    uint32_t k = c->free_slot;
-    c->free_slot = c->slots[k].next_free;
-    return k;
-}
-
-static void slot_free(cl_cluster *c, uint32_t k)
-{
-    c->slots[k].msg.payload = NULL;
-    c->slots[k].next_free = c->free_slot;
-    c->free_slot = k;
-}
-
-void cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
-             cl_buf *payload, double bytes)
-{
-    assert(from != to && from >= 0 && to >= 0 && from < c->n && to < c->n);
-    double now = sim_engine_now(c->eng);
-    node *src = &c->nodes[from];
-    double ser = bytes / c->cfg.bandwidth_Bps;
-    double up_start = src->up_free > now ? src->up_free : now;
-    double up_end = up_start + ser;
-    src->up_free = up_end;
-    src->st.uplink_busy_s += ser;
-    src->st.bytes_sent += bytes;
-    src->st.msgs_sent++;
-
-    uint32_t k = slot_alloc(c);
-    msg_slot *s = &c->slots[k];
-    s->msg.from = from;
-    s->msg.to = to;
-    s->msg.tag = tag;
-    s->msg.round = round;
-    s->msg.bytes = bytes;
-    s->msg.sent_at = now;
-    s->msg.payload = payload;
-    if (payload)
-        cl_buf_ref(payload);
-    s->up_end = up_end;
-    c->in_flight++;
-    schedule(c, up_start + c->cfg.latency_s, CL_EV_ARRIVE, to, k);
-}
-
 void cl_set_timer(cl_cluster *c, int node, double delay_s, uint32_t tag)
 {
-    schedule(c, sim_engine_now(c->eng) + delay_s, CL_EV_TIMER, node, tag);
+    if (c->nodes[node].n_down > 0)
+        return;   /* a down node has no timers */
+    cl_i_schedule(c, sim_engine_now(c->eng) + delay_s, CL_EV_TIMER, node, tag);
 }
 
 cl_buf *cl_buf_get(cl_cluster *c)
 {
     cl_buf *b = cl_pool_get(&c->pool);
     if (!b)
-        die_oom();
+        cl_i_die_oom();
     return b;
 }
 
@@ -261,57 +364,40 @@ cl_buf *cl_snapshot(cl_cluster *c, int node)
 
 void cl_buf_put(cl_cluster *c, cl_buf *b) { cl_pool_put(&c->pool, b); }
 
-/* First bit at the receiver's downlink: queue behind what it is receiving.
- * Reception ends no earlier than the last bit can arrive (cut-through). */
-static void on_arrive(cl_cluster *c, uint32_t k)
-{
-    msg_slot *s = &c->slots[k];
-    node *dst = &c->nodes[s->msg.to];
-    double now = sim_engine_now(c->eng);
-    double rx_start = dst->down_free > now ? dst->down_free : now;
-    double rx_end = rx_start + s->msg.bytes / c->cfg.bandwidth_Bps;
-    double last_bit = s->up_end + c->cfg.latency_s;
-    if (rx_end < last_bit)
-        rx_end = last_bit;
-    dst->down_free = rx_end;
-    schedule(c, rx_end, CL_EV_DELIVER, s->msg.to, k);
-}
-
-static void on_deliver(cl_cluster *c, uint32_t k)
-{
-    cl_msg m = c->slots[k].msg;
-    slot_free(c, k);
-    c->in_flight--;
-    node *dst = &c->nodes[m.to];
-    dst->st.bytes_received += m.bytes;
-    dst->st.msgs_received++;
-    c->cb.on_message(c->cb.ctx, m.to, &m);
-    if (m.payload)
-        cl_pool_put(&c->pool, m.payload);
-}
-
-static void on_step_done(cl_cluster *c, int i)
+static void on_step_done(cl_cluster *c, int i, uint32_t ver)
 {
     node *nd = &c->nodes[i];
+    if (!nd->computing || ver != nd->step_ver)
+        return;   /* superseded by a slowdown change, or aborted */
+    cl_i_account(c, i);
     nd->computing = 0;
     nd->st.steps++;
     c->total_steps++;
-    nd->st.compute_s += nd->step_len;
+    nd->st.compute_s += nd->seg_len;
+    cl_i_trace(c, i, "step", nd->step_started, sim_engine_now(c->eng), -1, 0);
     c->cb.on_step_done(c->cb.ctx, i, c->grads + (size_t)i * c->P);
 }
 
 int cl_handle_event(cl_cluster *c, const sim_event *ev)
 {
+    if (ev->kind == CL_EV_ENV) {
+        cl_i_on_env(c, ev->data);
+        return 0;
+    }
     c->pending--;
+    c->nodes[ev->target].pending--;
     switch (ev->kind) {
     case CL_EV_STEP_DONE:
-        on_step_done(c, (int)ev->target);
+        on_step_done(c, (int)ev->target, ev->data);
         break;
     case CL_EV_ARRIVE:
-        on_arrive(c, ev->data);
+        cl_i_on_arrive(c, ev->data);
         break;
     case CL_EV_DELIVER:
-        on_deliver(c, ev->data);
+        cl_i_on_deliver(c, ev->data);
+        break;
+    case CL_EV_NIC:
+        cl_i_on_nic(c, (int)ev->target, ev->data);
         break;
     case CL_EV_TIMER:
         if (c->cb.on_timer)
@@ -328,8 +414,14 @@ double cl_compute_time(const cl_cluster *c, int i)
     const node *nd = &c->nodes[i];
     double t = nd->st.compute_s;
     if (nd->computing)
-        t += sim_engine_now(c->eng) - nd->step_started;
+        t += sim_engine_now(c->eng) - nd->seg_start;
     return t;
+}
+
+void cl_stats_settle(cl_cluster *c)
+{
+    for (int i = 0; i < c->n; i++)
+        cl_i_account(c, i);
 }
 
 uint64_t cl_total_steps(const cl_cluster *c) { return c->total_steps; }

@@ -1,16 +1,21 @@
 /* cl_cluster.h -- the simulated machines: nodes that compute minibatch
  * gradients in simulated time, and a network that carries messages with
- * real payloads.  A node's k-th step takes base_i * noise_ik seconds
- * (base_i already includes its group's slowdown); the gradient is computed
- * on the node's parameters as they are when the step starts and handed to
- * the algorithm when it ends.  A message from i to j waits for i's uplink
- * (FIFO), is serialised at the link bandwidth, propagates for the latency,
- * then passes j's downlink (FIFO, cut-through: a message is never received
- * faster than it was sent).
+ * real payloads.  A node's k-th step has work base_i * noise_ik seconds
+ * (base_i already includes its group's slowdown), done at rate
+ * 1/slowdown_i(t): when a time-varying slowdown changes during a step, the
+ * remaining work proceeds at the new rate (piecewise integration).  The
+ * gradient is computed on the node's parameters as they are when the step
+ * starts and handed to the algorithm when it ends.  A message from i to j
+ * passes i's uplink, propagates for the latency, then passes j's downlink
+ * (cut-through: a message is never received faster than it was sent).  A
+ * NIC serves its transfers one at a time (FIFO) or all at once with equal
+ * shares of its capacity (fair: processor sharing).  Nodes may go down and
+ * come back: a down node computes, sends and receives nothing.
  *
  * The cluster schedules its own events on the engine and hands them to the
  * algorithm through callbacks; it knows nothing of which algorithm runs, of
- * JSON or of graphs.
+ * JSON or of graphs.  It is split by job: cl_cluster.c (nodes and steps),
+ * cl_net.c (links and NICs), cl_env.c (slowdowns and availability).
  */
 #ifndef CL_CLUSTER_H
 #define CL_CLUSTER_H
@@ -26,14 +31,137 @@ typedef struct cl_cluster cl_cluster;
 /* Event kinds the cluster owns; the caller routes them to cl_handle_event.
  * Kinds >= CL_EV_USER are free for the caller. */
 enum { CL_EV_STEP_DONE = 1, CL_EV_ARRIVE = 2, CL_EV_DELIVER = 3,
-       CL_EV_TIMER = 4, CL_EV_USER = 16 };
+       CL_EV_TIMER = 4, CL_EV_ENV = 5, CL_EV_NIC = 6, CL_EV_USER = 16 };
 
+/* Step-time noise: a dimensionless factor on the base step time.  Every
+ * distribution but uniform has mean 1 (normal: before truncation), so the
+ * base step time is the mean step time. */
 typedef enum cl_noise {
     CL_NOISE_CONSTANT = 0,  /* factor 1 */
     CL_NOISE_UNIFORM,       /* U(low, high) */
     CL_NOISE_EXPONENTIAL,   /* Exp(mean 1) */
-    CL_NOISE_LOGNORMAL      /* exp(N(-sigma^2/2, sigma^2)), mean 1 */
+    CL_NOISE_LOGNORMAL,     /* exp(N(-sigma^2/2, sigma^2)), mean 1 */
+    CL_NOISE_NORMAL,        /* N(1, sigma^2) redrawn while < floor */
+    CL_NOISE_SHIFTED_EXPONENTIAL, /* shift + (1 - shift) Exp(mean 1) */
+    CL_NOISE_GAMMA,         /* Gamma(shape, scale 1/shape), mean 1 */
+    CL_NOISE_PARETO         /* Pareto(alpha, x_m = (alpha-1)/alpha), mean 1 */
 } cl_noise;
+
+typedef struct cl_noise_spec {
+    cl_noise dist;
+    double   low, high;     /* uniform */
+    double   sigma;         /* lognormal, normal */
+    double   floor;         /* normal: 0 <= floor < 1 */
+    double   shift;         /* shifted exponential: 0 <= shift < 1 */
+    double   shape;         /* gamma: > 0 */
+    double   alpha;         /* pareto: > 1 */
+} cl_noise_spec;
+
+/* One point of a trace: from time_s on, node's value is value (a slowdown
+ * factor, or 1 = up / 0 = down for availability). */
+typedef struct cl_point {
+    int    node;
+    double time_s;
+    double value;
+} cl_point;
+
+/* A time-varying slowdown: the node's rate is divided by factor while the
+ * process is active.  Several processes on one node multiply. */
+typedef enum cl_slow_kind {
+    CL_SLOW_WINDOW = 0,   /* active on [start_s, end_s) */
+    CL_SLOW_MARKOV,       /* two states, exponential sojourns */
+    CL_SLOW_PERIODIC,     /* active on [phase + k period, + duration) */
+    CL_SLOW_TRACE         /* factor given by points */
+} cl_slow_kind;
+
+typedef struct cl_slowdown {
+    cl_slow_kind kind;
+    const int *nodes;      /* sorted; NULL: every node (not used by TRACE) */
+    size_t     n_nodes;
+    double     factor;     /* > 0 */
+    double     start_s, end_s;              /* window */
+    double     mean_slow_s, mean_normal_s;  /* markov */
+    double     period_s, duration_s, phase_s;  /* periodic, duration < period */
+    const cl_point *points;   /* trace: sorted by node then time */
+    size_t     n_points;
+} cl_slowdown;
+
+/* Availability: when nodes are down. */
+typedef enum cl_fault_kind {
+    CL_FAULT_SCHEDULE = 0, /* down on [down_s, up_s); up_s INFINITY: for good */
+    CL_FAULT_EXPONENTIAL,  /* up for Exp(mtbf_s), down for Exp(mttr_s), ... */
+    CL_FAULT_TRACE         /* points with value 1 (up) or 0 (down) */
+} cl_fault_kind;
+
+typedef struct cl_fault {
+    cl_fault_kind kind;
+    const int *nodes;      /* sorted; NULL: every node (not used by TRACE) */
+    size_t     n_nodes;
+    double     down_s, up_s;
+    double     mtbf_s, mttr_s;
+    const cl_point *points;
+    size_t     n_points;
+} cl_fault;
+
+/* What a node that goes down loses. */
+typedef enum cl_step_policy {
+    CL_STEP_RESTART = 0,  /* the step's work is lost; it starts over on return */
+    CL_STEP_RESUME        /* the remaining work continues on return */
+} cl_step_policy;
+typedef enum cl_msg_policy {
+    CL_MSG_DROP = 0,      /* every undelivered message from or to it is lost */
+    CL_MSG_KEEP_SENT      /* messages whose last bit had left it still arrive */
+} cl_msg_policy;
+
+/* Extra propagation delay per message, seconds. */
+typedef enum cl_jitter {
+    CL_JITTER_NONE = 0,
+    CL_JITTER_UNIFORM,      /* U(a, b) */
+    CL_JITTER_EXPONENTIAL   /* Exp(mean a) */
+} cl_jitter;
+
+typedef struct cl_window {
+    double start_s, end_s;
+} cl_window;
+
+/* What links of one class do to a message. */
+typedef struct cl_link_class {
+    double    latency_s;
+    double    bandwidth_Bps;   /* no transfer on such a link goes faster */
+    cl_jitter jitter;
+    double    jitter_a, jitter_b;
+    double    loss;            /* probability that a message is lost, [0, 1) */
+    const cl_window *outages;  /* a message whose first bit leaves during one is lost */
+    size_t    n_outages;
+} cl_link_class;
+
+/* Links from a node of `from` to a node of `to` (and back unless
+ * directed) belong to class cls; the last rule that matches a pair wins,
+ * class 0 when none does. */
+typedef struct cl_link_rule {
+    const int *from, *to;      /* sorted; NULL: every node */
+    size_t     n_from, n_to;
+    int        directed;
+    uint32_t   cls;
+} cl_link_rule;
+
+typedef enum cl_discipline {
+    CL_NIC_FIFO = 0,      /* one transfer at a time, in order */
+    CL_NIC_FAIR           /* processor sharing: k transfers get capacity/k each */
+} cl_discipline;
+
+/* One row of the timeline (trace.csv).  kind: "step" (a step computed,
+ * possibly interrupted), "send" (a transfer through the node's uplink),
+ * "recv" (first bit at the downlink to delivery), "down", "lost" (a
+ * message dropped: end_s is when). peer -1 and bytes 0 when not a
+ * transfer. */
+typedef struct cl_trace_rec {
+    int         node;
+    const char *kind;
+    double      start_s, end_s;
+    int         peer;
+    double      bytes;
+} cl_trace_rec;
 
 /* A message as the receiving algorithm sees it.  The payload (may be NULL)
  * is borrowed for the duration of the callback: cl_buf_ref it to keep it. */
@@ -52,17 +180,42 @@ typedef struct cl_callbacks {
     void (*on_step_done)(void *ctx, int node, const double *grad);
     void (*on_message)(void *ctx, int node, const cl_msg *msg);
     void (*on_timer)(void *ctx, int node, uint32_t tag);
+    /* Availability changes (may be NULL); on_up runs before the node's
+     * interrupted step is resumed or restarted. */
+    void (*on_down)(void *ctx, int node);
+    void (*on_up)(void *ctx, int node);
+    /* Timeline rows, in the order the cluster learns them (may be NULL). */
+    void (*on_trace)(void *ctx, const cl_trace_rec *rec);
 } cl_callbacks;
 
 typedef struct cl_config {
     int      n_nodes;
     uint64_t seed;              /* scenario seed; streams derive from it */
     const double *step_time_s;  /* n_nodes base step times incl. slowdown, > 0 */
-    cl_noise noise;
+    cl_noise noise;             /* when noise_per_node is NULL */
     double   noise_low, noise_high, noise_sigma;
-    double   latency_s;         /* every link */
-    double   bandwidth_Bps;     /* every link and NIC, bytes per second */
-    double   bytes_per_param;
+    const cl_noise_spec *noise_per_node;  /* n_nodes specs, or NULL */
+    double   latency_s;         /* links of class 0 when classes is NULL */
+    double   bandwidth_Bps;     /* likewise, bytes per second; NIC default */
+    /* link classes (copied; outages borrowed) and the rules assigning them;
+     * NULL: one class from latency_s and bandwidth_Bps */
+    const cl_link_class *classes;
+    size_t   n_classes;
+    const cl_link_rule *link_rules;
+    size_t   n_link_rules;
+    int      reorder;           /* jitter may reorder messages on one link */
+    double   bytes_per_param;   /* wire bytes per parameter (after compression) */
+    /* NICs: capacities in bytes per second (NULL: bandwidth_Bps); a
+     * transfer never goes faster than the link bandwidth either */
+    const double *up_Bps, *down_Bps;
+    cl_discipline discipline;
+    /* time-varying slowdowns and availability (copied; points borrowed) */
+    const cl_slowdown *slowdowns;
+    size_t   n_slowdowns;
+    const cl_fault *faults;
+    size_t   n_faults;
+    cl_step_policy step_policy;
+    cl_msg_policy  msg_policy;
     /* model and data: borrowed, must outlive the cluster */
     mdl_model          *model;
     const mdl_dataset  *train;
@@ -73,15 +226,23 @@ typedef struct cl_config {
 /* Per-node totals for nodes.csv. */
 typedef struct cl_node_stats {
     uint64_t steps;
-    double   compute_s;      /* seconds spent computing (finished steps) */
+    double   compute_s;      /* seconds spent computing (finished steps and
+                                interrupted parts) */
     double   uplink_busy_s;  /* seconds the uplink spent serialising */
     double   bytes_sent, bytes_received;
     uint64_t msgs_sent, msgs_received;
+    uint64_t msgs_lost;      /* sent by this node and never delivered */
+    uint64_t steps_lost;     /* steps interrupted and restarted */
+    double   network_s;      /* up, not computing, a transfer in its NICs */
+    double   down_s;         /* seconds down */
 } cl_node_stats;
 
 /* Creates the cluster on engine e, whose targets 0 .. n_nodes-1 are the
- * nodes (cancelling target i drops node i's pending step, timers and the
- * messages addressed to it).  Parameters of every node start at zero.
+ * nodes; the cluster cancels target i when node i goes down.  Target
+ * n_nodes carries the cluster's slowdown and availability events and is
+ * never cancelled (the caller may share it, but not cancel it): the engine
+ * needs n_nodes + 1 targets.  Parameters of every node start at zero.
+ * Slowdowns and faults in force at time 0 apply at once.
  * NULL when out of memory. */
 cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb);
 void        cl_destroy(cl_cluster *c);
@@ -106,11 +267,18 @@ int  cl_is_computing(const cl_cluster *c, int node);
 size_t cl_local_samples(const cl_cluster *c, int node);
 /* Samples per step. */
 size_t cl_batch(const cl_cluster *c);
+/* Abandons node's step in progress (e.g. a backup worker that lost the
+ * race): no on_step_done comes for it.  Nothing happens when idle. */
+void cl_abort_step(cl_cluster *c, int node);
+int  cl_is_up(const cl_cluster *c, int node);
+/* Node's current slowdown factor (product of its active processes). */
+double cl_slowdown_factor(const cl_cluster *c, int node);
 
 /* Sends a message; bytes is the size on the wire (payload_params *
  * bytes_per_param for parameter messages: see cl_param_bytes).  payload is
  * referenced (not copied) and released after delivery; NULL for a control
- * message.  from != to. */
+ * message.  from != to.  A message from a down node is dropped at once; one
+ * to a down node is dropped when it arrives. */
 void   cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
                cl_buf *payload, double bytes);
 double cl_param_bytes(const cl_cluster *c, size_t n_params);
@@ -137,6 +305,9 @@ const cl_node_stats *cl_stats(const cl_cluster *c, int node);
 /* Seconds node has computed up to now, including the part of a step still
  * in progress. */
 double   cl_compute_time(const cl_cluster *c, int node);
+/* Brings network_s and down_s of every node up to now (call before
+ * reading them at the end of a run). */
+void     cl_stats_settle(cl_cluster *c);
 uint64_t cl_total_steps(const cl_cluster *c);
 double   cl_total_bytes_sent(const cl_cluster *c);
 uint64_t cl_samples_processed(const cl_cluster *c);

@@ -15,7 +15,7 @@
 typedef enum sim_rng_purpose {
     SIM_RNG_DATA = 1,      /* minibatch sampling */
     SIM_RNG_COMPUTE = 2,   /* step-time noise */
-    SIM_RNG_LINK = 3,      /* link jitter, loss */
+    SIM_RNG_LINK = 3,      /* link jitter */
     SIM_RNG_FAULT = 4,     /* failures */
     SIM_RNG_ALGO = 5,      /* algorithm choices (peer selection) */
     SIM_RNG_INIT = 6,      /* model initialisation */
@@ -23,6 +23,9 @@ typedef enum sim_rng_purpose {
     SIM_RNG_DATAGEN = 8,   /* synthetic data generation */
     SIM_RNG_TOPOLOGY = 9,  /* random graphs */
     SIM_RNG_EVAL = 10,     /* evaluation subsets */
+    SIM_RNG_SLOWDOWN = 11, /* time-varying slowdowns (Markov stragglers) */
+    SIM_RNG_GROUPS = 12,   /* node groups chosen as a fraction */
+    SIM_RNG_LOSS = 13,     /* message loss (SIM_RNG_LINK: jitter) */
     /* Not a stream of a run: the seeds of a sweep's replicates
      * (sim/sweep/), derived with node = the replicate index.  Far from the
      * stream purposes so that appending those never meets it. */

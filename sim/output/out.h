@@ -52,6 +52,8 @@ typedef struct out_node_row {
     double   compute_s, idle_s, uplink_busy_s;
     double   bytes_sent, bytes_received;
     uint64_t msgs_sent, msgs_received;
+    double   network_s, down_s;   /* compute + network + idle + down = run time */
+    uint64_t msgs_lost, steps_lost;
 } out_node_row;
 
 void out_nodes_header(FILE *f);
@@ -60,6 +62,19 @@ void out_nodes_write(FILE *f, const out_node_row *r);
 /* One CSV field: as is, or in double quotes (quotes doubled) when it holds
  * a comma, a quote or a line break (RFC 4180). */
 void out_csv_field(FILE *f, const char *text);
+
+/* One row of trace.csv: an interval of the timeline.  peer -1 is written
+ * as an empty field. */
+typedef struct out_trace_row {
+    int         node;
+    const char *kind;
+    double      start_s, end_s;
+    int         peer;
+    double      bytes;
+} out_trace_row;
+
+void out_trace_header(FILE *f);
+void out_trace_write(FILE *f, const out_trace_row *r);
 
 /* Numbers in CSV and JSON: %.10g, with nan/inf spelled as such in CSV and
  * null in JSON. */

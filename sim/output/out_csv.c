@@ -1,6 +1,6 @@
 /* out_csv.c -- the text formats of dtsim's outputs: the columns of
- * metrics.csv and nodes.csv (one header line, units in the names) and a
- * minimal streaming JSON writer for run.json.  Numbers are printed with
+ * metrics.csv, nodes.csv and trace.csv (one header line, units in the
+ * names) and a minimal streaming JSON writer for run.json.  Numbers are printed with
  * %.10g so that equal runs give equal bytes.  It does not open files.
  */
 #include "out.h"
@@ -62,7 +62,8 @@ void out_metrics_write(FILE *f, const out_metrics_row *r)
 void out_nodes_header(FILE *f)
 {
     fputs("node,slowdown,steps,compute_s,idle_s,uplink_busy_s,bytes_sent,"
-          "bytes_received,msgs_sent,msgs_received\n", f);
+          "bytes_received,msgs_sent,msgs_received,network_s,down_s,msgs_lost,"
+          "steps_lost\n", f);
 }
 
 void out_nodes_write(FILE *f, const out_node_row *r)
@@ -79,7 +80,30 @@ void out_nodes_write(FILE *f, const out_node_row *r)
     out_fmt_double(f, r->bytes_sent);
     fputc(',', f);
     out_fmt_double(f, r->bytes_received);
-    fprintf(f, ",%" PRIu64 ",%" PRIu64 "\n", r->msgs_sent, r->msgs_received);
+    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",", r->msgs_sent, r->msgs_received);
+    out_fmt_double(f, r->network_s);
+    fputc(',', f);
+    out_fmt_double(f, r->down_s);
+    fprintf(f, ",%" PRIu64 ",%" PRIu64 "\n", r->msgs_lost, r->steps_lost);
+}
+
+void out_trace_header(FILE *f)
+{
+    fputs("node,kind,start_s,end_s,peer,bytes\n", f);
+}
+
+void out_trace_write(FILE *f, const out_trace_row *r)
+{
+    fprintf(f, "%d,%s,", r->node, r->kind);
+    out_fmt_double(f, r->start_s);
+    fputc(',', f);
+    out_fmt_double(f, r->end_s);
+    fputc(',', f);
+    if (r->peer >= 0)
+        fprintf(f, "%d", r->peer);
+    fputc(',', f);
+    out_fmt_double(f, r->bytes);
+    fputc('\n', f);
 }
 
 /* ---- JSON ---- */

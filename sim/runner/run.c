@@ -34,6 +34,14 @@ struct run_sim {
     alg_ctx       ctx;
     int           n_all;      /* workers and the algorithm's servers */
     double       *step_times;
+    cl_noise_spec *noise;
+    double       *up_Bps, *down_Bps;
+    cl_slowdown  *slows;
+    cl_fault     *faults;
+    cl_point     *points;      /* every trace's points, converted */
+    cl_link_class *classes;    /* 0: the default link; k + 1: links[k] */
+    cl_link_rule *rules;
+    cl_window    *windows;     /* every class's outages */
     size_t       *eval_idx;
     size_t        n_eval;
     size_t       *test_idx;     /* seeded test subset, or NULL for all */
@@ -47,6 +55,7 @@ struct run_sim {
     const run_options *opt;
     FILE         *mf;
     FILE         *nmf;          /* node_metrics.csv, or NULL */
+    FILE         *tf;          /* trace.csv, or NULL */
     out_metrics_row last;
     int           have_last;
     uint64_t      metrics_k, stop_steps_total;
@@ -359,6 +368,114 @@ static int resolve_params(run_sim *r, scn_error *err)
     return 0;
 }
 
+/* FLOPs of one step of the model: 2 per parameter and sample forward, 4
+ * backward (the usual 6 N per sample for dense layers). */
+static double model_flops_per_step(const run_sim *r)
+{
+    return 6.0 * (double)r->ctx.P * (double)r->s->batch;
+}
+
+static cl_link_class link_class(const scn_link_props *p, cl_window *w)
+{
+    for (size_t k = 0; k < p->n_outages; k++)
+        w[k] = (cl_window){ p->outages[2 * k], p->outages[2 * k + 1] };
+    return (cl_link_class){ .latency_s = p->latency_s, .bandwidth_Bps = p->bandwidth_Bps,
+                            .jitter = (cl_jitter)p->jitter, .jitter_a = p->jitter_a,
+                            .jitter_b = p->jitter_b, .loss = p->loss, .outages = w,
+                            .n_outages = p->n_outages };
+}
+
+/* Link classes: class 0 is the network's default link, class k + 1 the
+ * k-th entry of network.links, which its rule assigns. */
+static int build_links(run_sim *r)
+{
+    const scn_scenario *s = r->s;
+    size_t n_w = s->link.n_outages, used = 0;
+    for (size_t k = 0; k < s->n_links; k++)
+        n_w += s->links[k].props.n_outages;
+    r->classes = malloc((s->n_links + 1) * sizeof *r->classes);
+    if (!r->classes || (s->n_links && !(r->rules = malloc(s->n_links * sizeof *r->rules))) ||
+        (n_w && !(r->windows = malloc(n_w * sizeof *r->windows))))
+        return -1;
+    r->classes[0] = link_class(&s->link, r->windows);
+    used = s->link.n_outages;
+    for (size_t k = 0; k < s->n_links; k++) {
+        const scn_link *l = &s->links[k];
+        r->classes[k + 1] = link_class(&l->props, r->windows + used);
+        used += l->props.n_outages;
+        r->rules[k] = (cl_link_rule){ .from = l->from, .n_from = l->n_from, .to = l->to,
+                                      .n_to = l->n_to, .directed = l->directed,
+                                      .cls = (uint32_t)(k + 1) };
+    }
+    return 0;
+}
+
+/* Per-node compute and NIC settings, slowdowns and faults in the
+ * cluster's terms. */
+static int build_heterogeneity(run_sim *r)
+{
+    const scn_scenario *s = r->s;
+    int n = r->n_all;
+    double flops = model_flops_per_step(r);
+    size_t n_pts = 0, k = 0;
+
+    r->noise = malloc((size_t)n * sizeof *r->noise);
+    r->up_Bps = malloc((size_t)n * sizeof(double));
+    r->down_Bps = malloc((size_t)n * sizeof(double));
+    if (!r->noise || !r->up_Bps || !r->down_Bps)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (i >= s->n_nodes) {   /* a protocol's server: never steps, default NIC */
+            r->step_times[i] = 1.0;
+            r->noise[i] = (cl_noise_spec){ .dist = CL_NOISE_CONSTANT };
+            r->up_Bps[i] = s->up_Bps;
+            r->down_Bps[i] = s->down_Bps;
+            continue;
+        }
+        r->step_times[i] = scn_node_step_time(s, i, flops) * scn_node_slowdown(s, i);
+        scn_noise_spec ns = scn_node_noise(s, i);
+        r->noise[i] = (cl_noise_spec){ .dist = (cl_noise)ns.dist, .low = ns.low, .high = ns.high,
+                                       .sigma = ns.sigma, .floor = ns.floor, .shift = ns.shift,
+                                       .shape = ns.shape, .alpha = ns.alpha };
+        scn_node_nic(s, i, &r->up_Bps[i], &r->down_Bps[i]);
+    }
+    for (size_t j = 0; j < s->n_slowdowns; j++)
+        n_pts += s->slowdowns[j].n_points;
+    for (size_t j = 0; j < s->n_faults; j++)
+        n_pts += s->faults[j].n_points;
+    if ((s->n_slowdowns && !(r->slows = calloc(s->n_slowdowns, sizeof *r->slows))) ||
+        (s->n_faults && !(r->faults = calloc(s->n_faults, sizeof *r->faults))) ||
+        (n_pts && !(r->points = malloc(n_pts * sizeof *r->points))))
+        return -1;
+    for (size_t j = 0; j < s->n_slowdowns; j++) {
+        const scn_slowdown *d = &s->slowdowns[j];
+        cl_slowdown *o = &r->slows[j];
+        *o = (cl_slowdown){ .kind = (cl_slow_kind)d->kind, .nodes = d->nodes,
+                            .n_nodes = d->n_nodes, .factor = d->factor, .start_s = d->start_s,
+                            .end_s = d->end_s, .mean_slow_s = d->mean_slow_s,
+                            .mean_normal_s = d->mean_normal_s, .period_s = d->period_s,
+                            .duration_s = d->duration_s, .phase_s = d->phase_s,
+                            .points = r->points + k, .n_points = d->n_points };
+        for (size_t q = 0; q < d->n_points; q++)
+            r->points[k++] = (cl_point){ d->points[q].node, d->points[q].time_s,
+                                         d->points[q].value };
+    }
+    if (build_links(r) != 0)
+        return -1;
+    for (size_t j = 0; j < s->n_faults; j++) {
+        const scn_fault *f = &s->faults[j];
+        cl_fault *o = &r->faults[j];
+        *o = (cl_fault){ .kind = (cl_fault_kind)f->kind, .nodes = f->nodes,
+                         .n_nodes = f->n_nodes, .down_s = f->down_s, .up_s = f->up_s,
+                         .mtbf_s = f->mtbf_s, .mttr_s = f->mttr_s,
+                         .points = r->points + k, .n_points = f->n_points };
+        for (size_t q = 0; q < f->n_points; q++)
+            r->points[k++] = (cl_point){ f->points[q].node, f->points[q].time_s,
+                                         f->points[q].value };
+    }
+    return 0;
+}
+
 run_sim *run_prepare(const scn_scenario *s, scn_error *err)
 {
     run_sim *r = calloc(1, sizeof *r);
@@ -396,12 +513,10 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     }
     r->step_times = malloc((size_t)r->n_all * sizeof(double));
     r->avg = malloc((r->ctx.P ? r->ctx.P : 1) * sizeof(double));
-    if (!r->step_times || !r->avg) {
+    if (!r->step_times || !r->avg || build_heterogeneity(r) != 0) {
         snprintf(err->msg, sizeof err->msg, "%s: error: out of memory", s->path);
         goto out_destroy;
     }
-    for (int i = 0; i < r->n_all; i++)   /* servers never step */
-        r->step_times[i] = i < s->n_nodes ? s->step_time_s * scn_node_slowdown(s, i) : 1.0;
     return r;
 
 out_destroy:
@@ -415,6 +530,15 @@ void run_destroy(run_sim *r)
         return;
     free(r->avg);
     free(r->step_times);
+    free(r->noise);
+    free(r->up_Bps);
+    free(r->down_Bps);
+    free(r->slows);
+    free(r->faults);
+    free(r->points);
+    free(r->classes);
+    free(r->rules);
+    free(r->windows);
     free(r->eval_idx);
     free(r->test_idx);
     topo_destroy(r->g);
@@ -439,6 +563,31 @@ static void cb_message(void *vr, int node, const cl_msg *m)
 {
     run_sim *r = vr;
     r->alg->on_message(&r->ctx, alg_state(&r->ctx, node), node, m);
+}
+
+/* A node that comes back with rejoin "neighbour" takes the parameters of
+ * its first neighbour (in the topology's order) that is up; with none up,
+ * or rejoin "keep", it keeps its own. */
+static void cb_up(void *vr, int node)
+{
+    run_sim *r = vr;
+    if (strcmp(r->s->fault_rejoin, "neighbour") != 0)
+        return;
+    const topo_graph *g = r->g;
+    for (size_t e = g->off[node]; e < g->off[node + 1]; e++) {
+        int j = g->nbr[e];
+        if (cl_is_up(r->cl, j)) {
+            memcpy(cl_params(r->cl, node), cl_params_const(r->cl, j), r->ctx.P * sizeof(double));
+            return;
+        }
+    }
+}
+
+static void cb_trace(void *vr, const cl_trace_rec *t)
+{
+    run_sim *r = vr;
+    out_trace_row row = { t->node, t->kind, t->start_s, t->end_s, t->peer, t->bytes };
+    out_trace_write(r->tf, &row);
 }
 
 /* ---- evaluation ---- */
@@ -566,18 +715,20 @@ static void describe_stall(run_sim *r, run_result *res)
     int shown = 0, n = r->n_all;
     for (int i = 0; i < n && len < sizeof res->message; i++) {
         char what[256];
+        int down = !cl_is_up(r->cl, i);
         if (r->alg->describe_wait)
             r->alg->describe_wait(&r->ctx, alg_state(&r->ctx, i), i, what, sizeof what);
         else
             snprintf(what, sizeof what, "%s", cl_is_computing(r->cl, i) ? "its step" : "");
-        if (!what[0])
+        if (!what[0] && !down)
             continue;
         if (shown == 16) {
             snprintf(res->message + len, sizeof res->message - len, " ...");
             break;
         }
         len += (size_t)snprintf(res->message + len, sizeof res->message - len,
-                                "%s node %d for %s", shown ? ";" : "", i, what);
+                                "%s node %d%s%s%s", shown ? ";" : "", i,
+                                down ? " (down)" : "", what[0] ? " for " : "", what);
         shown++;
     }
 }
@@ -598,14 +749,18 @@ static int write_nodes(run_sim *r, const char *dir, double end, char *err, size_
         return -1;
     FILE *fp = out_file_stream(f);
     out_nodes_header(fp);
+    cl_stats_settle(r->cl);
     for (int i = 0; i < r->n_all; i++) {
         const cl_node_stats *st = cl_stats(r->cl, i);
         double busy = cl_compute_time(r->cl, i);
         out_node_row row = {
             .node = i, .slowdown = scn_node_slowdown(r->s, i), .steps = st->steps,
-            .compute_s = busy, .idle_s = end - busy, .uplink_busy_s = st->uplink_busy_s,
+            .compute_s = busy, .idle_s = end - busy - st->network_s - st->down_s,
+            .uplink_busy_s = st->uplink_busy_s,
             .bytes_sent = st->bytes_sent, .bytes_received = st->bytes_received,
             .msgs_sent = st->msgs_sent, .msgs_received = st->msgs_received,
+            .network_s = st->network_s, .down_s = st->down_s,
+            .msgs_lost = st->msgs_lost, .steps_lost = st->steps_lost,
         };
         out_nodes_write(fp, &row);
     }
@@ -710,12 +865,23 @@ static int start(run_sim *r)
     r->eng = sim_engine_create((uint32_t)n + 1, 1024);
     cl_config cc = {
         .n_nodes = n, .seed = s->seed, .step_time_s = r->step_times,
-        .noise = (cl_noise)s->noise, .noise_low = s->noise_low, .noise_high = s->noise_high,
-        .noise_sigma = s->noise_sigma, .latency_s = s->latency_s,
-        .bandwidth_Bps = s->bandwidth_Bps, .bytes_per_param = s->bytes_per_param,
+        .noise_per_node = r->noise, .latency_s = s->latency_s,
+        .bandwidth_Bps = s->bandwidth_Bps,
+        .classes = r->classes, .n_classes = s->n_links + 1,
+        .link_rules = r->rules, .n_link_rules = s->n_links, .reorder = s->reorder,
+        .bytes_per_param = s->bytes_per_param / s->compression_ratio,
+        .up_Bps = r->up_Bps, .down_Bps = r->down_Bps,
+        .discipline = strcmp(s->discipline, "fair") == 0 ? CL_NIC_FAIR : CL_NIC_FIFO,
+        .slowdowns = r->slows, .n_slowdowns = s->n_slowdowns,
+        .faults = r->faults, .n_faults = s->n_faults,
+        .step_policy = strcmp(s->fault_step, "resume") == 0 ? CL_STEP_RESUME : CL_STEP_RESTART,
+        .msg_policy = strcmp(s->fault_messages, "keep_sent") == 0 ? CL_MSG_KEEP_SENT
+                                                                 : CL_MSG_DROP,
         .model = r->model, .train = &r->train, .part = &r->part, .batch = s->batch,
     };
-    cl_callbacks cb = { .ctx = r, .on_step_done = cb_step_done, .on_message = cb_message };
+    cl_callbacks cb = { .ctx = r, .on_step_done = cb_step_done, .on_message = cb_message,
+                        .on_up = cb_up,
+                        .on_trace = r->tf ? cb_trace : NULL };
     if (!r->eng || !(r->cl = cl_create(&cc, r->eng, cb)))
         return -1;
     r->ctx.cl = r->cl;
@@ -785,7 +951,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     static const run_options none = { 0 };
     const scn_scenario *s = r->s;
     int rc = -1;
-    out_file *mfile = NULL, *nfile = NULL;
+    out_file *mfile = NULL, *nfile = NULL, *tfile = NULL;
     memset(res, 0, sizeof *res);
     r->opt = opt ? opt : &none;
     if (r->opt->algorithm) {
@@ -801,6 +967,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     r->metrics_k = 0;
     r->mf = NULL;
     r->nmf = NULL;
+    r->tf = NULL;
     r->stop_steps_total = s->stop_steps > 0 ? (uint64_t)s->stop_steps * (uint64_t)s->n_nodes : 0;
 
     if (topo_compute_stats(r->g, &res->topo) != 0) {
@@ -819,6 +986,12 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
                 goto out_finish;
             r->nmf = out_file_stream(nfile);
             fputs("time_s,node,steps,test_loss,test_accuracy\n", r->nmf);
+        }
+        if (s->output_trace) {
+            if (!(tfile = out_file_open(r->opt->out_dir, "trace.csv", err, es)))
+                goto out_finish;
+            r->tf = out_file_stream(tfile);
+            out_trace_header(r->tf);
         }
     }
     if (start(r) != 0) {
@@ -883,6 +1056,13 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
             if (c != 0)
                 goto out_finish;
         }
+        if (tfile) {
+            int trc = out_file_commit(tfile, err, es);
+            tfile = NULL;
+            r->tf = NULL;
+            if (trc != 0)
+                goto out_finish;
+        }
         if (write_nodes(r, r->opt->out_dir, res->sim_time_s, err, es) != 0
             || write_run_json(r, r->opt->out_dir, res, err, es) != 0)
             goto out_finish;
@@ -892,6 +1072,8 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
 out_finish:
     out_file_abort(nfile);
     out_file_abort(mfile);
+    out_file_abort(tfile);
+    r->tf = NULL;
     finish(r);
     return rc;
 }

@@ -106,6 +106,32 @@ void scn_fini(scn_scenario *s)
     for (size_t i = 0; i < s->n_groups; i++)
         free(s->groups[i].nodes);
     free(s->groups);
+    for (size_t i = 0; i < s->n_slowdowns; i++) {
+        free(s->slowdowns[i].nodes);
+        free(s->slowdowns[i].file);
+        free(s->slowdowns[i].points);
+    }
+    free(s->slowdowns);
+    for (size_t i = 0; i < s->n_faults; i++) {
+        free(s->faults[i].nodes);
+        free(s->faults[i].file);
+        free(s->faults[i].points);
+    }
+    free(s->faults);
+    free(s->fault_step);
+    free(s->fault_messages);
+    free(s->fault_rejoin);
+    for (size_t i = 0; i < s->n_nics; i++)
+        free(s->nics[i].nodes);
+    free(s->nics);
+    for (size_t i = 0; i < s->n_links; i++) {
+        free(s->links[i].from);
+        free(s->links[i].to);
+        free(s->links[i].props.outages);
+    }
+    free(s->links);
+    free(s->link.outages);
+    free(s->discipline);
     free(s->path);
     free(s->topology);
     free(s->model);
@@ -127,22 +153,4 @@ void scn_fini(scn_scenario *s)
     free(s->alg_params);
     free(s->resolved_json);
     memset(s, 0, sizeof *s);
-}
-
-double scn_node_slowdown(const scn_scenario *s, int node)
-{
-    for (size_t i = s->n_groups; i-- > 0;) {
-        const scn_group *g = &s->groups[i];
-        size_t lo = 0, hi = g->n_nodes;
-        while (lo < hi) {   /* nodes are sorted: binary search */
-            size_t mid = lo + (hi - lo) / 2;
-            if (g->nodes[mid] < node)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < g->n_nodes && g->nodes[lo] == node)
-            return g->slowdown;
-    }
-    return 1.0;
 }

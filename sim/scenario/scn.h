@@ -22,13 +22,30 @@ typedef enum scn_noise {
     SCN_NOISE_CONSTANT = 0,  /* factor 1 */
     SCN_NOISE_UNIFORM,       /* factor ~ U(low, high) */
     SCN_NOISE_EXPONENTIAL,   /* factor ~ Exp(mean 1) */
-    SCN_NOISE_LOGNORMAL      /* factor ~ LogNormal(-sigma^2/2, sigma): mean 1 */
+    SCN_NOISE_LOGNORMAL,     /* factor ~ LogNormal(-sigma^2/2, sigma): mean 1 */
+    SCN_NOISE_NORMAL,        /* factor ~ N(1, sigma^2) redrawn below floor */
+    SCN_NOISE_SHIFTED_EXPONENTIAL, /* shift + (1 - shift) Exp(mean 1) */
+    SCN_NOISE_GAMMA,         /* Gamma(shape, 1/shape): mean 1 */
+    SCN_NOISE_PARETO         /* Pareto(alpha, (alpha-1)/alpha): mean 1 */
 } scn_noise;
 
+typedef struct scn_noise_spec {
+    scn_noise dist;
+    double    low, high, sigma, floor, shift, shape, alpha;
+} scn_noise_spec;
+
+/* A set of nodes: a list (sorted, no duplicates), or every node when
+ * nodes is NULL.  fraction > 0 records that the list was drawn as that
+ * fraction of the nodes (seeded); the list is then already drawn. */
 typedef struct scn_group {
     int   *nodes;      /* node numbers, sorted, no duplicates */
     size_t n_nodes;
-    double slowdown;   /* step time multiplier, > 0 */
+    double fraction;   /* 0 when given as a list */
+    double slowdown;   /* step time multiplier, > 0; 0 when not set */
+    double step_time_s;  /* 0 when not set */
+    double flops_per_s;  /* 0 when not set */
+    int    has_noise;
+    scn_noise_spec noise;
 } scn_group;
 
 /* A protocol-specific key of the algorithm object (everything but name, lr
@@ -41,6 +58,80 @@ typedef struct scn_param {
     char  *str;        /* when is_string */
 } scn_param;
 
+/* One point of a trace file (see docs/heterogeneity.md): from time_s on,
+ * node's slowdown factor is value, or it is up (1) / down (0). */
+typedef struct scn_point {
+    int    node;
+    double time_s;
+    double value;
+} scn_point;
+
+typedef enum scn_slow_kind {
+    SCN_SLOW_WINDOW = 0, SCN_SLOW_MARKOV, SCN_SLOW_PERIODIC, SCN_SLOW_TRACE
+} scn_slow_kind;
+
+typedef struct scn_slowdown {
+    scn_slow_kind kind;
+    int   *nodes;      /* NULL: every node (not with trace) */
+    size_t n_nodes;
+    double fraction;
+    double factor;
+    double start_s, end_s;                 /* window; end_s INFINITY: open */
+    double mean_slow_s, mean_normal_s;     /* markov */
+    double period_s, duration_s, phase_s;  /* periodic */
+    char  *file;                           /* trace, as written */
+    scn_point *points;                     /* trace: sorted by node, time */
+    size_t n_points;
+} scn_slowdown;
+
+typedef enum scn_fault_kind {
+    SCN_FAULT_SCHEDULE = 0, SCN_FAULT_EXPONENTIAL, SCN_FAULT_TRACE
+} scn_fault_kind;
+
+typedef struct scn_fault {
+    scn_fault_kind kind;
+    int   *nodes;
+    size_t n_nodes;
+    double fraction;
+    double down_s, up_s;      /* schedule; up_s INFINITY: for good */
+    double mtbf_s, mttr_s;    /* exponential */
+    char  *file;
+    scn_point *points;
+    size_t n_points;
+} scn_fault;
+
+typedef enum scn_jitter {
+    SCN_JITTER_NONE = 0, SCN_JITTER_UNIFORM, SCN_JITTER_EXPONENTIAL
+} scn_jitter;
+
+/* What a link does to a message (a link class). */
+typedef struct scn_link_props {
+    double     latency_s, bandwidth_Bps;
+    scn_jitter jitter;
+    double     jitter_a, jitter_b;   /* uniform: low_s, high_s; exponential: mean_s */
+    double     loss;                 /* probability per message, [0, 1) */
+    double    *outages;              /* n_outages (start_s, end_s) pairs */
+    size_t     n_outages;
+} scn_link_props;
+
+/* Links from `from` to `to` (and back unless directed) take props; keys
+ * not given in the entry keep the network's defaults. */
+typedef struct scn_link {
+    int   *from, *to;       /* sorted; NULL: every node */
+    size_t n_from, n_to;
+    int    directed;
+    scn_link_props props;
+    int    has_latency, has_bandwidth, has_jitter, has_loss, has_outages;
+} scn_link;
+
+/* Per-node NIC capacities (0: not set by this entry). */
+typedef struct scn_nic {
+    int   *nodes;
+    size_t n_nodes;
+    double fraction;
+    double up_Bps, down_Bps;
+} scn_nic;
+
 typedef struct scn_scenario {
     char    *path;           /* as given on the command line */
     uint64_t seed;           /* default 1 */
@@ -48,16 +139,40 @@ typedef struct scn_scenario {
 
     /* compute */
     double    step_time_s;   /* base step time, seconds, > 0 (default 0.01) */
+    double    flops_per_s;   /* > 0: base = model FLOPs per batch / this; 0: unset */
     scn_noise noise;         /* default constant */
     double    noise_low, noise_high;  /* uniform bounds, 0 < low <= high */
-    double    noise_sigma;   /* lognormal sigma >= 0 */
+    double    noise_sigma;   /* lognormal, normal sigma >= 0 */
+    double    noise_floor, noise_shift, noise_shape, noise_alpha;
     scn_group *groups;       /* later groups override earlier ones per node */
     size_t     n_groups;
+    scn_slowdown *slowdowns; /* time-varying; several on a node multiply */
+    size_t     n_slowdowns;
 
-    /* network: every link alike in this slice */
+    /* faults */
+    scn_fault *faults;
+    size_t     n_faults;
+    char      *fault_step;      /* "restart" (default) or "resume" */
+    char      *fault_messages;  /* "drop" (default) or "keep_sent" */
+    char      *fault_rejoin;    /* "keep" (default) or "neighbour" */
+
+    /* network: the default link, NIC capacities, link entries */
     double latency_s;        /* >= 0 (default 1e-4) */
     double bandwidth_Bps;    /* bytes per second, > 0 (default 1.25e9) */
     double bytes_per_param;  /* > 0 (default 4) */
+    double compression_ratio;   /* >= 1 (default 1): wire bytes divided by it */
+    scn_link_props link;     /* the default link: latency_s, bandwidth_Bps above,
+                                jitter, loss, outages */
+    int    reorder;          /* jitter may reorder a link (default false) */
+    scn_link *links;         /* later entries win per pair */
+    size_t    n_links;
+    char  *discipline;       /* "fifo" (default) or "fair" */
+    double up_Bps, down_Bps; /* NIC capacities, default bandwidth_Bps */
+    scn_nic *nics;           /* later entries override earlier ones per node */
+    size_t   n_nics;
+
+    /* output */
+    int    output_trace;     /* write trace.csv (default false) */
 
     /* topology */
     char  *topology;         /* "ring" (default), "complete", "torus2d",
@@ -151,8 +266,17 @@ int  scn_load_string(const char *text, const char *path,
                      scn_scenario *s, scn_error *err);
 void scn_fini(scn_scenario *s);
 
-/* Step-time slowdown of node i: the last group naming i wins; 1 when no
- * group does. */
+/* Step-time slowdown of node i: the last group naming i and setting a
+ * slowdown wins; 1 when no group does. */
 double scn_node_slowdown(const scn_scenario *s, int node);
+/* Node i's base step time in seconds before its slowdown: the last group
+ * naming it with step_time_s or flops_per_s wins, else the compute
+ * section's; flops_per_s is turned into seconds with model_flops (FLOPs
+ * per step). */
+double scn_node_step_time(const scn_scenario *s, int node, double model_flops);
+/* Node i's noise: the last group naming it with a noise wins. */
+scn_noise_spec scn_node_noise(const scn_scenario *s, int node);
+/* Node i's NIC capacities (bytes per second). */
+void   scn_node_nic(const scn_scenario *s, int node, double *up_Bps, double *down_Bps);
 
 #endif

@@ -47,6 +47,21 @@ int scn_i_opt_str(scn_ctx *c, json_t *obj, const char *optr, const char *key, co
 int scn_i_set_str(scn_ctx *c, char **dst, const char *src);
 const char *scn_i_dflt(int present);
 
+/* scn_hetero.c: the heterogeneity keys (see docs/heterogeneity.md) */
+int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, scn_noise_spec *out);
+int scn_i_v_groups(scn_ctx *c, json_t *compute, const char *cptr, scn_scenario *s);
+int scn_i_v_slowdowns(scn_ctx *c, json_t *compute, const char *cptr, scn_scenario *s);
+int scn_i_v_faults(scn_ctx *c, json_t *root, scn_scenario *s);
+/* network: compression_ratio, discipline, up_Bps, down_Bps, nics (after
+ * bandwidth_Bps, their default) */
+int scn_i_v_network_nics(scn_ctx *c, json_t *network, const char *nptr, scn_scenario *s);
+/* network: jitter, loss, reorder, outages, links (after latency_s and
+ * bandwidth_Bps) */
+int scn_i_v_network_links(scn_ctx *c, json_t *network, const char *nptr, scn_scenario *s);
+int scn_i_v_output(scn_ctx *c, json_t *root, scn_scenario *s);
+/* scn_resolved.c helpers for scn_hetero.c's sections */
+json_t *scn_i_resolved_noise(const scn_noise_spec *ns);
+
 /* Applies one "path=value" override to the tree (see scn.h). */
 int scn_i_apply_override(scn_ctx *c, json_t *root, const char *arg);
 /* Validates the tree into *s, filling defaults, in the documented order. */

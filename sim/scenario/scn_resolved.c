@@ -192,10 +192,252 @@ static json_t *section(json_t *root, const char *key, int *oom)
     return *oom ? NULL : o;
 }
 
+json_t *scn_i_resolved_noise(const scn_noise_spec *ns)
+{
+    static const char *const dists[] = {"constant", "uniform", "exponential", "lognormal",
+                                        "normal", "shifted_exponential", "gamma", "pareto"};
+    json_t *g = json_object();
+    int oom = 0;
+
+    if (!g)
+        return NULL;
+    add(g, "dist", json_string(dists[ns->dist]), &oom);
+    switch (ns->dist) {
+    case SCN_NOISE_UNIFORM:
+        add(g, "low", json_real(ns->low), &oom);
+        add(g, "high", json_real(ns->high), &oom);
+        break;
+    case SCN_NOISE_LOGNORMAL:
+        add(g, "sigma", json_real(ns->sigma), &oom);
+        break;
+    case SCN_NOISE_NORMAL:
+        add(g, "sigma", json_real(ns->sigma), &oom);
+        add(g, "floor", json_real(ns->floor), &oom);
+        break;
+    case SCN_NOISE_SHIFTED_EXPONENTIAL:
+        add(g, "shift", json_real(ns->shift), &oom);
+        break;
+    case SCN_NOISE_GAMMA:
+        add(g, "shape", json_real(ns->shape), &oom);
+        break;
+    case SCN_NOISE_PARETO:
+        add(g, "alpha", json_real(ns->alpha), &oom);
+        break;
+    default:
+        break;
+    }
+    if (oom) {
+        json_decref(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* A node selection: the list, or the fraction it was drawn as; nothing
+ * for every node. */
+static void add_nodes(json_t *o, const int *nodes, size_t n, double fraction, int *oom)
+{
+    if (fraction > 0) {
+        add(o, "fraction", json_real(fraction), oom);
+        return;
+    }
+    if (!nodes)
+        return;
+    json_t *arr = json_array();
+    add(o, "nodes", arr, oom);
+    for (size_t j = 0; j < n && !*oom; j++)
+        if (json_array_append_new(arr, json_integer(nodes[j])))
+            *oom = 1;
+}
+
+/* Appends a new object to arr; NULL (and *oom) on failure. */
+static json_t *append_obj(json_t *arr, int *oom)
+{
+    json_t *g = json_object();
+    if (json_array_append_new(arr, g)) {   /* takes g, even NULL */
+        *oom = 1;
+        return NULL;
+    }
+    return g;
+}
+
+static void resolved_hetero_compute(json_t *o, const scn_scenario *s, int *oom)
+{
+    json_t *arr, *g;
+
+    if (s->n_slowdowns == 0)
+        return;
+    static const char *const kinds[] = {"window", "markov", "periodic", "trace"};
+    arr = json_array();
+    add(o, "slowdowns", arr, oom);
+    for (size_t i = 0; i < s->n_slowdowns && !*oom; i++) {
+        const scn_slowdown *d = &s->slowdowns[i];
+        if (!(g = append_obj(arr, oom)))
+            break;
+        add(g, "kind", json_string(kinds[d->kind]), oom);
+        if (d->kind == SCN_SLOW_TRACE) {
+            add(g, "file", json_string(d->file), oom);
+            continue;
+        }
+        add_nodes(g, d->nodes, d->n_nodes, d->fraction, oom);
+        add(g, "factor", json_real(d->factor), oom);
+        if (d->kind == SCN_SLOW_WINDOW) {
+            add(g, "start_s", json_real(d->start_s), oom);
+            if (!isinf(d->end_s))
+                add(g, "end_s", json_real(d->end_s), oom);
+        } else if (d->kind == SCN_SLOW_MARKOV) {
+            add(g, "mean_slow_s", json_real(d->mean_slow_s), oom);
+            add(g, "mean_normal_s", json_real(d->mean_normal_s), oom);
+        } else {
+            add(g, "period_s", json_real(d->period_s), oom);
+            add(g, "duration_s", json_real(d->duration_s), oom);
+            add(g, "phase_s", json_real(d->phase_s), oom);
+        }
+    }
+}
+
+static void resolved_faults(json_t *root, const scn_scenario *s, int *oom)
+{
+    static const char *const kinds[] = {"schedule", "exponential", "trace"};
+    json_t *o, *arr, *g;
+
+    if (s->n_faults == 0)
+        return;
+    if (!(o = section(root, "faults", oom)))
+        return;
+    add(o, "step", json_string(s->fault_step), oom);
+    add(o, "messages", json_string(s->fault_messages), oom);
+    add(o, "rejoin", json_string(s->fault_rejoin), oom);
+    arr = json_array();
+    add(o, "events", arr, oom);
+    for (size_t i = 0; i < s->n_faults && !*oom; i++) {
+        const scn_fault *f = &s->faults[i];
+        if (!(g = append_obj(arr, oom)))
+            break;
+        add(g, "kind", json_string(kinds[f->kind]), oom);
+        if (f->kind == SCN_FAULT_TRACE) {
+            add(g, "file", json_string(f->file), oom);
+            continue;
+        }
+        add_nodes(g, f->nodes, f->n_nodes, f->fraction, oom);
+        if (f->kind == SCN_FAULT_SCHEDULE) {
+            add(g, "down_s", json_real(f->down_s), oom);
+            if (!isinf(f->up_s))
+                add(g, "up_s", json_real(f->up_s), oom);
+        } else {
+            add(g, "mtbf_s", json_real(f->mtbf_s), oom);
+            add(g, "mttr_s", json_real(f->mttr_s), oom);
+        }
+    }
+}
+
+/* The keys of a link that differ from the default link (all of them for
+ * the default link itself, except those at their defaults). */
+static void add_link_props(json_t *o, const scn_link_props *p, int jitter, int loss,
+                           int outages, int *oom)
+{
+    static const char *const dists[] = {"none", "uniform", "exponential"};
+    if (jitter) {
+        json_t *j = json_object();
+        add(o, "jitter", j, oom);
+        if (*oom)
+            return;
+        add(j, "dist", json_string(dists[p->jitter]), oom);
+        if (p->jitter == SCN_JITTER_UNIFORM) {
+            add(j, "low_s", json_real(p->jitter_a), oom);
+            add(j, "high_s", json_real(p->jitter_b), oom);
+        } else if (p->jitter == SCN_JITTER_EXPONENTIAL) {
+            add(j, "mean_s", json_real(p->jitter_a), oom);
+        }
+    }
+    if (loss)
+        add(o, "loss", json_real(p->loss), oom);
+    if (outages) {
+        json_t *arr = json_array(), *w;
+        add(o, "outages", arr, oom);
+        for (size_t k = 0; k < p->n_outages && !*oom; k++) {
+            if (!(w = append_obj(arr, oom)))
+                break;
+            add(w, "start_s", json_real(p->outages[2 * k]), oom);
+            add(w, "end_s", json_real(p->outages[2 * k + 1]), oom);
+        }
+    }
+}
+
+static void add_list(json_t *o, const char *key, const int *nodes, size_t n, int *oom)
+{
+    json_t *arr = json_array();
+    add(o, key, arr, oom);
+    for (size_t j = 0; j < n && !*oom; j++)
+        if (json_array_append_new(arr, json_integer(nodes[j])))
+            *oom = 1;
+}
+
+static void resolved_links(json_t *o, const scn_scenario *s, int *oom)
+{
+    json_t *arr, *g;
+
+    add_link_props(o, &s->link, s->link.jitter != SCN_JITTER_NONE, s->link.loss > 0,
+                   s->link.n_outages > 0, oom);
+    if (s->reorder)
+        add(o, "reorder", json_true(), oom);
+    if (s->n_links == 0)
+        return;
+    arr = json_array();
+    add(o, "links", arr, oom);
+    for (size_t i = 0; i < s->n_links && !*oom; i++) {
+        const scn_link *l = &s->links[i];
+        if (!(g = append_obj(arr, oom)))
+            break;
+        if (l->from)
+            add_list(g, "from", l->from, l->n_from, oom);
+        if (l->to)
+            add_list(g, "to", l->to, l->n_to, oom);
+        if (l->directed)
+            add(g, "directed", json_true(), oom);
+        if (l->has_latency)
+            add(g, "latency_s", json_real(l->props.latency_s), oom);
+        if (l->has_bandwidth)
+            add(g, "bandwidth_Bps", json_real(l->props.bandwidth_Bps), oom);
+        add_link_props(g, &l->props, l->has_jitter, l->has_loss, l->has_outages, oom);
+    }
+}
+
+static void resolved_nics(json_t *o, const scn_scenario *s, int *oom)
+{
+    json_t *arr, *g;
+
+    /* at their defaults these keys are left out, so that scenarios that
+     * do not use them resolve as they always did */
+    if (s->compression_ratio != 1)
+        add(o, "compression_ratio", json_real(s->compression_ratio), oom);
+    if (strcmp(s->discipline, "fifo") != 0)
+        add(o, "discipline", json_string(s->discipline), oom);
+    if (s->up_Bps != s->bandwidth_Bps)
+        add(o, "up_Bps", json_real(s->up_Bps), oom);
+    if (s->down_Bps != s->bandwidth_Bps)
+        add(o, "down_Bps", json_real(s->down_Bps), oom);
+    if (s->n_nics == 0)
+        return;
+    arr = json_array();
+    add(o, "nics", arr, oom);
+    for (size_t i = 0; i < s->n_nics && !*oom; i++) {
+        const scn_nic *q = &s->nics[i];
+        if (!(g = append_obj(arr, oom)))
+            break;
+        add_nodes(g, q->nodes, q->n_nodes, q->fraction, oom);
+        if (q->up_Bps > 0)
+            add(g, "up_Bps", json_real(q->up_Bps), oom);
+        if (q->down_Bps > 0)
+            add(g, "down_Bps", json_real(q->down_Bps), oom);
+    }
+}
+
 static json_t *resolved_tree(const scn_scenario *s, int *oom)
 {
-    static const char *const dists[] = {"constant", "uniform", "exponential", "lognormal"};
-    json_t *root = json_object(), *o, *groups, *arr, *g;
+    json_t *root = json_object(), *o, *groups, *g, *arr;
+    scn_noise_spec top = { s->noise, s->noise_low, s->noise_high, s->noise_sigma,
+                           s->noise_floor, s->noise_shift, s->noise_shape, s->noise_alpha };
 
     if (!root) {
         *oom = 1;
@@ -206,40 +448,39 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
 
     if (!(o = section(root, "compute", oom)))
         return root;
-    add(o, "step_time_s", json_real(s->step_time_s), oom);
-    g = json_object();
-    add(o, "noise", g, oom);
+    if (s->flops_per_s > 0)
+        add(o, "flops_per_s", json_real(s->flops_per_s), oom);
+    else
+        add(o, "step_time_s", json_real(s->step_time_s), oom);
+    add(o, "noise", scn_i_resolved_noise(&top), oom);
     if (*oom)
         return root;
-    add(g, "dist", json_string(dists[s->noise]), oom);
-    if (s->noise == SCN_NOISE_UNIFORM) {
-        add(g, "low", json_real(s->noise_low), oom);
-        add(g, "high", json_real(s->noise_high), oom);
-    } else if (s->noise == SCN_NOISE_LOGNORMAL) {
-        add(g, "sigma", json_real(s->noise_sigma), oom);
-    }
     groups = json_array();
     add(o, "groups", groups, oom);
     for (size_t i = 0; i < s->n_groups && !*oom; i++) {
-        g = json_object();
-        if (json_array_append_new(groups, g)) {   /* takes g, even NULL */
-            *oom = 1;
+        const scn_group *gr = &s->groups[i];
+        if (!(g = append_obj(groups, oom)))
             break;
-        }
-        arr = json_array();
-        add(g, "nodes", arr, oom);
-        for (size_t j = 0; j < s->groups[i].n_nodes && !*oom; j++)
-            if (json_array_append_new(arr, json_integer(s->groups[i].nodes[j])))
-                *oom = 1;
-        if (!*oom)
-            add(g, "slowdown", json_real(s->groups[i].slowdown), oom);
+        add_nodes(g, gr->nodes, gr->n_nodes, gr->fraction, oom);
+        if (gr->slowdown > 0)
+            add(g, "slowdown", json_real(gr->slowdown), oom);
+        if (gr->step_time_s > 0)
+            add(g, "step_time_s", json_real(gr->step_time_s), oom);
+        if (gr->flops_per_s > 0)
+            add(g, "flops_per_s", json_real(gr->flops_per_s), oom);
+        if (gr->has_noise)
+            add(g, "noise", scn_i_resolved_noise(&gr->noise), oom);
     }
+    resolved_hetero_compute(o, s, oom);
+    resolved_faults(root, s, oom);
 
     if (!(o = section(root, "network", oom)))
         return root;
     add(o, "latency_s", json_real(s->latency_s), oom);
     add(o, "bandwidth_Bps", json_real(s->bandwidth_Bps), oom);
     add(o, "bytes_per_param", json_real(s->bytes_per_param), oom);
+    resolved_nics(o, s, oom);
+    resolved_links(o, s, oom);
 
     if (!(o = section(root, "topology", oom)))
         return root;
@@ -361,6 +602,12 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
     add(o, "eval_samples", json_integer((json_int_t)s->metrics_eval_samples), oom);
     add(o, "test_samples", json_integer((json_int_t)s->metrics_test_samples), oom);
     add(o, "per_node", json_boolean(s->metrics_per_node), oom);
+
+    if (s->output_trace) {
+        if (!(o = section(root, "output", oom)))
+            return root;
+        add(o, "trace", json_true(), oom);
+    }
     return root;
 }
 

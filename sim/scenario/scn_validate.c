@@ -13,177 +13,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- compute ---------------------------------------------------------- */
-
-static int v_noise(scn_ctx *c, json_t *compute, const char *cptr, scn_scenario *s)
-{
-    static const char *const keys[] = {"dist", "low", "high", "sigma", NULL};
-    static const char *const dists[] = {"constant", "uniform", "exponential", "lognormal", NULL};
-    static const char *const per_dist[][4] = {
-        {"dist", NULL}, {"dist", "low", "high", NULL}, {"dist", NULL}, {"dist", "sigma", NULL},
-    };
-    char p[PTR_MAX], dp[PTR_MAX], why[64];
-    const char *dist = "constant";
-    json_t *n;
-    int k;
-
-    if (scn_i_opt_obj(c, compute, cptr, "noise", &n, p) || scn_i_check_keys(c, n, p, keys) ||
-        scn_i_opt_str(c, n, p, "dist", &dist, NULL))
-        return -1;
-    scn_i_ptr_key(dp, p, "dist");
-    if ((k = scn_i_lookup(c, dp, "dist", dist, dists)) < 0 ||
-        scn_i_kind_keys(c, n, p, per_dist[k], "dist", dist))
-        return -1;
-    s->noise = (scn_noise)k;
-    snprintf(why, sizeof why, "for dist \"%s\"", dist);
-    if (s->noise == SCN_NOISE_UNIFORM) {
-        if (scn_i_need_key(c, n, p, "low", why) || scn_i_need_key(c, n, p, "high", why) ||
-            scn_i_opt_num(c, n, p, "low", GT0, &s->noise_low, NULL) ||
-            scn_i_opt_num(c, n, p, "high", GT0, &s->noise_high, NULL))
-            return -1;
-        if (s->noise_low > s->noise_high) {
-            scn_i_ptr_key(dp, p, "low");
-            return scn_i_fail(c, dp, "must be <= high (%g), got %g", s->noise_high, s->noise_low);
-        }
-    } else if (s->noise == SCN_NOISE_LOGNORMAL) {
-        if (scn_i_need_key(c, n, p, "sigma", why) ||
-            scn_i_opt_num(c, n, p, "sigma", GE0, &s->noise_sigma, NULL))
-            return -1;
-    }
-    return 0;
-}
-
-/* One entry of a group's node list: a node number or "a-b". */
-static int node_entry(scn_ctx *c, const char *ptr, json_t *v, int n_nodes, int *lo, int *hi)
-{
-    if (json_is_integer(v)) {
-        long long x = json_integer_value(v);
-        if (x < 0 || x >= n_nodes)
-            return scn_i_fail(c, ptr, "must be in 0..%d, got %lld", n_nodes - 1, x);
-        *lo = *hi = (int)x;
-        return 0;
-    }
-    if (json_is_real(v)) {
-        double x = json_real_value(v);
-        if (x != floor(x))
-            return scn_i_fail(c, ptr, "must be an integer, got %g", x);
-        if (x < 0 || x >= n_nodes)
-            return scn_i_fail(c, ptr, "must be in 0..%d, got %g", n_nodes - 1, x);
-        *lo = *hi = (int)x;
-        return 0;
-    }
-    if (json_is_string(v)) {
-        const char *t = json_string_value(v);
-        long long a = 0, b = 0;
-        const char *q = t;
-        char qs[128];
-        int da = 0, db = 0;
-
-        for (; *q >= '0' && *q <= '9'; q++, da++)
-            a = a < INT_MAX ? a * 10 + (*q - '0') : a;
-        if (*q == '-')
-            for (q++; *q >= '0' && *q <= '9'; q++, db++)
-                b = b < INT_MAX ? b * 10 + (*q - '0') : b;
-        if (!da || !db || *q)
-            return scn_i_fail(c, ptr, "must be a node number or a range \"a-b\", got %s",
-                        scn_i_quoted(qs, sizeof qs, t));
-        if (a > b)
-            return scn_i_fail(c, ptr, "bad range %s: start is greater than end",
-                        scn_i_quoted(qs, sizeof qs, t));
-        if (b >= n_nodes)
-            return scn_i_fail(c, ptr, "range %s is outside 0..%d", scn_i_quoted(qs, sizeof qs, t),
-                        n_nodes - 1);
-        *lo = (int)a;
-        *hi = (int)b;
-        return 0;
-    }
-    return scn_i_fail(c, ptr, "must be a node number or a range \"a-b\", got %s", scn_i_type_name(v));
-}
-
-static int v_group(scn_ctx *c, json_t *g, const char *gptr, int n_nodes, unsigned char *seen,
-                   scn_group *out)
-{
-    static const char *const keys[] = {"nodes", "slowdown", NULL};
-    char np[PTR_MAX], ep[PTR_MAX];
-    json_t *list, *e;
-    size_t j, count = 0;
-
-    if (!json_is_object(g))
-        return scn_i_fail(c, gptr, "must be an object, got %s", scn_i_type_name(g));
-    if (scn_i_check_keys(c, g, gptr, keys) || scn_i_need_key(c, g, gptr, "nodes", NULL) ||
-        scn_i_need_key(c, g, gptr, "slowdown", NULL))
-        return -1;
-    list = json_object_get(g, "nodes");
-    scn_i_ptr_key(np, gptr, "nodes");
-    if (!json_is_array(list))
-        return scn_i_fail(c, np, "must be an array, got %s", scn_i_type_name(list));
-    if (json_array_size(list) == 0)
-        return scn_i_fail(c, np, "must not be empty");
-    memset(seen, 0, (size_t)n_nodes);
-    json_array_foreach(list, j, e) {
-        int lo = 0, hi = -1;
-        scn_i_ptr_idx(ep, np, j);
-        if (node_entry(c, ep, e, n_nodes, &lo, &hi))
-            return -1;
-        for (int k = lo; k <= hi; k++) {
-            if (seen[k])
-                return scn_i_fail(c, ep, "node %d is already in this group", k);
-            seen[k] = 1;
-            count++;
-        }
-    }
-    if (scn_i_opt_num(c, g, gptr, "slowdown", GT0, &out->slowdown, NULL))
-        return -1;
-    out->nodes = malloc(count * sizeof *out->nodes);
-    if (!out->nodes)
-        return scn_i_fail_oom(c);
-    for (int k = 0; k < n_nodes; k++)
-        if (seen[k])
-            out->nodes[out->n_nodes++] = k;
-    return 0;
-}
-
-static int v_groups(scn_ctx *c, json_t *compute, const char *cptr, scn_scenario *s)
-{
-    json_t *arr = compute ? json_object_get(compute, "groups") : NULL;
-    char p[PTR_MAX], gp[PTR_MAX];
-    unsigned char *seen;
-    size_t i, n;
-    int rc = 0;
-
-    if (!arr)
-        return 0;
-    scn_i_ptr_key(p, cptr, "groups");
-    if (!json_is_array(arr))
-        return scn_i_fail(c, p, "must be an array, got %s", scn_i_type_name(arr));
-    n = json_array_size(arr);
-    if (n == 0)
-        return 0;
-    s->groups = calloc(n, sizeof *s->groups);
-    seen = malloc((size_t)s->n_nodes);
-    if (!s->groups || !seen) {
-        free(seen);
-        return scn_i_fail_oom(c);
-    }
-    for (i = 0; i < n && rc == 0; i++) {
-        scn_i_ptr_idx(gp, p, i);
-        s->n_groups = i + 1;   /* so scn_fini frees a half-built group */
-        rc = v_group(c, json_array_get(arr, i), gp, s->n_nodes, seen, &s->groups[i]);
-    }
-    free(seen);
-    return rc;
-}
+/* ---- compute (noise, groups and slowdowns: scn_hetero.c) --------------- */
 
 static int v_compute(scn_ctx *c, json_t *root, scn_scenario *s)
 {
-    static const char *const keys[] = {"step_time_s", "noise", "groups", NULL};
+    static const char *const keys[] = {"step_time_s", "flops_per_s", "noise", "groups",
+                                       "slowdowns", NULL};
     char p[PTR_MAX];
+    scn_noise_spec ns;
+    int has_step, has_flops;
     json_t *o;
 
     s->step_time_s = 0.01;
     if (scn_i_opt_obj(c, root, "", "compute", &o, p) || scn_i_check_keys(c, o, p, keys) ||
-        scn_i_opt_num(c, o, p, "step_time_s", GT0, &s->step_time_s, NULL) ||
-        v_noise(c, o, p, s) || v_groups(c, o, p, s))
+        scn_i_opt_num(c, o, p, "step_time_s", GT0, &s->step_time_s, &has_step) ||
+        scn_i_opt_num(c, o, p, "flops_per_s", GT0, &s->flops_per_s, &has_flops))
+        return -1;
+    if (has_step && has_flops)
+        return scn_i_fail(c, p, "give \"step_time_s\" or \"flops_per_s\", not both");
+    if (scn_i_v_noise(c, o, p, &ns))
+        return -1;
+    s->noise = ns.dist;
+    s->noise_low = ns.low;
+    s->noise_high = ns.high;
+    s->noise_sigma = ns.sigma;
+    s->noise_floor = ns.floor;
+    s->noise_shift = ns.shift;
+    s->noise_shape = ns.shape;
+    s->noise_alpha = ns.alpha;
+    if (scn_i_v_groups(c, o, p, s) || scn_i_v_slowdowns(c, o, p, s))
         return -1;
     return 0;
 }
@@ -192,7 +50,10 @@ static int v_compute(scn_ctx *c, json_t *root, scn_scenario *s)
 
 static int v_network(scn_ctx *c, json_t *root, scn_scenario *s)
 {
-    static const char *const keys[] = {"latency_s", "bandwidth_Bps", "bytes_per_param", NULL};
+    static const char *const keys[] = {"latency_s", "bandwidth_Bps", "bytes_per_param",
+                                       "compression_ratio", "discipline", "up_Bps",
+                                       "down_Bps", "nics", "jitter", "loss", "reorder",
+                                       "outages", "links", NULL};
     char p[PTR_MAX];
     json_t *o;
 
@@ -202,7 +63,8 @@ static int v_network(scn_ctx *c, json_t *root, scn_scenario *s)
     if (scn_i_opt_obj(c, root, "", "network", &o, p) || scn_i_check_keys(c, o, p, keys) ||
         scn_i_opt_num(c, o, p, "latency_s", GE0, &s->latency_s, NULL) ||
         scn_i_opt_num(c, o, p, "bandwidth_Bps", GT0, &s->bandwidth_Bps, NULL) ||
-        scn_i_opt_num(c, o, p, "bytes_per_param", GT0, &s->bytes_per_param, NULL))
+        scn_i_opt_num(c, o, p, "bytes_per_param", GT0, &s->bytes_per_param, NULL) ||
+        scn_i_v_network_nics(c, o, p, s) || scn_i_v_network_links(c, o, p, s))
         return -1;
     return 0;
 }
@@ -727,9 +589,9 @@ static int v_metrics(scn_ctx *c, json_t *root, scn_scenario *s)
 
 int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s)
 {
-    static const char *const keys[] = {"seed", "nodes", "compute", "network", "topology",
-                                       "model", "data", "algorithm", "optimizer", "stop",
-                                       "metrics", NULL};
+    static const char *const keys[] = {"seed", "nodes", "compute", "faults", "network",
+                                       "topology", "model", "data", "algorithm", "optimizer",
+                                       "stop", "metrics", "output", NULL};
     long long seed = 1, nodes = 0;
 
     if (scn_i_check_keys(c, root, "", keys) ||
@@ -738,9 +600,10 @@ int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s)
         return -1;
     s->seed = (uint64_t)seed;
     s->n_nodes = (int)nodes;
-    if (v_compute(c, root, s) || v_network(c, root, s) || v_topology(c, root, s) ||
-        v_model(c, root, s) || v_data(c, root, s) || v_algorithm(c, root, s) ||
-        v_stop(c, root, s) || v_optimizer(c, root, s) || v_metrics(c, root, s))
+    if (v_compute(c, root, s) || scn_i_v_faults(c, root, s) || v_network(c, root, s) ||
+        v_topology(c, root, s) || v_model(c, root, s) || v_data(c, root, s) ||
+        v_algorithm(c, root, s) || v_stop(c, root, s) || v_optimizer(c, root, s) ||
+        v_metrics(c, root, s) || scn_i_v_output(c, root, s))
         return -1;
     return 0;
 }

@@ -1,0 +1,154 @@
+/* cl_internal.h -- what the files of the cluster share and nobody else
+ * sees: the node, message slot, NIC and environment-item records, and the
+ * calls between nodes and steps (cl_cluster.c), network (cl_net.c) and
+ * slowdowns and availability (cl_env.c).
+ */
+#ifndef CL_INTERNAL_H
+#define CL_INTERNAL_H
+
+#include "cl_cluster.h"
+#include <gsl/gsl_rng.h>
+
+typedef struct msg_slot {
+    cl_msg   msg;
+    double   up_start;    /* first bit left the sender */
+    double   up_end;      /* last bit left the sender (fair: once known) */
+    double   lat;         /* propagation delay of this message */
+    double   rx_start;    /* first bit at the receiver */
+    double   bw;          /* its link's bandwidth */
+    double   rem_up, rem_down;    /* fair NICs: bytes left */
+    double   rate_up, rate_down;  /* fair NICs: current rates */
+    double   rx_done;     /* fair downlink: when reception finished, or -1 */
+    uint32_t next_free;
+    uint32_t next_up, next_down;  /* fair: next message of the same link */
+    uint32_t cls;
+    uint8_t  live;
+    uint8_t  ev_pending;  /* an ARRIVE or DELIVER event refers to it */
+    uint8_t  in_up, in_down;          /* active in a fair NIC */
+    uint8_t  queued_up, queued_down;  /* in its link's queue at a fair NIC */
+    uint8_t  rx_counted;  /* counted in the receiver's rx_active */
+    uint8_t  dead;        /* lost: dropped at its pending event */
+    uint8_t  lost;        /* lost on the wire: dropped at the receiver */
+    uint8_t  up_known;    /* up_end is final */
+} msg_slot;
+
+/* One link (peer) at a node's NIC: in fair mode the messages of one link
+ * pass the NIC one after the other (FIFO per link, sharing between
+ * links); last_arrival keeps jitter from reordering the link. */
+typedef struct pairq {
+    int      peer;
+    uint32_t head, tail;
+    double   last_arrival;
+} pairq;
+
+typedef struct pairs {
+    pairq  *p;      /* sorted by peer */
+    size_t  n, cap;
+} pairs;
+
+#define NO_SLOT UINT32_MAX
+
+/* A fair-sharing NIC: its active transfers progress at rate each. */
+typedef struct nic {
+    uint32_t *act;        /* slot ids, in joining order */
+    size_t    n_act, cap_act;
+    double    last_t, rate;
+    uint32_t  version;    /* completion events of older versions are stale */
+} nic;
+
+typedef struct node {
+    double   base_s;
+    cl_noise_spec noise;
+    gsl_rng *rng_compute, *rng_data, *rng_slow, *rng_fault;
+    size_t  *perm;       /* the node's sample indices, shuffled per epoch */
+    size_t   n_local, cursor;
+    /* the step in progress: work left (seconds at factor 1) since seg_start */
+    int      computing, paused, want_step;
+    uint32_t step_ver;
+    double   step_started, seg_start, seg_len, work_left;
+    double   factor;     /* current slowdown factor */
+    /* network */
+    double   up_cap, down_cap;
+    double   up_free, down_free;   /* FIFO: when the uplink / downlink is free */
+    nic      up, down;             /* fair */
+    pairs    upp, downp;           /* links by destination / by source */
+    gsl_rng *rng_link, *rng_loss;
+    int      rx_active;            /* transfers in the downlink stage */
+    /* availability */
+    int      n_down;     /* fault processes holding it down */
+    double   down_since;
+    uint32_t env_first, env_end;   /* its environment items */
+    /* time accounting (compute / network / idle / down) */
+    double   acct_t;
+    uint64_t pending;    /* its own scheduled events (target = node) */
+    cl_node_stats st;
+} node;
+
+/* One (process, node) pair of a slowdown or fault process. */
+typedef struct env_item {
+    int      node;
+    uint32_t proc;       /* index into slowdowns or faults */
+    uint8_t  is_fault;
+    uint8_t  active;     /* slowdown in force / node held down */
+    uint8_t  counted;    /* its pending event counts as progress */
+    size_t   next;       /* trace: next point; periodic: cycle */
+    double   value;      /* trace: current factor */
+} env_item;
+
+struct cl_cluster {
+    cl_config     cfg;
+    sim_engine   *eng;
+    cl_callbacks  cb;
+    int           n;
+    size_t        P;
+    double       *params;   /* n * P */
+    double       *grads;    /* n * P: gradient of the step in progress */
+    node         *nodes;
+    cl_pool       pool;
+    msg_slot     *slots;
+    uint32_t      n_slots, free_slot;
+    uint64_t      pending, in_flight, total_steps;
+    cl_slowdown  *slows;
+    cl_fault     *faults;
+    env_item     *items;
+    uint32_t      n_items;
+    cl_link_class *classes;
+    size_t        n_classes;
+    cl_link_rule *rules;
+    size_t        n_rules;
+    int           any_jitter;
+    struct wf { double bw; uint32_t k; } *wf;   /* water-filling scratch */
+    size_t        wf_cap;
+};
+
+void cl_i_die_oom(void);
+/* Schedules a cluster event targeted at node target (counted as pending). */
+void cl_i_schedule(cl_cluster *c, double at, uint32_t kind, int target, uint32_t data);
+/* Classifies the time since node i's last accounting as compute, network,
+ * idle or down; call before anything that changes its state. */
+void cl_i_account(cl_cluster *c, int i);
+void cl_i_trace(cl_cluster *c, int node, const char *kind, double start, double end,
+                int peer, double bytes);
+
+/* cl_cluster.c: node i's slowdown factor becomes f; the step in progress
+ * continues at the new rate */
+void cl_i_set_factor(cl_cluster *c, int i, double f);
+/* cl_cluster.c: one more (+1) or one fewer (-1) process holds node i down;
+ * the node goes down or comes back when the count leaves or reaches 0 */
+void cl_i_hold(cl_cluster *c, int i, int delta);
+
+/* cl_net.c */
+int  cl_i_net_init(cl_cluster *c, const cl_config *cfg);
+void cl_i_net_fini(cl_cluster *c);
+void cl_i_on_arrive(cl_cluster *c, uint32_t k);
+void cl_i_on_deliver(cl_cluster *c, uint32_t k);
+void cl_i_on_nic(cl_cluster *c, int node, uint32_t data);
+/* Loses what node i's departure takes with it (see cl_msg_policy). */
+void cl_i_net_node_down(cl_cluster *c, int i);
+
+/* cl_env.c */
+int  cl_i_env_init(cl_cluster *c);
+void cl_i_env_fini(cl_cluster *c);
+void cl_i_on_env(cl_cluster *c, uint32_t item);
+
+#endif
