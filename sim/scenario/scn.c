@@ -108,6 +108,8 @@ void scn_fini(scn_scenario *s)
     free(s->groups);
     free(s->path);
     free(s->topology);
+    free(s->topo_file);
+    free(s->topo_mixing);
     free(s->model);
     free(s->partition);
     free(s->algorithm);
