@@ -41,6 +41,7 @@ bench: build
 	$(BUILD)/bench/bench_quickstart scenarios/quickstart.json 7
 	$(BUILD)/bench/bench_quickstart scenarios/ring16-allreduce.json 7
 	$(BUILD)/bench/bench_quickstart scenarios/ring16-adpsgd.json 7
+	$(BUILD)/bench/bench_topo 3
 
 # Re-pins tests/golden/ from the current build: only for intended changes.
 golden: build

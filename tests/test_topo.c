@@ -642,9 +642,23 @@ START_TEST(test_stats_large)
     ck_assert_msg(fabs(st.lambda2 - ring_slem(TOPO_DENSE_MAX + 1)) < 1e-13,
                   "lambda2 %.17g, expected %.17g", st.lambda2, ring_slem(TOPO_DENSE_MAX + 1));
     ck_assert_double_eq(st.spectral_gap, 1.0 - st.lambda2);
+    ck_assert_int_eq(st.diameter_ok, 1);
     ck_assert_int_eq(st.diameter, (TOPO_DENSE_MAX + 1) / 2);
     ck_assert_int_eq(st.degree_min, 2);
     ck_assert_int_eq(st.degree_max, 2);
+    topo_destroy(g);
+
+    /* the star of 40000 nodes: 40000 searches of 120000 steps exceed
+     * TOPO_DIAMETER_WORK, so the diameter is skipped; its spectrum is
+     * {1, 1 - 1/n (n - 2 times), 0} */
+    topo_spec star = { .kind = TOPO_STAR, .n = 40000 };
+    g = build_ok(star, 1);
+    st = stats_ok(g);
+    ck_assert_int_eq(st.diameter_ok, 0);
+    ck_assert_int_eq(st.diameter, 0);
+    ck_assert_int_eq(st.spectral_ok, 1);
+    ck_assert_double_eq_tol(st.lambda2, 1.0 - 1.0 / 40000, 1e-12);
+    ck_assert_int_eq(st.degree_max, 39999);
     topo_destroy(g);
 }
 END_TEST

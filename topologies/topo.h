@@ -95,12 +95,19 @@ typedef struct topo_stats {
     size_t n_edges;
     int    degree_min, degree_max;
     int    diameter;
+    int    diameter_ok;   /* 0 when skipped (n (n + 2 edges) > TOPO_DIAMETER_WORK);
+                             diameter is then 0, unread */
     int    spectral_ok;   /* 0 when the iterative solver did not converge;
                              lambda2 and spectral_gap are then 0, unread */
     double lambda2;       /* second-largest eigenvalue modulus of W */
     double spectral_gap;  /* 1 - lambda2 */
     const char *solver;   /* "dense" or "arpack" (static string) */
 } topo_stats;
+
+/* The diameter takes a breadth-first search from every node, n (n + 2 edges)
+ * steps: about 3 s for a 4-regular graph of 10^4 nodes here.  Above this
+ * many steps it is skipped (minutes at 10^5 nodes). */
+#define TOPO_DIAMETER_WORK 3e9
 
 /* Largest n for which the spectrum uses the dense solver; ARPACK above. */
 #define TOPO_DENSE_MAX 1024   /* 0.5 s here; 2048 takes 8 s, 4096 a minute */
@@ -116,10 +123,11 @@ typedef struct topo_stats {
 topo_graph *topo_build(const topo_spec *spec, uint64_t seed, char *err, size_t err_size);
 void        topo_destroy(topo_graph *g);
 
-/* Degrees, diameter and the spectrum of the mixing matrix: dense symmetric
- * eigen-solver from GSL for n <= TOPO_DENSE_MAX (O(n^3)), ARPACK through
- * igraph above (a few hundred sparse products).  Returns 0, or -1 when out
- * of memory. */
+/* Degrees, diameter (O(n * edges), skipped above TOPO_DIAMETER_WORK) and
+ * the spectrum of the mixing matrix: dense symmetric eigen-solver from GSL
+ * for n <= TOPO_DENSE_MAX (O(n^3)), ARPACK through igraph above (a few
+ * hundred sparse products; gives up on very slowly mixing graphs such as a
+ * ring of 10^4 nodes).  Returns 0, or -1 when out of memory. */
 int topo_compute_stats(const topo_graph *g, topo_stats *st);
 
 typedef enum topo_solver { TOPO_SOLVER_AUTO = 0, TOPO_SOLVER_DENSE, TOPO_SOLVER_ARPACK } topo_solver;

@@ -259,9 +259,14 @@ static int cmd_topo(int argc, char **argv)
         fprintf(stderr, "%s: error: out of memory\n", s.path);
         rc = 1;
     } else {
-        printf("topology: %s\nnodes: %d\nedges: %zu\ndegree: %d..%d\ndiameter: %d\n"
-               "bipartite: %s\nmixing: %s\nlazy_alpha: %.17g\nsymmetric: %s\n", s.topology,
-               st.n, st.n_edges, st.degree_min, st.degree_max, st.diameter,
+        printf("topology: %s\nnodes: %d\nedges: %zu\ndegree: %d..%d\n", s.topology, st.n,
+               st.n_edges, st.degree_min, st.degree_max);
+        if (st.diameter_ok)
+            printf("diameter: %d\n", st.diameter);
+        else
+            printf("diameter: not computed (%d searches of %zu steps)\n", st.n,
+                   (size_t)st.n + 2 * st.n_edges);
+        printf("bipartite: %s\nmixing: %s\nlazy_alpha: %.17g\nsymmetric: %s\n",
                g->bipartite ? "yes" : "no", topo_mixing_name(g->mixing), g->lazy_alpha,
                g->symmetric ? "yes" : "no");
         if (st.spectral_ok)

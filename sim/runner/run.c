@@ -363,7 +363,10 @@ static int write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_int(&j, "edges", (int64_t)res->topo.n_edges);
     out_json_int(&j, "degree_min", res->topo.degree_min);
     out_json_int(&j, "degree_max", res->topo.degree_max);
-    out_json_int(&j, "diameter", res->topo.diameter);
+    if (res->topo.diameter_ok)
+        out_json_int(&j, "diameter", res->topo.diameter);
+    else
+        out_json_raw(&j, "diameter", "null");
     out_json_bool(&j, "bipartite", r->g->bipartite);
     out_json_string(&j, "mixing", topo_mixing_name(r->g->mixing));
     out_json_number(&j, "lazy_alpha", r->g->lazy_alpha);
