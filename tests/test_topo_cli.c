@@ -178,6 +178,49 @@ START_TEST(test_run_json_mixing)
 }
 END_TEST
 
+/* Every kind through the scenario keys, the runner and the command: the
+ * parameters reach the generator (counts and closed forms). */
+START_TEST(test_every_kind)
+{
+    static const struct {
+        const char *sets;
+        const char *lines;   /* expected in the output */
+        double      lambda2; /* < 0: not checked */
+    } cases[] = {
+        { "nodes=27 --set topology.kind=torus3d --set topology.rows=3 --set topology.cols=3 "
+          "--set topology.layers=3", "edges: 81\ndegree: 6..6\ndiameter: 3\n", 4.0 / 7.0 },
+        { "nodes=16 --set topology.kind=hypercube", "edges: 32\ndegree: 4..4\n", 0.6 },
+        { "nodes=10 --set topology.kind=ring_lattice --set topology.k=2",
+          "edges: 20\ndegree: 4..4\n", -1 },
+        { "nodes=20 --set topology.kind=watts_strogatz --set topology.k=2 "
+          "--set topology.beta=0", "edges: 40\ndegree: 4..4\n", -1 },
+        { "nodes=20 --set topology.kind=barabasi_albert --set topology.m=2",
+          "edges: 37\n", -1 },
+        { "nodes=8 --set topology.kind=exponential", "edges: 20\ndegree: 5..5\n", -1 },
+        { "nodes=5 --set topology.kind=star", "edges: 4\ndegree: 1..4\ndiameter: 2\n", 0.8 },
+        { "nodes=7 --set topology.kind=binary_tree", "edges: 6\ndegree: 1..3\ndiameter: 4\n",
+          -1 },
+        { "nodes=9 --set topology.kind=ring --set topology.mixing=max_degree",
+          "mixing: max_degree\n", -1 },
+    };
+    make_tmp();
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        ck_assert_msg(sh("%s topo %s --set %s >%s/out 2>&1", DTSIM_BINARY, RING6, cases[t].sets,
+                         tmpdir) == 0, "%s", cases[t].sets);
+        char *out = slurp("%s/out", tmpdir);
+        ck_assert_msg(strstr(out, cases[t].lines) != NULL, "%s:\n%s", cases[t].sets, out);
+        if (cases[t].lambda2 >= 0)
+            ck_assert_double_eq_tol(field(out, "lambda2: "), cases[t].lambda2, 1e-12);
+        free(out);
+    }
+    /* rewiring happens with beta > 0 */
+    ck_assert_int_eq(sh("%s topo %s --set nodes=40 --set topology.kind=watts_strogatz "
+                        "--set topology.k=2 --set topology.beta=0.5 | grep -q 'degree: 4..4'",
+                        DTSIM_BINARY, RING6), 1);
+    remove_tmp();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("topo_cli");
@@ -186,6 +229,7 @@ int main(void)
     tcase_add_test(tc, test_stats_and_edges);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_run_json_mixing);
+    tcase_add_test(tc, test_every_kind);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
