@@ -150,7 +150,8 @@ void topo_digraph_mix(const topo_digraph *d, const double *x, double *out);
 int topo_write_csv(const topo_graph *g, FILE *f);
 int topo_write_dot(const topo_graph *g, const char *name, FILE *f);
 
-/* Names of kinds and mixings, and the reverse (-1 when unknown). */
+/* Names of kinds and mixings ("unknown" and "?" for values out of range),
+ * and the reverse (-1 when unknown). */
 const char *topo_kind_name(topo_kind k);
 int         topo_kind_from_name(const char *name);
 const char *topo_kind_names(void);   /* comma-separated, for errors */
@@ -200,7 +201,8 @@ void           topo_schedule_destroy(topo_schedule *s);
 
 /* The graph of round r, owned by the schedule and valid until the next
  * call.  O(n + arcs) per round (O(n k) draws for random_k_out), no igraph
- * call.  NULL only when out of memory. */
+ * call and no allocation (buffers come from topo_schedule_create), so never
+ * NULL. */
 const topo_digraph *topo_schedule_round(topo_schedule *s, uint64_t r);
 
 /* Rounds after which the sequence repeats: tau = log2 n rounded up for
