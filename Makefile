@@ -58,6 +58,7 @@ bench: build
 	$(BUILD)/bench/bench_quickstart scenarios/ring16-allreduce.json 7
 	$(BUILD)/bench/bench_quickstart scenarios/ring16-adpsgd.json 7
 	OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_models
+	$(BUILD)/bench/bench_topo 3
 
 # Re-pins tests/golden/ from the current build: only for intended changes.
 golden: build

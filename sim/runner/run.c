@@ -70,20 +70,30 @@ static int build_topology(run_sim *r, scn_error *err)
 {
     const scn_scenario *s = r->s;
     topo_spec ts = { .n = s->n_nodes, .rows = s->topo_rows, .cols = s->topo_cols,
-                     .p = s->topo_p, .degree = s->topo_degree };
+                     .layers = s->topo_layers, .p = s->topo_p, .degree = s->topo_degree,
+                     .k = s->topo_k, .beta = s->topo_beta, .m = s->topo_m,
+                     .path = s->topo_file, .lazy_alpha = s->topo_lazy_alpha };
     int kind = topo_kind_from_name(s->topology);
-    if (kind < 0) {
-        char m[512];
-        snprintf(m, sizeof m, "unknown topology \"%s\" (expected one of: %s)",
-                 s->topology, topo_kind_names());
-        value_error(err, s, "/topology/kind", m);
+    int mixing = topo_mixing_from_name(s->topo_mixing ? s->topo_mixing : "metropolis_hastings");
+    char m[512];
+    if (kind < 0 || mixing < 0) {
+        snprintf(m, sizeof m, "unknown %s \"%s\" (expected one of: %s)",
+                 kind < 0 ? "topology" : "mixing", kind < 0 ? s->topology : s->topo_mixing,
+                 kind < 0 ? topo_kind_names() : topo_mixing_names());
+        value_error(err, s, kind < 0 ? "/topology/kind" : "/topology/mixing", m);
         return -1;
     }
     ts.kind = (topo_kind)kind;
-    char m[512];
+    ts.mixing = (topo_mixing)mixing;
     r->g = topo_build(&ts, sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_TOPOLOGY), m, sizeof m);
     if (!r->g) {
-        value_error(err, s, "/topology", m);
+        /* a bad line of an edge-list file is reported where it is:
+         * "FILE:LINE: error: ..." */
+        size_t len = s->topo_file ? strlen(s->topo_file) : 0;
+        if (len > 0 && strncmp(m, s->topo_file, len) == 0 && m[len] == ':')
+            snprintf(err->msg, sizeof err->msg, "%s", m);
+        else
+            value_error(err, s, "/topology", m);
         return -1;
     }
     return 0;
@@ -797,9 +807,15 @@ static int write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_int(&j, "edges", (int64_t)res->topo.n_edges);
     out_json_int(&j, "degree_min", res->topo.degree_min);
     out_json_int(&j, "degree_max", res->topo.degree_max);
-    out_json_int(&j, "diameter", res->topo.diameter);
+    if (res->topo.diameter_ok)
+        out_json_int(&j, "diameter", res->topo.diameter);
+    else
+        out_json_raw(&j, "diameter", "null");
     out_json_bool(&j, "bipartite", r->g->bipartite);
-    out_json_string(&j, "mixing", "metropolis_hastings");
+    out_json_string(&j, "mixing", topo_mixing_name(r->g->mixing));
+    out_json_number(&j, "lazy_alpha", r->g->lazy_alpha);
+    out_json_bool(&j, "symmetric", r->g->symmetric);
+    out_json_string(&j, "spectral_solver", res->topo.solver ? res->topo.solver : "dense");
     if (res->topo.spectral_ok) {
         out_json_number(&j, "lambda2", res->topo.lambda2);
         out_json_number(&j, "spectral_gap", res->topo.spectral_gap);
