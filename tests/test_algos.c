@@ -175,6 +175,43 @@ START_TEST(test_sgp_one_peer_exact_average)
 }
 END_TEST
 
+START_TEST(test_hop_converges)
+{
+    check_converges("hop", "{\"kind\": \"ring\"}");
+    check_converges("hop\", \"backup\": 1, \"staleness\": 3, \"skip\": \"on",
+                    "{\"kind\": \"torus2d\", \"rows\": 2, \"cols\": 4}");
+}
+END_TEST
+
+/* Neighbours' iterations never differ by more than staleness + 1, with or
+ * without backup workers and skipping; without backup workers a node waits
+ * for every neighbour, so they never differ by more than one. */
+START_TEST(test_hop_staleness_bound)
+{
+    for (int s = 0; s <= 4; s += 2)
+        for (int b = 0; b <= 1; b++)
+            for (int skip = 0; skip <= 1; skip++) {
+                char json[2048];
+                snprintf(json, sizeof json,
+                    "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"hop\", \"staleness\": %d,"
+                    " \"backup\": %d, \"skip\": \"%s\"}, \"stop\": {\"time_s\": 2}}", problem, s,
+                    b, skip ? "on" : "off");
+                run_result res;
+                run_json(json, NULL, &res);
+                double gap = stat_of(&res, "neighbour_gap_max");
+                ck_assert_msg(gap <= (b ? s + 1 : 1), "s=%d b=%d skip=%d: gap %g", s, b, skip, gap);
+                if (b && !skip)   /* node 0 is 3x slower: the bound is reached */
+                    ck_assert_double_eq(gap, s + 1);
+                if (b && skip && s > 0)   /* with s = 0 there is no room to jump */
+                    ck_assert_double_gt(stat_of(&res, "iterations_skipped"), 0);
+            }
+    expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"hop\", \"backup\": 2},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/name: error: hop backup 2 must be below every "
+                         "node's degree; node 0 has 2 neighbours");
+}
+END_TEST
+
 /* ---- invariants ---- */
 
 typedef struct rows {
@@ -299,7 +336,7 @@ START_TEST(test_unknown_algorithm)
                                   " \"stop\": {\"steps\": 5}}", &s, &r, &err), -1);
     ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: unknown algorithm \"dpsdg\" "
                               "(expected one of: adpsgd, allreduce, backup, dpsgd, eager, epidemic, "
-                              "fedavg, gossip, local-sgd, prague, ps-async, ps-sync, rennala, "
+                              "fedavg, gossip, hop, local-sgd, prague, ps-async, ps-sync, rennala, "
                               "ringmaster, sgp, ssp)");
 }
 END_TEST
@@ -410,6 +447,8 @@ int main(void)
     tcase_add_test(tc, test_eager_converges);
     tcase_add_test(tc, test_eager_contributions);
     tcase_add_test(tc, test_sgp_converges);
+    tcase_add_test(tc, test_hop_converges);
+    tcase_add_test(tc, test_hop_staleness_bound);
     tcase_add_test(tc, test_sgp_weights_conserved);
     tcase_add_test(tc, test_sgp_one_peer_exact_average);
     tcase_add_test(tc, test_epidemic_fanout);

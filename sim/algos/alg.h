@@ -95,7 +95,7 @@ typedef struct alg_type {
 } alg_type;
 
 extern const alg_type alg_adpsgd, alg_allreduce, alg_backup, alg_dpsgd, alg_eager, alg_epidemic,
-    alg_fedavg, alg_gossip, alg_localsgd, alg_prague, alg_ps_async, alg_ps_sync, alg_rennala,
+    alg_fedavg, alg_gossip, alg_hop, alg_localsgd, alg_prague, alg_ps_async, alg_ps_sync, alg_rennala,
     alg_ringmaster, alg_sgp, alg_ssp;
 
 const alg_type *alg_find(const char *name);   /* NULL when unknown */
