@@ -212,6 +212,42 @@ START_TEST(test_hop_staleness_bound)
 }
 END_TEST
 
+START_TEST(test_sdfeel_converges)
+{
+    check_converges("sdfeel", "{\"kind\": \"ring\"}");   /* two clusters */
+}
+END_TEST
+
+/* With lr = 0 the edge aggregation and, with two clusters, the gossip of
+ * the two servers leave every client with the same model. */
+START_TEST(test_sdfeel_clusters_agree)
+{
+    for (int c = 1; c <= 2; c++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"sdfeel\", \"lr\": 0,"
+            " \"clusters\": %d}, \"stop\": {\"time_s\": 0.5}}", problem, c);
+        run_options opt = { .init_params = spread_init };
+        run_result res;
+        run_json(json, &opt, &res);
+        ck_assert_double_eq(res.last.consensus_distance, 0);
+    }
+    for (int c = 2; c <= 4; c += 2) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"sdfeel\", \"clusters\": %d,"
+            " \"local_steps\": 3, \"edge_rounds\": 2}, \"stop\": {\"steps\": 300}}", problem, c);
+        run_result res;
+        run_json(json, NULL, &res);
+        ck_assert_msg(res.last.test_accuracy > 0.8, "clusters %d: %g", c, res.last.test_accuracy);
+    }
+    expect_prepare_error("{\"nodes\": 3, \"algorithm\": {\"name\": \"sdfeel\", \"clusters\": 4},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/name: error: sdfeel needs at least one worker per "
+                         "cluster: 4 clusters, 3 workers");
+}
+END_TEST
+
 /* ---- invariants ---- */
 
 typedef struct rows {
@@ -337,7 +373,7 @@ START_TEST(test_unknown_algorithm)
     ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: unknown algorithm \"dpsdg\" "
                               "(expected one of: adpsgd, allreduce, backup, dpsgd, eager, epidemic, "
                               "fedavg, gossip, hop, local-sgd, prague, ps-async, ps-sync, rennala, "
-                              "ringmaster, sgp, ssp)");
+                              "ringmaster, sdfeel, sgp, ssp)");
 }
 END_TEST
 
@@ -448,6 +484,8 @@ int main(void)
     tcase_add_test(tc, test_eager_contributions);
     tcase_add_test(tc, test_sgp_converges);
     tcase_add_test(tc, test_hop_converges);
+    tcase_add_test(tc, test_sdfeel_converges);
+    tcase_add_test(tc, test_sdfeel_clusters_agree);
     tcase_add_test(tc, test_hop_staleness_bound);
     tcase_add_test(tc, test_sgp_weights_conserved);
     tcase_add_test(tc, test_sgp_one_peer_exact_average);

@@ -502,18 +502,20 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
         value_error(err, s, "/algorithm/name", m);
         goto out_destroy;
     }
-    r->n_all = s->n_nodes + r->alg->servers;
+    /* parameters first: they may decide how many servers the protocol adds */
+    r->ctx.n = s->n_nodes;
+    r->ctx.lr = s->lr;
+    if (resolve_params(r, err) != 0)
+        goto out_destroy;
+    int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;
+    r->n_all = s->n_nodes + servers;
     if (build_topology(r, err) != 0 || build_data(r, err) != 0)
         goto out_destroy;
 
     r->ctx.g = r->g;
-    r->ctx.n = s->n_nodes;
     r->ctx.n_all = r->n_all;
-    r->ctx.server = r->alg->servers ? s->n_nodes : -1;
+    r->ctx.server = servers ? s->n_nodes : -1;
     r->ctx.P = mdl_n_params(r->model);
-    r->ctx.lr = s->lr;
-    if (resolve_params(r, err) != 0)
-        goto out_destroy;
     if (r->alg->check) {
         char m[512];
         if (r->alg->check(&r->ctx, m, sizeof m) != 0) {
@@ -971,7 +973,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     memset(res, 0, sizeof *res);
     r->opt = opt ? opt : &none;
     if (r->opt->algorithm) {
-        if (r->opt->algorithm->servers != r->alg->servers) {
+        if (r->opt->algorithm->servers != r->n_all - s->n_nodes) {
             snprintf(err, es, "%s: error: the replacement algorithm needs the same number of "
                      "servers as the scenario's", s->path);
             return -1;
