@@ -82,23 +82,23 @@ methods = system("cut -f1 '$a' | tail -n +2 | awk '!s[\$0]++' | tr ' ' '_'")
 nm = words(methods)
 nl = int(system("tail -n +2 '$a' | wc -l")) / nm
 R = int(system("tail -n +2 '$a' | cut -f7 | sort -n | tail -n 1"))
-plot for [k=0:nm-1] '$a' every ::(nl*k)::(nl*k+nl-1) using (\$7 == R ? \$2 : NaN):3 with linespoints lw 2 pt 7 title word(methods, k+1)
+plot for [k=0:nm-1] '$a' every ::(nl*k)::(nl*k+nl-1) using (\$7 == R ? \$2 : NaN):3 with linespoints lw 2 pt (k < 8 ? 7 : 5) title word(methods, k+1)
 unset multiplot
 EOF
     ;;
   local-sgd)
-    # columns: latency_s bandwidth_Bps local_steps ttt(mean sd min max
-    # reached)=4..8 speedup=9..11
+    # columns: latency_s bandwidth_Bps every_s local_steps ttt(mean sd min
+    # max reached)=5..9 speedup=10..12
     cat > "$body" <<EOF
 $common
 set multiplot layout 1,2 title 'Local SGD on Fashion-MNIST softmax, 16 workers, ring all-reduce every H steps'
 set logscale x 2; set xlabel 'H (local steps between all-reduces)'; set xrange [0.8:80]
 set ylabel 'simulated time to test accuracy 0.80 (s)'; set logscale y; set key top right
-plot '$t' using (\$1 < 1e-3 ? \$3 : NaN):4:6:7 with yerrorlines lw 2 pt 7 title 'fast: 10 Gbit/s, 50 us', \
-     '' using (\$1 >= 1e-3 ? \$3 : NaN):4:6:7 with yerrorlines lw 2 pt 7 title 'slow: 100 Mbit/s, 5 ms'
+plot '$t' using (\$1 < 1e-3 ? \$4 : NaN):5:7:8 with yerrorlines lw 2 pt 7 title 'fast: 10 Gbit/s, 50 us', \
+     '' using (\$1 >= 1e-3 ? \$4 : NaN):5:7:8 with yerrorlines lw 2 pt 7 title 'slow: 100 Mbit/s, 5 ms'
 set ylabel 'speedup over H = 1'; unset logscale y; set yrange [0:*]; set key top left
-plot '$t' using (\$1 < 1e-3 ? \$3 : NaN):9:10:11 with yerrorlines lw 2 pt 7 title 'fast: 10 Gbit/s, 50 us', \
-     '' using (\$1 >= 1e-3 ? \$3 : NaN):9:10:11 with yerrorlines lw 2 pt 7 title 'slow: 100 Mbit/s, 5 ms'
+plot '$t' using (\$1 < 1e-3 ? \$4 : NaN):10:11:12 with yerrorlines lw 2 pt 7 title 'fast: 10 Gbit/s, 50 us', \
+     '' using (\$1 >= 1e-3 ? \$4 : NaN):10:11:12 with yerrorlines lw 2 pt 7 title 'slow: 100 Mbit/s, 5 ms'
 unset multiplot
 EOF
     ;;

@@ -43,6 +43,9 @@ done
 [ -x "$dtsim" ] || { echo "run.sh: error: $dtsim not found (make build, or set DTSIM)" >&2; exit 1; }
 
 table=$root/plots/papers-table.sh
+# one BLAS thread per run: the runs are the parallelism (bench/RESULTS.md)
+OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+export OPENBLAS_NUM_THREADS
 # shellcheck disable=SC2086  # $jobs is empty or two words
 sweep() { "$dtsim" sweep "$@" $jobs --quiet; }
 
@@ -71,19 +74,21 @@ for name in $names; do
       # Tyurin & Richtarik 2023, Maranjyan et al. 2025: tau_i = 1 + sqrt(i),
       # every method at its best learning rate of the grid
       sweep "$here/ringmaster-sqrt.json" -o "$dir" --replicates 3 \
-        --grid 'algorithm={"name":"ps-sync"},{"name":"ps-async"},{"name":"rennala","gradients":4},{"name":"rennala","gradients":8},{"name":"rennala","gradients":16},{"name":"ringmaster","max_delay":2},{"name":"ringmaster","max_delay":4},{"name":"ringmaster","max_delay":8}' \
+        --grid 'algorithm={"name":"ps-sync"},{"name":"ps-async"},{"name":"rennala","gradients":2},{"name":"rennala","gradients":4},{"name":"rennala","gradients":8},{"name":"rennala","gradients":16},{"name":"ringmaster","max_delay":2},{"name":"ringmaster","max_delay":4},{"name":"ringmaster","max_delay":8}' \
         --grid algorithm.lr=0.02,0.03,0.05,0.07,0.1,0.15,0.2,0.3,0.5,0.7,1
       "$table" "$dir" --best algorithm.lr time_to_target_loss_s
       "$table" "$dir" --tag all time_to_target_loss_s
       ;;
     local-sgd)
       # Lin et al. 2020: H local steps, fast (10 Gbit/s, 50 us) and slow
-      # (100 Mbit/s, 5 ms) links
-      OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} \
+      # (100 Mbit/s, 5 ms) links; evaluations every 0.05 s and 0.25 s
+      # (1% to 7% of the times to target)
       sweep "$here/local-sgd.json" -o "$dir" --replicates 3 \
         --zip network.latency_s=5e-05,0.005 --zip network.bandwidth_Bps=1.25e9,1.25e7 \
+        --zip metrics.every_s=0.05,0.25 \
         --grid algorithm.local_steps=1,2,4,8,16,32,64
       "$table" "$dir" --speedup algorithm.local_steps=1 time_to_target_accuracy_s
+      "$table" "$dir" --ratio algorithm.local_steps=1 --tag throughput steps_per_s
       ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"
