@@ -8,6 +8,7 @@
 #   adpsgd-straggler  throughput relative to no straggler, and time to the
 #                     target loss, against the straggler's slowdown
 #   prague            time to the target loss per protocol and condition
+#   hop               the same for D-PSGD and Hop's variants
 #   ringmaster        time to the target loss at each method's best
 #                     learning rate, and against the learning rate
 #   local-sgd         time to the target accuracy, and speedup over H = 1,
@@ -63,6 +64,20 @@ EOF
     # box titles: the protocol of each block of three rows
     sed -i 's/title columnhead(1)/title word("all-reduce AD-PSGD prague-static prague-random", k+1)/' "$body"
     ;;
+  hop)
+    # rows: 5 variants x 3 conditions; columns as for prague
+    cat > "$body" <<EOF
+$common
+set title 'Hop (backup workers, bounded staleness, skipping) vs D-PSGD, 16 workers on a ring'
+set ylabel 'simulated time to train loss 0.3 (s)'; set yrange [0:*]
+set xtics ('homogeneous' 0, 'worker 0 4x slower' 1, 'random 5x slowdowns, 10 pct of time' 2)
+set xrange [-0.6:2.6]; set key top left font ',9'; set style fill solid 0.6 border -1; set boxwidth 0.15
+cond(s, f) = (s == 4 ? 1 : (f == 5 ? 2 : 0))
+plot for [k=0:4] '$t' every ::(3*k)::(3*k+2) using (cond(\$2, \$3) + (k - 2) * 0.16):4 with boxes lc (k+1) title columnhead(1), \
+     for [k=0:4] '' every ::(3*k)::(3*k+2) using (cond(\$2, \$3) + (k - 2) * 0.16):4:6:7 with yerrorbars lc black pt -1 notitle
+EOF
+    sed -i 's/title columnhead(1)/title word("D-PSGD hop-b0-s2 hop-b1-s2 hop-b1-s2-skip hop-b1-s8-skip", k+1)/' "$body"
+    ;;
   ringmaster)
     # table.tsv: algorithm lr ttt(mean sd min max reached)=3..7
     # table-all.tsv: the same for every learning rate
@@ -102,7 +117,7 @@ plot '$t' using (\$1 < 1e-3 ? \$4 : NaN):10:11:12 with yerrorlines lw 2 pt 7 tit
 unset multiplot
 EOF
     ;;
-  *) echo "papers.sh: error: unknown replication $name (adpsgd-straggler, prague, ringmaster, local-sgd)" >&2; exit 2 ;;
+  *) echo "papers.sh: error: unknown replication $name (adpsgd-straggler, prague, hop, ringmaster, local-sgd)" >&2; exit 2 ;;
 esac
 
 {

@@ -7,7 +7,7 @@
 #
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
-#   NAME  adpsgd-straggler | prague | ringmaster | local-sgd | all
+#   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -27,15 +27,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, ringmaster, local-sgd, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague ringmaster local-sgd"; shift ;;
-    adpsgd-straggler|prague|ringmaster|local-sgd) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -69,6 +69,17 @@ for name in $names; do
         --zip compute.groups.0.slowdown=1,4,1 --zip compute.slowdowns.0.factor=1,1,5
       "$table" "$dir" --speedup 'algorithm={"name":"allreduce","lr":0.05}' time_to_target_loss_s
       "$table" "$dir" --ratio 'algorithm={"name":"allreduce","lr":0.05}' --tag throughput steps_per_s
+      ;;
+    hop)
+      # Luo et al. 2019: D-PSGD (waits for every neighbour) against Hop
+      # without backup workers, with one backup worker, with iteration
+      # skipping, and with a looser staleness bound; homogeneous, one worker
+      # 4x slower, random 5x slowdowns 10% of the time
+      sweep "$here/hop.json" -o "$dir" --replicates 5 \
+        --grid 'algorithm={"name":"dpsgd","lr":0.05},{"name":"hop","lr":0.05,"backup":0,"staleness":2},{"name":"hop","lr":0.05,"backup":1,"staleness":2},{"name":"hop","lr":0.05,"backup":1,"staleness":2,"skip":"on"},{"name":"hop","lr":0.05,"backup":1,"staleness":8,"skip":"on"}' \
+        --zip compute.groups.0.slowdown=1,4,1 --zip compute.slowdowns.0.factor=1,1,5
+      "$table" "$dir" --speedup 'algorithm={"name":"dpsgd","lr":0.05}' time_to_target_loss_s
+      "$table" "$dir" --ratio 'algorithm={"name":"dpsgd","lr":0.05}' --tag throughput steps_per_s
       ;;
     ringmaster)
       # Tyurin & Richtarik 2023, Maranjyan et al. 2025: tau_i = 1 + sqrt(i),
