@@ -6,66 +6,16 @@
  */
 #include <check.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
+
+#include "test_shell.h"
 
 static const double PI = 3.14159265358979323846;
 #define EDGE_LIST DTSIM_SOURCE_DIR "/tests/data/topo-edge-list.json"
 #define BAD_EDGES DTSIM_SOURCE_DIR "/tests/data/topo-bad-edges.json"
 #define RING6 DTSIM_SOURCE_DIR "/tests/data/golden-dpsgd.json"
-
-static char tmpdir[256];
-
-static void make_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/dtsim-test-topo-cli-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmp(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    ck_assert(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
-static char *slurp(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *slurp(const char *fmt, ...)
-{
-    char path[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(path, sizeof path, fmt, ap);
-    va_end(ap);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "%s missing", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 static double field(const char *text, const char *name)
 {
@@ -85,7 +35,7 @@ START_TEST(test_stats_and_edges)
 {
     make_tmp();
     ck_assert_int_eq(sh("%s topo %s >%s/out", DTSIM_BINARY, EDGE_LIST, tmpdir), 0);
-    char *t = slurp("%s/out", tmpdir);
+    char *t = slurpf("%s/out", tmpdir);
     static const char head[] = "topology: edge_list\nnodes: 5\nedges: 5\ndegree: 2..2\n"
                                "diameter: 2\nbipartite: no\nmixing: metropolis_hastings\n"
                                "lazy_alpha: 0\nsymmetric: yes\nlambda2: ";
@@ -96,25 +46,25 @@ START_TEST(test_stats_and_edges)
     free(t);
 
     ck_assert_int_eq(sh("%s topo %s --edges >%s/edges.csv", DTSIM_BINARY, EDGE_LIST, tmpdir), 0);
-    t = slurp("%s/edges.csv", tmpdir);
+    t = slurpf("%s/edges.csv", tmpdir);
     ck_assert_str_eq(t, ring5_csv);
     free(t);
 
     /* to files: the format from --dot or the extension; stats on stdout */
     ck_assert_int_eq(sh("%s topo %s -o %s/g.csv >%s/out2", DTSIM_BINARY, EDGE_LIST, tmpdir,
                         tmpdir), 0);
-    t = slurp("%s/g.csv", tmpdir);
+    t = slurpf("%s/g.csv", tmpdir);
     ck_assert_str_eq(t, ring5_csv);
     free(t);
-    t = slurp("%s/out2", tmpdir);
+    t = slurpf("%s/out2", tmpdir);
     ck_assert_ptr_nonnull(strstr(t, "nodes: 5\n"));
     free(t);
     ck_assert_int_eq(sh("%s topo %s -o %s/g.gv >/dev/null", DTSIM_BINARY, EDGE_LIST, tmpdir), 0);
     ck_assert_int_eq(sh("%s topo %s --dot -o %s/g.txt >/dev/null", DTSIM_BINARY, EDGE_LIST,
                         tmpdir), 0);
     ck_assert_int_eq(sh("%s topo %s --dot >%s/g.stdout", DTSIM_BINARY, EDGE_LIST, tmpdir), 0);
-    char *a = slurp("%s/g.gv", tmpdir), *b = slurp("%s/g.txt", tmpdir);
-    char *c = slurp("%s/g.stdout", tmpdir);
+    char *a = slurpf("%s/g.gv", tmpdir), *b = slurpf("%s/g.txt", tmpdir);
+    char *c = slurpf("%s/g.stdout", tmpdir);
     ck_assert_str_eq(a, b);
     ck_assert_str_eq(a, c);
     ck_assert_ptr_nonnull(strstr(a, "  0 -- 4 [label=\"0.3333\"];\n"));
@@ -134,7 +84,7 @@ START_TEST(test_errors)
 {
     make_tmp();
     ck_assert_int_eq(sh("%s topo %s >/dev/null 2>%s/err", DTSIM_BINARY, BAD_EDGES, tmpdir), 2);
-    char *t = slurp("%s/err", tmpdir);
+    char *t = slurpf("%s/err", tmpdir);
     ck_assert_str_eq(t, DTSIM_SOURCE_DIR "/tests/data/topo/bad_range.txt:2: error: node 5 out "
                         "of range (nodes are 0..3)\n");
     free(t);
@@ -144,7 +94,7 @@ START_TEST(test_errors)
 
     ck_assert_int_eq(sh("%s topo %s --set topology.mixing=uniform >/dev/null 2>%s/err",
                         DTSIM_BINARY, RING6, tmpdir), 2);
-    t = slurp("%s/err", tmpdir);
+    t = slurpf("%s/err", tmpdir);
     ck_assert_str_eq(t, RING6 ": /topology: error: uniform mixing on the ring graph with n=6 "
                         "oscillates: the graph is bipartite and no node keeps weight on itself, "
                         "so the mixing matrix has eigenvalue -1 and consensus never converges; "
@@ -153,7 +103,7 @@ START_TEST(test_errors)
     /* lazy: 1/2 + cos(2 pi k/6)/2, SLEM 3/4 */
     ck_assert_int_eq(sh("%s topo %s --set topology.mixing=uniform --set topology.lazy_alpha=0.5 "
                         ">%s/out", DTSIM_BINARY, RING6, tmpdir), 0);
-    t = slurp("%s/out", tmpdir);
+    t = slurpf("%s/out", tmpdir);
     ck_assert_double_eq_tol(field(t, "lambda2: "), 0.75, 1e-12);
     free(t);
     remove_tmp();
@@ -165,7 +115,7 @@ START_TEST(test_run_json_mixing)
     make_tmp();
     ck_assert_int_eq(sh("%s run %s -o %s/run --quiet --set topology.mixing=max_degree "
                         "--set topology.lazy_alpha=0.25", DTSIM_BINARY, EDGE_LIST, tmpdir), 0);
-    char *t = slurp("%s/run/run.json", tmpdir);
+    char *t = slurpf("%s/run/run.json", tmpdir);
     ck_assert_ptr_nonnull(strstr(t, "\"mixing\": \"max_degree\",\n"));
     ck_assert_ptr_nonnull(strstr(t, "\"lazy_alpha\": 0.25,\n"));
     ck_assert_ptr_nonnull(strstr(t, "\"spectral_solver\": \"dense\",\n"));
@@ -207,7 +157,7 @@ START_TEST(test_every_kind)
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
         ck_assert_msg(sh("%s topo %s --set %s >%s/out 2>&1", DTSIM_BINARY, RING6, cases[t].sets,
                          tmpdir) == 0, "%s", cases[t].sets);
-        char *out = slurp("%s/out", tmpdir);
+        char *out = slurpf("%s/out", tmpdir);
         ck_assert_msg(strstr(out, cases[t].lines) != NULL, "%s:\n%s", cases[t].sets, out);
         if (cases[t].lambda2 >= 0)
             ck_assert_double_eq_tol(field(out, "lambda2: "), cases[t].lambda2, 1e-12);
