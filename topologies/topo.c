@@ -555,7 +555,9 @@ int topo_compute_stats(const topo_graph *g, topo_stats *st)
         if (d > st->degree_max)
             st->degree_max = d;
     }
-    if (diameter(g, &st->diameter) != 0)
+    if (g->n > TOPO_DIAMETER_MAX)
+        st->diameter = -1;
+    else if (diameter(g, &st->diameter) != 0)
         return -1;
     if (g->n <= TOPO_DENSE_MAX) {
         if (slem(g, &st->lambda2) != 0)

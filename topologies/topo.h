@@ -47,7 +47,7 @@ typedef struct topo_stats {
     int    n;
     size_t n_edges;
     int    degree_min, degree_max;
-    int    diameter;
+    int    diameter;     /* -1: not computed (n > TOPO_DIAMETER_MAX) */
     int    spectral_ok;   /* 0 when n is too large for the dense solver;
                              lambda2 and spectral_gap are then 0, unread */
     double lambda2;       /* second-largest eigenvalue modulus of W */
@@ -56,6 +56,10 @@ typedef struct topo_stats {
 
 /* Largest n for which topo_stats computes the spectrum (dense solver). */
 #define TOPO_DENSE_MAX 1024   /* 0.5 s here; 2048 takes 8 s, 4096 a minute */
+/* Largest n for which topo_stats computes the diameter (a breadth-first
+ * search from every node, O(n * edges): a ring of 16384 takes about 2 s
+ * here, one of 10^5 over two minutes); above it diameter is -1. */
+#define TOPO_DIAMETER_MAX 16384
 
 /* Builds the graph and its Metropolis-Hastings weights
  * (w_ij = 1 / (1 + max(d_i, d_j)), self weight the rest of the row).

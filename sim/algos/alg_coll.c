@@ -104,16 +104,22 @@ int alg_coll_active(const alg_coll *co, int node) { return co->nodes[node].activ
 
 /* ---- sending and receiving ---- */
 
+/* Sends acc[from .. from+count) to member to_pos; bytes on the wire. */
 static void send_part(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t stage,
-                      size_t from, size_t count)
+                      size_t from, size_t count, double bytes)
 {
     cnode *c = &co->nodes[node];
     cl_buf *b = cl_buf_get(ctx->cl);
     b->len = count;
     memcpy(b->data, c->acc + from, count * sizeof(double));
     cl_send(ctx->cl, node, c->members[to_pos], co->tag, (c->round << STAGE_BITS) | stage, b,
-            cl_param_bytes(ctx->cl, count));
+            bytes);
     cl_buf_put(ctx->cl, b);
+}
+
+static void send_all(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t stage)
+{
+    send_part(ctx, co, node, to_pos, stage, 0, co->len, cl_param_bytes(ctx->cl, co->len));
 }
 
 /* The mailed payload of (current round, stage), removed from the box with
@@ -151,13 +157,23 @@ static size_t chunk_start(const alg_coll *co, int chunk, int k)
 
 static int mod(int a, int k) { return ((a % k) + k) % k; }
 
+/* Wire bytes of chunk ch of k.  The timing-only model has no parameters
+ * to cut, so its message size is cut the same way instead. */
+static double chunk_bytes(const alg_ctx *ctx, const alg_coll *co, int ch, int k)
+{
+    if (!cl_timing_only(ctx->cl))
+        return cl_param_bytes(ctx->cl, chunk_start(co, ch + 1, k) - chunk_start(co, ch, k));
+    const double full = cl_param_bytes(ctx->cl, 0);
+    return full * (double)(ch + 1) / k - full * (double)ch / k;
+}
+
 static void ring_send(alg_ctx *ctx, alg_coll *co, int node, int s)
 {
     cnode *c = &co->nodes[node];
     int k = c->k, p = c->pos;
     int ch = s < k - 1 ? mod(p - s, k) : mod(p + 1 - (s - (k - 1)), k);
     size_t a = chunk_start(co, ch, k), b = chunk_start(co, ch + 1, k);
-    send_part(ctx, co, node, (p + 1) % k, (uint32_t)s, a, b - a);
+    send_part(ctx, co, node, (p + 1) % k, (uint32_t)s, a, b - a, chunk_bytes(ctx, co, ch, k));
 }
 
 /* pc: stages received so far */
@@ -234,7 +250,7 @@ static void rd_progress(alg_ctx *ctx, alg_coll *co, int node)
         int partner = rd_real(v ^ (1 << c->pc), extra);
         uint32_t stage = (uint32_t)c->pc + 1;
         if (!c->sent) {
-            send_part(ctx, co, node, partner, stage, 0, co->len);
+            send_all(ctx, co, node, partner, stage);
             c->sent = 1;
         }
         if (!(m = take(c, stage)))
@@ -245,7 +261,7 @@ static void rd_progress(alg_ctx *ctx, alg_coll *co, int node)
         c->sent = 0;
     }
     if (p < 2 * extra)   /* hand the result back to the folded partner */
-        send_part(ctx, co, node, p - 1, STAGE_FINAL, 0, co->len);
+        send_all(ctx, co, node, p - 1, STAGE_FINAL);
     finish(ctx, co, node);
 }
 
@@ -279,7 +295,7 @@ static void tree_progress(alg_ctx *ctx, alg_coll *co, int node)
     }
     if (p != 0) {
         if (!c->sent) {
-            send_part(ctx, co, node, p - (1 << lb), (uint32_t)lb, 0, co->len);
+            send_all(ctx, co, node, p - (1 << lb), (uint32_t)lb);
             c->sent = 1;
         }
         if (!(m = take(c, STAGE_FINAL)))
@@ -289,7 +305,7 @@ static void tree_progress(alg_ctx *ctx, alg_coll *co, int node)
     }
     for (int s = lb - 1; s >= 0; s--)   /* larger subtrees first */
         if (p + (1 << s) < k)
-            send_part(ctx, co, node, p + (1 << s), STAGE_FINAL, 0, co->len);
+            send_all(ctx, co, node, p + (1 << s), STAGE_FINAL);
     finish(ctx, co, node);
 }
 
@@ -339,7 +355,7 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
     case ALG_COLL_RECURSIVE_DOUBLING: {
         int extra = k - pow2_floor(k);
         if (c->pos < 2 * extra && c->pos % 2 == 0) {
-            send_part(ctx, co, node, c->pos + 1, 0, 0, co->len);
+            send_all(ctx, co, node, c->pos + 1, 0);
             c->pc = -2;
         } else if (c->pos < 2 * extra) {
             c->pc = -1;

@@ -252,9 +252,13 @@ static int cmd_topo(int argc, char **argv)
                 if (g->nbr[k] > i)
                     printf("%d,%d,%.17g\n", i, g->nbr[k], g->w[k]);
     } else {
-        printf("topology: %s\nnodes: %d\nedges: %zu\ndegree: %d..%d\ndiameter: %d\n"
-               "bipartite: %s\nmixing: metropolis_hastings\n", s.topology, st.n, st.n_edges,
-               st.degree_min, st.degree_max, st.diameter, g->bipartite ? "yes" : "no");
+        printf("topology: %s\nnodes: %d\nedges: %zu\ndegree: %d..%d\n", s.topology, st.n,
+               st.n_edges, st.degree_min, st.degree_max);
+        if (st.diameter >= 0)
+            printf("diameter: %d\n", st.diameter);
+        else
+            printf("diameter: not computed (more than %d nodes)\n", TOPO_DIAMETER_MAX);
+        printf("bipartite: %s\nmixing: metropolis_hastings\n", g->bipartite ? "yes" : "no");
         if (st.spectral_ok)
             printf("lambda2: %.17g\nspectral_gap: %.17g\n", st.lambda2, st.spectral_gap);
         else
