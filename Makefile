@@ -51,8 +51,21 @@ plots: build
 	  if [ -f $$d/sweep.csv ]; then plots/plot.sh $$d || exit 1; fi; \
 	done
 
-# Benchmarks print markdown tables; bench/RESULTS.md records them.
+# Benchmarks print markdown tables; bench/RESULTS.md records them.  The
+# SimGrid peer builds in a tree of its own ($(PEERS_BUILD), -DDTSIM_PEERS=ON)
+# so that the normal build never needs SimGrid.
+PEERS_BUILD ?= build-peers
+
 bench: build
+	@scripts/install-deps --bench
+	cmake -S . -B $(PEERS_BUILD) -DCMAKE_BUILD_TYPE=Release -DDTSIM_PEERS=ON >/dev/null
+	cmake --build $(PEERS_BUILD) -j $(JOBS) --target simgrid_ring
+	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 3 16,64,256,1024,4096,16384
+	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 3 16,64,256,1024,4096,16384 \
+	  algorithm.name=adpsgd
+	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 1 100000
+	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 1 100000 algorithm.name=adpsgd
+	bench/peers/compare.py $(BUILD)/dtsim $(PEERS_BUILD)/bench/simgrid_ring 3 200 16,64,256,1024
 	$(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_quickstart scenarios/quickstart.json 7
 	$(BUILD)/bench/bench_quickstart scenarios/ring16-allreduce.json 7
@@ -67,4 +80,4 @@ golden: build
 	done
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(PEERS_BUILD)
