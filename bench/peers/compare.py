@@ -2,7 +2,9 @@
 """compare.py -- dtsim against SimGrid (bench/peers/simgrid_ring.cpp) on the
 same timing-only ring, A and B alternating run by run.  Prints a markdown
 table: median [min, max] of each simulator's CPU time (user + sys of the
-whole process, from wait4) and wall time, the ratios of the medians, and
+whole process, from wait4) and wall time, the ratios of the medians, the
+ratio of the simulation loops' CPU times alone (each program reports its
+own: dtsim's run.json cpu_s, SimGrid's Engine::run), and
 for the homogeneous D-PSGD ring whether both end their last step at the
 same simulated instant.  Run by `make bench`.
 
@@ -45,14 +47,14 @@ def run_dtsim(dtsim, alg, n, steps, sigma, outdir):
     _, cpu, wall = timed(cmd)
     with open(os.path.join(outdir, "run.json")) as f:
         rj = json.load(f)
-    return cpu, wall, rj["sim_time_s"], rj["events"]
+    return cpu, wall, rj["sim_time_s"], rj["events"], rj["cpu_s"]
 
 
 def run_simgrid(sg, alg, n, steps, sigma):
     out, cpu, wall = timed([sg, alg, str(n), str(steps), str(STEP_S), str(LAT), str(BW),
                             str(BYTES), str(sigma), "1"])
     fields = dict(kv.split("=") for kv in out.split()[2:])
-    return cpu, wall, float(fields["last_step_s"])
+    return cpu, wall, float(fields["last_step_s"]), float(fields["run_cpu_s"])
 
 
 def med(xs):
@@ -73,22 +75,24 @@ def main():
     sizes = [int(x) for x in (sys.argv[5] if len(sys.argv) > 5 else "16,64,256,1024").split(",")]
     tmp = tempfile.mkdtemp(prefix="dtsim-peer-")
     print("| protocol | speeds | nodes | dtsim CPU s | SimGrid CPU s | CPU ratio | dtsim wall s "
-          "| SimGrid wall s | wall ratio | dtsim events | same simulated time |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| SimGrid wall s | wall ratio | loop CPU ratio | dtsim events | same simulated time |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     try:
         for alg in ("dpsgd", "adpsgd"):
             for sigma in (0.0, 0.5):
                 for n in sizes:
-                    a_cpu, a_wall, b_cpu, b_wall = [], [], [], []
+                    a_cpu, a_wall, b_cpu, b_wall, a_loop, b_loop = [], [], [], [], [], []
                     for k in range(runs):
                         order = ("a", "b") if k % 2 == 0 else ("b", "a")
                         for who in order:
                             if who == "a":
-                                c, w, t_a, ev = run_dtsim(dtsim, alg, n, steps, sigma, tmp)
+                                c, w, t_a, ev, lp = run_dtsim(dtsim, alg, n, steps, sigma, tmp)
+                                a_loop.append(lp)
                                 a_cpu.append(c)
                                 a_wall.append(w)
                             else:
-                                c, w, t_b = run_simgrid(sg, alg, n, steps, sigma)
+                                c, w, t_b, lp = run_simgrid(sg, alg, n, steps, sigma)
+                                b_loop.append(lp)
                                 b_cpu.append(c)
                                 b_wall.append(w)
                     if alg == "dpsgd" and sigma == 0:
@@ -96,10 +100,11 @@ def main():
                                 else "no: %.17g vs %.17g s" % (t_a, t_b))
                     else:
                         same = "n/a (%.4g vs %.4g s)" % (t_a, t_b)
-                    print("| %s | %s | %d | %s | %s | %.1f | %s | %s | %.1f | %d | %s |" % (
+                    print("| %s | %s | %d | %s | %s | %.1f | %s | %s | %.1f | %.1f | %d | %s |" % (
                         alg, "homogeneous" if sigma == 0 else "lognormal %.1f" % sigma, n,
                         cell(a_cpu), cell(b_cpu), med(b_cpu) / med(a_cpu), cell(a_wall),
-                        cell(b_wall), med(b_wall) / med(a_wall), ev, same), flush=True)
+                        cell(b_wall), med(b_wall) / med(a_wall), med(b_loop) / med(a_loop), ev,
+                        same), flush=True)
     finally:
         shutil.rmtree(tmp)
 
