@@ -33,7 +33,9 @@ typedef struct cnode {
     int      active;
     uint64_t round;
     int      k, pos;
-    int     *members;
+    int      identity;  /* members are 0 .. n-1 in order: no copy kept */
+    int     *members;   /* otherwise a copy, capacity cap_members */
+    int      cap_members;
     double  *acc;
     int      pc;       /* the program counter: meaning per pattern */
     int      sent;     /* the send of the current pc is done */
@@ -66,9 +68,8 @@ alg_coll *alg_coll_create(const alg_ctx *ctx, alg_coll_kind kind, size_t len, ui
         goto out_free;
     for (int i = 0; i < ctx->n; i++) {
         cnode *c = &co->nodes[i];
-        c->members = malloc((size_t)ctx->n * sizeof(int));
         c->acc = malloc((len ? len : 1) * sizeof(double));
-        if (!c->members || !c->acc)
+        if (!c->acc)
             goto out_free;
     }
     return co;
@@ -112,7 +113,7 @@ static void send_part(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t
     cl_buf *b = cl_buf_get(ctx->cl);
     b->len = count;
     memcpy(b->data, c->acc + from, count * sizeof(double));
-    cl_send(ctx->cl, node, c->members[to_pos], co->tag, (c->round << STAGE_BITS) | stage, b,
+    cl_send(ctx->cl, node, c->identity ? to_pos : c->members[to_pos], co->tag, (c->round << STAGE_BITS) | stage, b,
             bytes);
     cl_buf_put(ctx->cl, b);
 }
@@ -335,10 +336,29 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
     c->round = round;
     c->k = k;
     c->pos = -1;
-    for (int i = 0; i < k; i++) {
-        c->members[i] = members[i];
-        if (members[i] == node)
-            c->pos = i;
+    /* Every member of an all-reduce of all nodes keeping its own copy of
+     * the list would be n^2 integers (40 GB at 10^5 nodes): the identity
+     * list is recognised and not copied. */
+    c->identity = k == co->n;
+    for (int i = 0; i < k && c->identity; i++)
+        c->identity = members[i] == i;
+    if (c->identity) {
+        c->pos = node;
+    } else {
+        if (k > c->cap_members) {
+            int *m = realloc(c->members, (size_t)k * sizeof(int));
+            if (!m) {
+                fputs("dtsim: error: out of memory\n", stderr);
+                exit(1);
+            }
+            c->members = m;
+            c->cap_members = k;
+        }
+        for (int i = 0; i < k; i++) {
+            c->members[i] = members[i];
+            if (members[i] == node)
+                c->pos = i;
+        }
     }
     assert(c->pos >= 0);
     memcpy(c->acc, contrib, co->len * sizeof(double));
