@@ -60,8 +60,29 @@ replications: build
 	@scripts/install-deps --plots
 	scenarios/papers/run.sh all -j $(JOBS) -o results/papers
 
-# Benchmarks print markdown tables; bench/RESULTS.md records them.
+# Benchmarks print markdown tables; bench/RESULTS.md records them.  The
+# SimGrid peer builds in a tree of its own ($(PEERS_BUILD), -DDTSIM_PEERS=ON)
+# so that the normal build never needs SimGrid.
+PEERS_BUILD ?= build-peers
+
 bench: build
+	@scripts/install-deps --bench
+	cmake -S . -B $(PEERS_BUILD) -DCMAKE_BUILD_TYPE=Release -DDTSIM_PEERS=ON >/dev/null
+	cmake --build $(PEERS_BUILD) -j $(JOBS) --target simgrid_ring
+	mkdir -p $(BUILD)/bench-results
+	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 3 \
+	  16,64,256,1024,4096,16384 | tee $(BUILD)/bench-results/timing-only-dpsgd.md
+	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 1 100000 \
+	  | tail -1 | tee -a $(BUILD)/bench-results/timing-only-dpsgd.md
+	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 3 \
+	  16,64,256,1024,4096,16384 algorithm.name=adpsgd | tee $(BUILD)/bench-results/timing-only-adpsgd.md
+	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 1 100000 \
+	  algorithm.name=adpsgd | tail -1 | tee -a $(BUILD)/bench-results/timing-only-adpsgd.md
+	$(BUILD)/bench/bench_timing bench/scenarios/ring-softmax-dpsgd.json 3 \
+	  16,64,256,1024,4096,10000 | tee $(BUILD)/bench-results/softmax-dpsgd.md
+	bench/plot_scaling.sh docs/figures/scaling.png $(BUILD)/bench-results/timing-only-dpsgd.md \
+	  $(BUILD)/bench-results/timing-only-adpsgd.md $(BUILD)/bench-results/softmax-dpsgd.md
+	bench/peers/compare.py $(BUILD)/dtsim $(PEERS_BUILD)/bench/simgrid_ring 3 200 16,64,256,1024
 	$(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_quickstart scenarios/quickstart.json 7
 	$(BUILD)/bench/bench_quickstart scenarios/ring16-allreduce.json 7
@@ -77,4 +98,4 @@ golden: build
 	done
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(PEERS_BUILD)

@@ -154,7 +154,15 @@ static const struct bad_case {
     {"random_regular_odd", ": /topology/degree: error: nodes * degree must be even, "
                            "got 5 * 3"},
     {"model_unknown", ": /model/kind: error: unknown model \"resnet\" (expected one of: "
-                      "softmax, logistic, mlp, linear)"},
+                      "softmax, logistic, mlp, linear, none)"},
+    {"none_without_bytes", ": /model: error: missing required key \"message_bytes\" for kind "
+                           "\"none\""},
+    {"none_with_l2", ": /model: error: key \"l2\" is not allowed with kind \"none\""},
+    {"none_with_flops", ": /compute/groups/0/flops_per_s: error: model \"none\" has no FLOPs; "
+                        "give \"step_time_s\""},
+    {"none_target_loss", ": /stop/target_loss: error: has no meaning for model \"none\" "
+                         "(timing only: nothing is evaluated)"},
+    {"none_bytes_zero", ": /model/message_bytes: error: must be > 0, got 0"},
     {"linear_with_mixture", ": /data/kind: error: model \"linear\" needs regression data "
                             "(kind \"synthetic-regression\"), got \"synthetic\""},
     {"regression_with_softmax", ": /data/kind: error: regression data needs model "
@@ -448,6 +456,8 @@ START_TEST(test_resolved_models_data)
         "{\"nodes\": 2, \"model\": {\"kind\": \"logistic\"}, \"data\": {\"kind\": "
         "\"synthetic-logistic\", \"separation\": 3}, \"algorithm\": {\"name\": \"x\"}, "
         "\"stop\": {\"time_s\": 1}}",
+        "{\"nodes\": 100000, \"model\": {\"kind\": \"none\", \"message_bytes\": 4e6}, "
+        "\"algorithm\": {\"name\": \"x\", \"batch\": 64}, \"stop\": {\"time_s\": 1}}",
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         scn_scenario s, t;
@@ -479,6 +489,11 @@ START_TEST(test_resolved_models_data)
         } else if (i == 4) {
             ck_assert_double_eq(s.data_noise, 0.5);
             ck_assert_int_eq(s.data_classes, 0);
+        } else if (i == 6) {
+            ck_assert_str_eq(s.model, "none");
+            ck_assert_double_eq(s.model_message_bytes, 4e6);
+            ck_assert_uint_eq(s.batch, 64);   /* no data: no batch limit */
+            ck_assert_ptr_null(strstr(s.resolved_json, "\"data\""));
         } else {
             ck_assert_int_eq(s.data_classes, 2);
         }

@@ -41,7 +41,9 @@ typedef struct alg_ctx {
     mdl_optim        *opt;      /* every node's optimizer state, owned by
                                    the runner; updates go through
                                    alg_sgd_apply */
-    gsl_rng         **rng;      /* per-node SIM_RNG_ALGO streams */
+    gsl_rng         **rng;      /* per-node SIM_RNG_ALGO streams, created on
+                                   first use: read them through alg_rng */
+    uint64_t          seed;     /* the scenario seed the streams derive from */
     char             *states;   /* n * state_size bytes */
     size_t            state_size;
     double            param[ALG_MAX_PARAMS];  /* by position in alg_type.params */
@@ -120,5 +122,11 @@ const char     *alg_names(void);   /* "adpsgd, allreduce, dpsgd, ...", sorted */
  * learning-rate schedule; see mdl_optim.h).  With the default optimizer it
  * is exactly x <- x - (lr / g_div) g (one CBLAS daxpy). */
 void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div);
+
+/* Node's SIM_RNG_ALGO stream, created on first use (streams are seeded
+ * independently, so creating one late shifts nothing; a protocol that
+ * draws nothing then costs no 5 KB generator per node).  Exits when out
+ * of memory. */
+gsl_rng *alg_rng(const alg_ctx *ctx, int node);
 
 #endif

@@ -39,7 +39,7 @@ static void request_average(alg_ctx *ctx, ad_state *st, int i)
 {
     const topo_graph *g = ctx->g;
     size_t deg = g->off[i + 1] - g->off[i];
-    int j = g->nbr[g->off[i] + gsl_rng_uniform_int(ctx->rng[i], deg)];
+    int j = g->nbr[g->off[i] + gsl_rng_uniform_int(alg_rng(ctx, i), deg)];
     cl_buf *x = cl_snapshot(ctx->cl, i);
     cl_send(ctx->cl, i, j, TAG_REQUEST, st->n_avg, x, cl_param_bytes(ctx->cl, ctx->P));
     cl_buf_put(ctx->cl, x);

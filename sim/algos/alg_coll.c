@@ -33,7 +33,9 @@ typedef struct cnode {
     int      active;
     uint64_t round;
     int      k, pos;
-    int     *members;
+    int      identity;  /* members are 0 .. n-1 in order: no copy kept */
+    int     *members;   /* otherwise a copy, capacity cap_members */
+    int      cap_members;
     double  *acc;
     int      pc;       /* the program counter: meaning per pattern */
     int      sent;     /* the send of the current pc is done */
@@ -66,9 +68,8 @@ alg_coll *alg_coll_create(const alg_ctx *ctx, alg_coll_kind kind, size_t len, ui
         goto out_free;
     for (int i = 0; i < ctx->n; i++) {
         cnode *c = &co->nodes[i];
-        c->members = malloc((size_t)ctx->n * sizeof(int));
         c->acc = malloc((len ? len : 1) * sizeof(double));
-        if (!c->members || !c->acc)
+        if (!c->acc)
             goto out_free;
     }
     return co;
@@ -104,16 +105,22 @@ int alg_coll_active(const alg_coll *co, int node) { return co->nodes[node].activ
 
 /* ---- sending and receiving ---- */
 
+/* Sends acc[from .. from+count) to member to_pos; bytes on the wire. */
 static void send_part(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t stage,
-                      size_t from, size_t count)
+                      size_t from, size_t count, double bytes)
 {
     cnode *c = &co->nodes[node];
     cl_buf *b = cl_buf_get(ctx->cl);
     b->len = count;
     memcpy(b->data, c->acc + from, count * sizeof(double));
-    cl_send(ctx->cl, node, c->members[to_pos], co->tag, (c->round << STAGE_BITS) | stage, b,
-            cl_param_bytes(ctx->cl, count));
+    cl_send(ctx->cl, node, c->identity ? to_pos : c->members[to_pos], co->tag, (c->round << STAGE_BITS) | stage, b,
+            bytes);
     cl_buf_put(ctx->cl, b);
+}
+
+static void send_all(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t stage)
+{
+    send_part(ctx, co, node, to_pos, stage, 0, co->len, cl_param_bytes(ctx->cl, co->len));
 }
 
 /* The mailed payload of (current round, stage), removed from the box with
@@ -151,13 +158,23 @@ static size_t chunk_start(const alg_coll *co, int chunk, int k)
 
 static int mod(int a, int k) { return ((a % k) + k) % k; }
 
+/* Wire bytes of chunk ch of k.  The timing-only model has no parameters
+ * to cut, so its message size is cut the same way instead. */
+static double chunk_bytes(const alg_ctx *ctx, const alg_coll *co, int ch, int k)
+{
+    if (!cl_timing_only(ctx->cl))
+        return cl_param_bytes(ctx->cl, chunk_start(co, ch + 1, k) - chunk_start(co, ch, k));
+    const double full = cl_param_bytes(ctx->cl, 0);
+    return full * (double)(ch + 1) / k - full * (double)ch / k;
+}
+
 static void ring_send(alg_ctx *ctx, alg_coll *co, int node, int s)
 {
     cnode *c = &co->nodes[node];
     int k = c->k, p = c->pos;
     int ch = s < k - 1 ? mod(p - s, k) : mod(p + 1 - (s - (k - 1)), k);
     size_t a = chunk_start(co, ch, k), b = chunk_start(co, ch + 1, k);
-    send_part(ctx, co, node, (p + 1) % k, (uint32_t)s, a, b - a);
+    send_part(ctx, co, node, (p + 1) % k, (uint32_t)s, a, b - a, chunk_bytes(ctx, co, ch, k));
 }
 
 /* pc: stages received so far */
@@ -234,7 +251,7 @@ static void rd_progress(alg_ctx *ctx, alg_coll *co, int node)
         int partner = rd_real(v ^ (1 << c->pc), extra);
         uint32_t stage = (uint32_t)c->pc + 1;
         if (!c->sent) {
-            send_part(ctx, co, node, partner, stage, 0, co->len);
+            send_all(ctx, co, node, partner, stage);
             c->sent = 1;
         }
         if (!(m = take(c, stage)))
@@ -245,7 +262,7 @@ static void rd_progress(alg_ctx *ctx, alg_coll *co, int node)
         c->sent = 0;
     }
     if (p < 2 * extra)   /* hand the result back to the folded partner */
-        send_part(ctx, co, node, p - 1, STAGE_FINAL, 0, co->len);
+        send_all(ctx, co, node, p - 1, STAGE_FINAL);
     finish(ctx, co, node);
 }
 
@@ -279,7 +296,7 @@ static void tree_progress(alg_ctx *ctx, alg_coll *co, int node)
     }
     if (p != 0) {
         if (!c->sent) {
-            send_part(ctx, co, node, p - (1 << lb), (uint32_t)lb, 0, co->len);
+            send_all(ctx, co, node, p - (1 << lb), (uint32_t)lb);
             c->sent = 1;
         }
         if (!(m = take(c, STAGE_FINAL)))
@@ -289,7 +306,7 @@ static void tree_progress(alg_ctx *ctx, alg_coll *co, int node)
     }
     for (int s = lb - 1; s >= 0; s--)   /* larger subtrees first */
         if (p + (1 << s) < k)
-            send_part(ctx, co, node, p + (1 << s), STAGE_FINAL, 0, co->len);
+            send_all(ctx, co, node, p + (1 << s), STAGE_FINAL);
     finish(ctx, co, node);
 }
 
@@ -319,10 +336,29 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
     c->round = round;
     c->k = k;
     c->pos = -1;
-    for (int i = 0; i < k; i++) {
-        c->members[i] = members[i];
-        if (members[i] == node)
-            c->pos = i;
+    /* Every member of an all-reduce of all nodes keeping its own copy of
+     * the list would be n^2 integers (40 GB at 10^5 nodes): the identity
+     * list is recognised and not copied. */
+    c->identity = k == co->n;
+    for (int i = 0; i < k && c->identity; i++)
+        c->identity = members[i] == i;
+    if (c->identity) {
+        c->pos = node;
+    } else {
+        if (k > c->cap_members) {
+            int *m = realloc(c->members, (size_t)k * sizeof(int));
+            if (!m) {
+                fputs("dtsim: error: out of memory\n", stderr);
+                exit(1);
+            }
+            c->members = m;
+            c->cap_members = k;
+        }
+        for (int i = 0; i < k; i++) {
+            c->members[i] = members[i];
+            if (members[i] == node)
+                c->pos = i;
+        }
     }
     assert(c->pos >= 0);
     memcpy(c->acc, contrib, co->len * sizeof(double));
@@ -339,7 +375,7 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
     case ALG_COLL_RECURSIVE_DOUBLING: {
         int extra = k - pow2_floor(k);
         if (c->pos < 2 * extra && c->pos % 2 == 0) {
-            send_part(ctx, co, node, c->pos + 1, 0, 0, co->len);
+            send_all(ctx, co, node, c->pos + 1, 0);
             c->pc = -2;
         } else if (c->pos < 2 * extra) {
             c->pc = -1;

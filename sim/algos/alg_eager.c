@@ -143,7 +143,7 @@ static int eg_shared_init(alg_ctx *ctx)
         return -1;
     for (int i = 0; i < ctx->n; i++)
         sh->all[i] = i;
-    sh->seed = gsl_rng_get(ctx->rng[0]);
+    sh->seed = gsl_rng_get(alg_rng(ctx, 0));
     return 0;
 }
 

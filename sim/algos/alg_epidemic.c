@@ -107,7 +107,7 @@ static void end_round(alg_ctx *ctx, el_state *st, int i)
     int s = (int)ctx->param[P_FANOUT];
     size_t n_pool = (int)ctx->param[P_PEERS] == PEERS_ALL
                         ? (size_t)ctx->n - 1 : ctx->g->off[i + 1] - ctx->g->off[i];
-    gsl_ran_choose(ctx->rng[i], st->pick, (size_t)s, st->pool, n_pool, sizeof(int));
+    gsl_ran_choose(alg_rng(ctx, i), st->pick, (size_t)s, st->pool, n_pool, sizeof(int));
     cl_buf *x = cl_snapshot(ctx->cl, i);
     for (int k = 0; k < s; k++)
         cl_send(ctx->cl, i, st->pick[k], TAG_MODEL, st->round, x, cl_param_bytes(ctx->cl, ctx->P));

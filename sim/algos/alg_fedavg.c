@@ -72,7 +72,7 @@ static void start_round(alg_ctx *ctx)
 {
     alg_ps *ps = ctx->shared;
     fa_shared *sh = alg_ps_extra(ps);
-    gsl_ran_choose(ctx->rng[ctx->server], sh->pick, (size_t)sh->m, sh->all, (size_t)ctx->n,
+    gsl_ran_choose(alg_rng(ctx, ctx->server), sh->pick, (size_t)sh->m, sh->all, (size_t)ctx->n,
                    sizeof(int));
     sh->received = 0;
     sh->weight = 0;

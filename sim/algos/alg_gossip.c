@@ -68,7 +68,7 @@ static void gl_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
     if (++st->steps % (uint64_t)ctx->param[P_SEND_EVERY] == 0) {
         const topo_graph *g = ctx->g;
         size_t deg = g->off[i + 1] - g->off[i];
-        int j = g->nbr[g->off[i] + gsl_rng_uniform_int(ctx->rng[i], deg)];
+        int j = g->nbr[g->off[i] + gsl_rng_uniform_int(alg_rng(ctx, i), deg)];
         cl_buf *x = cl_snapshot(ctx->cl, i);
         cl_send(ctx->cl, i, j, TAG_MODEL, st->sent++, x, cl_param_bytes(ctx->cl, ctx->P));
         cl_buf_put(ctx->cl, x);

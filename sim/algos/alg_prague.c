@@ -147,7 +147,7 @@ static void random_group(alg_ctx *ctx, int requester)
     for (int w = 0; w < ctx->n; w++)
         if (w != requester)
             sh->phase_group[n_other++] = w;
-    gsl_ran_choose(ctx->rng[ctx->server], pick + 1, (size_t)(k - 1), sh->phase_group,
+    gsl_ran_choose(alg_rng(ctx, ctx->server), pick + 1, (size_t)(k - 1), sh->phase_group,
                    (size_t)n_other, sizeof(int));
     pick[0] = requester;
     int conflict = 0;
@@ -263,7 +263,7 @@ static int pr_shared_init(alg_ctx *ctx)
     if (!sh)
         return -1;
     ctx->shared = sh;
-    static_part(ctx)->seed = gsl_rng_get(ctx->rng[ctx->server]);
+    static_part(ctx)->seed = gsl_rng_get(alg_rng(ctx, ctx->server));
     sh->busy = calloc((size_t)ctx->n, 1);
     sh->phase_group = malloc((size_t)ctx->n * sizeof(int));
     sh->perm = malloc((size_t)ctx->n * sizeof(int));

@@ -3,8 +3,11 @@
  */
 #include "alg.h"
 
+#include "sim_rng.h"
+
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const alg_type *const all[] = {
@@ -37,6 +40,16 @@ const char *alg_names(void)
 void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div)
 {
     mdl_optim_step(ctx->opt, node, x, g, g_div);
+}
+
+gsl_rng *alg_rng(const alg_ctx *ctx, int node)
+{
+    if (!ctx->rng[node]
+        && !(ctx->rng[node] = sim_rng_stream_create(ctx->seed, (uint32_t)node, SIM_RNG_ALGO))) {
+        fputs("dtsim: error: out of memory\n", stderr);
+        exit(1);
+    }
+    return ctx->rng[node];
 }
 
 void alg_params_defaults(const alg_type *t, alg_ctx *ctx)

@@ -191,7 +191,7 @@ static int sgp_shared_init(alg_ctx *ctx)
         return -1;
     ctx->shared = sh;
     int graph = (int)ctx->param[P_GRAPH];
-    uint64_t seed = gsl_rng_get(ctx->rng[0]);
+    uint64_t seed = gsl_rng_get(alg_rng(ctx, 0));
     char err[512];
     if (graph == G_TOPOLOGY) {
         sh->fixed = from_topology(ctx->g);
@@ -294,7 +294,8 @@ static void try_finish(alg_ctx *ctx, sgp_state *st, int i)
     }
     if (s) {
         cblas_daxpy((int)ctx->P, 1.0, s->acc, 1, st->x, 1);
-        st->w += s->acc[ctx->P];
+        if (ctx->P > 0)   /* timing only: no shares travel, the weight stays 1 */
+            st->w += s->acc[ctx->P];
         memset(s->acc, 0, (ctx->P + 1) * sizeof(double));
         s->count = 0;
         s->round = UINT64_MAX;
@@ -318,17 +319,20 @@ static void sgp_on_step_done(alg_ctx *ctx, void *state, int i, const double *gra
     double p = 1.0 / (1.0 + (double)(d->out_off[i + 1] - d->out_off[i]));
     for (size_t e = d->out_off[i]; e < d->out_off[i + 1]; e++) {
         cl_buf *b = cl_buf_get(ctx->cl);
-        b->len = ctx->P + 1;
-        for (size_t k = 0; k < ctx->P; k++)
-            b->data[k] = p * st->x[k];
-        b->data[ctx->P] = p * st->w;
-        sh->in_flight_w += p * st->w;
+        if (ctx->P > 0) {   /* timing only (no parameters): an empty payload */
+            b->len = ctx->P + 1;
+            for (size_t k = 0; k < ctx->P; k++)
+                b->data[k] = p * st->x[k];
+            b->data[ctx->P] = p * st->w;
+            sh->in_flight_w += p * st->w;
+        }
         cl_send(ctx->cl, i, d->out_nbr[e], TAG_PUSH, st->round, b,
                 cl_param_bytes(ctx->cl, ctx->P + 1));
         cl_buf_put(ctx->cl, b);
     }
     cblas_dscal((int)ctx->P, p, st->x, 1);
-    st->w *= p;
+    if (ctx->P > 0)
+        st->w *= p;
     st->pushed = 1;
     try_finish(ctx, st, i);
 }
@@ -339,8 +343,10 @@ static void sgp_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     sgp_shared *sh = ctx->shared;
     assert(m->round >= st->round);
     slot *s = slot_of(ctx, st, m->round);
-    cblas_daxpy((int)ctx->P + 1, 1.0, m->payload->data, 1, s->acc, 1);
-    sh->in_flight_w -= m->payload->data[ctx->P];
+    if (ctx->P > 0) {
+        cblas_daxpy((int)ctx->P + 1, 1.0, m->payload->data, 1, s->acc, 1);
+        sh->in_flight_w -= m->payload->data[ctx->P];
+    }
     s->count++;
     if (m->round == st->round)
         try_finish(ctx, st, i);

@@ -174,14 +174,22 @@ static int cmd_run(int argc, char **argv)
     } else {
         if (!a.quiet) {
             const run_result *x = &res;
-            printf("dtsim: %s: %s on %d nodes (%s), %zu parameters per model\n", s.path,
-                   s.algorithm, s.n_nodes, s.topology, x->n_params);
-            printf("  stopped by %s at t=%.6g s simulated, %llu steps, %.4g epochs\n",
-                   x->status == RUN_INTERRUPTED ? "ctrl-c" : x->stop_reason, x->sim_time_s, (unsigned long long)x->last.steps,
-                   x->last.epochs);
-            printf("  final: train loss %.6g, test loss %.6g, test accuracy %.4f, "
-                   "consensus distance %.3g\n", x->last.train_loss, x->last.test_loss,
-                   x->last.test_accuracy, x->last.consensus_distance);
+            const int timing_only = strcmp(s.model, "none") == 0;
+            if (timing_only)
+                printf("dtsim: %s: %s on %d nodes (%s), timing only: messages of %.6g bytes\n",
+                       s.path, s.algorithm, s.n_nodes, s.topology, s.model_message_bytes);
+            else
+                printf("dtsim: %s: %s on %d nodes (%s), %zu parameters per model\n", s.path,
+                       s.algorithm, s.n_nodes, s.topology, x->n_params);
+            printf("  stopped by %s at t=%.6g s simulated, %llu steps",
+                   x->status == RUN_INTERRUPTED ? "ctrl-c" : x->stop_reason, x->sim_time_s,
+                   (unsigned long long)x->last.steps);
+            if (timing_only)
+                printf(", %.6g bytes sent\n", x->last.bytes_sent);
+            else
+                printf(", %.4g epochs\n  final: train loss %.6g, test loss %.6g, test accuracy "
+                       "%.4f, consensus distance %.3g\n", x->last.epochs, x->last.train_loss,
+                       x->last.test_loss, x->last.test_accuracy, x->last.consensus_distance);
             printf("  %llu events in %.3g s CPU (%.3g M events/s), %.3g s wall\n",
                    (unsigned long long)x->events, x->cpu_s,
                    x->cpu_s > 0 ? (double)x->events / x->cpu_s / 1e6 : 0.0, x->wall_s);

@@ -18,11 +18,15 @@ typedef struct cl_buf {
 
 static inline void cl_buf_ref(cl_buf *b) { b->refs++; }
 
-/* A pool of buffers of one capacity (doubles). */
+/* A pool of buffers of one capacity (doubles).  Capacity 0 (the
+ * timing-only model: payloads carry no data) hands out one shared buffer
+ * whose reference count counts every holder, so a message costs no
+ * allocation and touches no cold memory for its payload. */
 typedef struct cl_pool {
     size_t  capacity;
     cl_buf *free_list;
     size_t  n_allocated, n_free;
+    cl_buf *shared;     /* capacity 0: the one buffer, or NULL */
 } cl_pool;
 
 void    cl_pool_init(cl_pool *p, size_t capacity);

@@ -68,11 +68,18 @@ static int node_create(cl_cluster *c, const cl_config *cfg, int i)
         nd->noise = (cl_noise_spec){ .dist = cfg->noise, .low = cfg->noise_low,
                                      .high = cfg->noise_high, .sigma = cfg->noise_sigma };
     nd->factor = 1.0;
-    nd->rng_compute = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_COMPUTE);
+    /* Streams are seeded independently, so one that is never drawn from
+     * need not exist: constant noise draws nothing (a Mersenne Twister is
+     * 5 KB, the bulk of a node at 10^5 nodes). */
+    if (nd->noise.dist != CL_NOISE_CONSTANT
+        && !(nd->rng_compute = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_COMPUTE)))
+        return -1;
+    if (!cfg->model)
+        return 0;   /* timing only: no data to sample */
     nd->rng_data = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_DATA);
     nd->n_local = cfg->part->off[i + 1] - cfg->part->off[i];
     nd->perm = malloc((nd->n_local ? nd->n_local : 1) * sizeof(size_t));
-    if (!nd->rng_compute || !nd->rng_data || !nd->perm)
+    if (!nd->rng_data || !nd->perm)
         return -1;
     memcpy(nd->perm, cfg->part->idx + cfg->part->off[i], nd->n_local * sizeof(size_t));
     if (nd->n_local > 1)   /* gsl_ran_shuffle underflows on an empty array */
@@ -97,10 +104,11 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
     c->eng = e;
     c->cb = cb;
     c->n = cfg->n_nodes;
-    c->P = mdl_n_params(cfg->model);
+    c->P = cfg->model ? mdl_n_params(cfg->model) : 0;
     c->free_slot = NO_SLOT;
-    /* one spare slot: a scalar may travel with a model (push-sum weight) */
-    cl_pool_init(&c->pool, c->P + 1);
+    /* one spare slot: a scalar may travel with a model (push-sum weight);
+     * timing-only runs (no parameters) keep capacity 0: one shared buffer */
+    cl_pool_init(&c->pool, c->P ? c->P + 1 : 0);
     size_t nP = (size_t)c->n * c->P;
     c->params = calloc(nP ? nP : 1, sizeof(double));
     c->grads = calloc(nP ? nP : 1, sizeof(double));
@@ -223,16 +231,18 @@ void cl_start_step(cl_cluster *c, int i)
         nd->want_step = 1;
         return;
     }
-    size_t B = c->cfg.batch;
-    if (nd->cursor + B > nd->n_local) {
-        /* epoch boundary: reshuffle; the tail shorter than a batch waits for
-         * the next epoch (drop-last sampling) */
-        gsl_ran_shuffle(nd->rng_data, nd->perm, nd->n_local, sizeof(size_t));
-        nd->cursor = 0;
+    if (c->cfg.model) {
+        size_t B = c->cfg.batch;
+        if (nd->cursor + B > nd->n_local) {
+            /* epoch boundary: reshuffle; the tail shorter than a batch waits
+             * for the next epoch (drop-last sampling) */
+            gsl_ran_shuffle(nd->rng_data, nd->perm, nd->n_local, sizeof(size_t));
+            nd->cursor = 0;
+        }
+        mdl_loss_grad(c->cfg.model, cl_params(c, i), c->cfg.train, nd->perm + nd->cursor, B,
+                      c->grads + (size_t)i * c->P);
+        nd->cursor += B;
     }
-    mdl_loss_grad(c->cfg.model, cl_params(c, i), c->cfg.train, nd->perm + nd->cursor, B,
-                  c->grads + (size_t)i * c->P);
-    nd->cursor += B;
     cl_i_account(c, i);
     nd->computing = 1;
     nd->want_step = 0;
@@ -338,8 +348,12 @@ void cl_i_hold(cl_cluster *c, int i, int delta)
 
 double cl_param_bytes(const cl_cluster *c, size_t n_params)
 {
+    if (!c->cfg.model)
+        return c->cfg.message_bytes;
     return (double)n_params * c->cfg.bytes_per_param;
 }
+
+int cl_timing_only(const cl_cluster *c) { return c->cfg.model == NULL; }
 
 void cl_set_timer(cl_cluster *c, int node, double delay_s, uint32_t tag)
 {

@@ -216,7 +216,11 @@ typedef struct cl_config {
     size_t   n_faults;
     cl_step_policy step_policy;
     cl_msg_policy  msg_policy;
-    /* model and data: borrowed, must outlive the cluster */
+    /* model and data: borrowed, must outlive the cluster.  model NULL is
+     * the timing-only "none" model: no parameters, no gradients, no data
+     * (train and part are not read), and every parameter message is
+     * message_bytes on the wire. */
+    double   message_bytes;     /* model NULL: bytes of one model message, > 0 */
     mdl_model          *model;
     const mdl_dataset  *train;
     const mdl_partition *part;
@@ -275,13 +279,19 @@ int  cl_is_up(const cl_cluster *c, int node);
 double cl_slowdown_factor(const cl_cluster *c, int node);
 
 /* Sends a message; bytes is the size on the wire (payload_params *
- * bytes_per_param for parameter messages: see cl_param_bytes).  payload is
+ * bytes_per_param for parameter messages: see cl_param_bytes; with the
+ * none model payloads have length 0).  payload is
  * referenced (not copied) and released after delivery; NULL for a control
  * message.  from != to.  A message from a down node is dropped at once; one
  * to a down node is dropped when it arrives. */
 void   cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
                cl_buf *payload, double bytes);
+/* Wire bytes of a message of n_params parameters: n_params *
+ * bytes_per_param.  With the none model (no parameters) every parameter
+ * message is a whole model and n_params is ignored: cfg.message_bytes. */
 double cl_param_bytes(const cl_cluster *c, size_t n_params);
+/* Nonzero when the cluster runs the timing-only none model. */
+int    cl_timing_only(const cl_cluster *c);
 
 /* Calls on_timer(node, tag) after delay seconds. */
 void cl_set_timer(cl_cluster *c, int node, double delay_s, uint32_t tag);

@@ -31,6 +31,7 @@ struct run_sim {
     mdl_model    *model;
     topo_graph   *g;
     const alg_type *alg;
+    int           timing_only;  /* model "none": no parameters, data or evaluation */
     alg_ctx       ctx;
     int           n_all;      /* workers and the algorithm's servers */
     double       *step_times;
@@ -274,6 +275,8 @@ static int build_data(run_sim *r, scn_error *err)
 {
     const scn_scenario *s = r->s;
     char m[512];
+    if (r->timing_only)
+        return 0;   /* no model, no data: nothing to build */
     if (strcmp(s->data_kind, "synthetic") == 0) {
         mdl_synth_spec sp = { .n_train = s->data_train, .n_test = s->data_test,
                               .d = s->data_features, .n_classes = s->data_classes,
@@ -509,13 +512,14 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
         goto out_destroy;
     int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;
     r->n_all = s->n_nodes + servers;
+    r->timing_only = strcmp(s->model, "none") == 0;
     if (build_topology(r, err) != 0 || build_data(r, err) != 0)
         goto out_destroy;
 
     r->ctx.g = r->g;
     r->ctx.n_all = r->n_all;
     r->ctx.server = servers ? s->n_nodes : -1;
-    r->ctx.P = mdl_n_params(r->model);
+    r->ctx.P = r->model ? mdl_n_params(r->model) : 0;
     if (r->alg->check) {
         char m[512];
         if (r->alg->check(&r->ctx, m, sizeof m) != 0) {
@@ -632,10 +636,16 @@ static void evaluate(run_sim *r, out_metrics_row *row)
     const double *model = r->alg->eval_params ? r->alg->eval_params(&r->ctx) : r->avg;
     row->time_s = sim_engine_now(r->eng);
     row->steps = cl_total_steps(r->cl);
-    row->epochs = (double)cl_samples_processed(r->cl) / (double)r->train.n;
-    mdl_evaluate(r->model, model, &r->train, r->eval_idx, r->n_eval, &row->train_loss, &acc);
-    mdl_evaluate(r->model, model, &r->test, r->test_idx, r->n_test_eval, &row->test_loss,
-                 &row->test_accuracy);
+    if (r->timing_only) {
+        /* no model to evaluate and no data to count epochs over */
+        row->epochs = row->train_loss = row->test_loss = row->test_accuracy = NAN;
+    } else {
+        row->epochs = (double)cl_samples_processed(r->cl) / (double)r->train.n;
+        mdl_evaluate(r->model, model, &r->train, r->eval_idx, r->n_eval, &row->train_loss,
+                     &acc);
+        mdl_evaluate(r->model, model, &r->test, r->test_idx, r->n_test_eval, &row->test_loss,
+                     &row->test_accuracy);
+    }
     row->consensus_distance = sqrt(cd / n);
     row->bytes_sent = cl_total_bytes_sent(r->cl);
 }
@@ -645,9 +655,10 @@ static void evaluate(run_sim *r, out_metrics_row *row)
 static void record_nodes(run_sim *r, double time_s)
 {
     for (int i = 0; i < r->ctx.n; i++) {
-        double loss, acc;
-        mdl_evaluate(r->model, cl_params_const(r->cl, i), &r->test, r->test_idx,
-                     r->n_test_eval, &loss, &acc);
+        double loss = NAN, acc = NAN;
+        if (!r->timing_only)
+            mdl_evaluate(r->model, cl_params_const(r->cl, i), &r->test, r->test_idx,
+                         r->n_test_eval, &loss, &acc);
         out_fmt_double(r->nmf, time_s);
         fprintf(r->nmf, ",%d,%" PRIu64 ",", i, cl_stats(r->cl, i)->steps);
         out_fmt_double(r->nmf, loss);
@@ -826,23 +837,28 @@ static int write_run_json(run_sim *r, const char *dir, const run_result *res,
         out_json_raw(&j, "spectral_gap", "null");
     }
     out_json_end_object(&j);
-    out_json_begin_object(&j, "data");
-    out_json_string(&j, "kind", r->s->data_kind);
-    out_json_int(&j, "train", (int64_t)r->train.n);
-    out_json_int(&j, "test", (int64_t)r->test.n);
-    out_json_int(&j, "features", (int64_t)r->train.d);
-    out_json_int(&j, "classes", r->train.n_classes);
-    out_json_int(&j, "test_evaluated", (int64_t)(r->test_idx ? r->n_test_eval : r->test.n));
-    out_json_end_object(&j);
-    out_json_begin_object(&j, "partition");
-    out_json_string(&j, "kind", r->s->partition);
-    out_json_int(&j, "samples_min", (int64_t)r->pstats.samples_min);
-    out_json_number(&j, "samples_mean", r->pstats.samples_mean);
-    out_json_int(&j, "samples_max", (int64_t)r->pstats.samples_max);
-    out_json_int(&j, "classes_min", r->pstats.classes_min);
-    out_json_number(&j, "classes_mean", r->pstats.classes_mean);
-    out_json_int(&j, "classes_max", r->pstats.classes_max);
-    out_json_end_object(&j);
+    if (r->timing_only) {
+        out_json_raw(&j, "data", "null");
+        out_json_raw(&j, "partition", "null");
+    } else {
+        out_json_begin_object(&j, "data");
+        out_json_string(&j, "kind", r->s->data_kind);
+        out_json_int(&j, "train", (int64_t)r->train.n);
+        out_json_int(&j, "test", (int64_t)r->test.n);
+        out_json_int(&j, "features", (int64_t)r->train.d);
+        out_json_int(&j, "classes", r->train.n_classes);
+        out_json_int(&j, "test_evaluated", (int64_t)(r->test_idx ? r->n_test_eval : r->test.n));
+        out_json_end_object(&j);
+        out_json_begin_object(&j, "partition");
+        out_json_string(&j, "kind", r->s->partition);
+        out_json_int(&j, "samples_min", (int64_t)r->pstats.samples_min);
+        out_json_number(&j, "samples_mean", r->pstats.samples_mean);
+        out_json_int(&j, "samples_max", (int64_t)r->pstats.samples_max);
+        out_json_int(&j, "classes_min", r->pstats.classes_min);
+        out_json_number(&j, "classes_mean", r->pstats.classes_mean);
+        out_json_int(&j, "classes_max", r->pstats.classes_max);
+        out_json_end_object(&j);
+    }
     out_json_begin_object(&j, "final");
     out_json_number(&j, "time_s", res->last.time_s);
     out_json_int(&j, "steps", (int64_t)res->last.steps);
@@ -888,6 +904,7 @@ static int start(run_sim *r)
         .classes = r->classes, .n_classes = s->n_links + 1,
         .link_rules = r->rules, .n_link_rules = s->n_links, .reorder = s->reorder,
         .bytes_per_param = s->bytes_per_param / s->compression_ratio,
+        .message_bytes = s->model_message_bytes / s->compression_ratio,
         .up_Bps = r->up_Bps, .down_Bps = r->down_Bps,
         .discipline = strcmp(s->discipline, "fair") == 0 ? CL_NIC_FAIR : CL_NIC_FIFO,
         .slowdowns = r->slows, .n_slowdowns = s->n_slowdowns,
@@ -919,9 +936,7 @@ static int start(run_sim *r)
     r->ctx.rng = calloc((size_t)n, sizeof(gsl_rng *));
     if (!r->ctx.states || !r->ctx.rng)
         return -1;
-    for (int i = 0; i < n; i++)
-        if (!(r->ctx.rng[i] = sim_rng_stream_create(s->seed, (uint32_t)i, SIM_RNG_ALGO)))
-            return -1;
+    r->ctx.seed = s->seed;   /* the streams are created on first use (alg_rng) */
     if (r->alg->shared_init && r->alg->shared_init(&r->ctx) != 0)
         return -1;
     for (int i = 0; i < n; i++)
@@ -931,7 +946,8 @@ static int start(run_sim *r)
     gsl_rng *init = sim_rng_stream_create(s->seed, SIM_RNG_NO_NODE, SIM_RNG_INIT);
     if (!init)
         return -1;
-    mdl_init_params(r->model, cl_params(r->cl, 0), init);
+    if (r->model)
+        mdl_init_params(r->model, cl_params(r->cl, 0), init);
     gsl_rng_free(init);
     for (int i = 1; i < n; i++)
         memcpy(cl_params(r->cl, i), cl_params(r->cl, 0), r->ctx.P * sizeof(double));

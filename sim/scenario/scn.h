@@ -191,8 +191,10 @@ typedef struct scn_scenario {
     double topo_lazy_alpha;  /* in [0, 1), default 0 */
 
     /* model */
-    char  *model;            /* "softmax" (default), "logistic", "mlp" or "linear" */
-    double l2;               /* >= 0 (default 1e-4) */
+    char  *model;            /* "softmax" (default), "logistic", "mlp", "linear" or
+                                "none" (timing only: no parameters, no data) */
+    double l2;               /* >= 0 (default 1e-4); 0 for "none" */
+    double model_message_bytes;  /* "none": bytes of one model message, > 0; else 0 */
     size_t model_hidden[8];  /* mlp: hidden widths, input side first */
     size_t model_n_hidden;   /* mlp: 1..8 (default 1 layer of 100); else 0 */
     int    model_activation; /* mlp: 0 relu (default), 1 tanh */

@@ -512,7 +512,10 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
     if (!(o = section(root, "model", oom)))
         return root;
     add(o, "kind", json_string(s->model), oom);
-    add(o, "l2", json_real(s->l2), oom);
+    if (strcmp(s->model, "none") == 0)
+        add(o, "message_bytes", json_real(s->model_message_bytes), oom);
+    else
+        add(o, "l2", json_real(s->l2), oom);
     if (s->model_n_hidden > 0) {
         static const char *const acts[] = {"relu", "tanh"};
         arr = json_array();
@@ -523,9 +526,10 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
         add(o, "activation", json_string(acts[s->model_activation]), oom);
     }
 
-    if (!(o = section(root, "data", oom)))
-        return root;
-    {
+    /* model "none" reads no data: no data section */
+    if (strcmp(s->model, "none") != 0) {
+        if (!(o = section(root, "data", oom)))
+            return root;
         static const char *const scales[] = {"none", "minmax", "standard"};
         add(o, "kind", json_string(s->data_kind), oom);
         add(o, "train", json_integer((json_int_t)s->data_train), oom);

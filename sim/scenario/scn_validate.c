@@ -261,9 +261,11 @@ static int opt_bool(scn_ctx *c, json_t *obj, const char *optr, const char *key, 
 
 static int v_model(scn_ctx *c, json_t *root, scn_scenario *s)
 {
-    static const char *const keys[] = {"kind", "l2", "hidden", "activation", NULL};
+    static const char *const keys[] = {"kind", "l2", "hidden", "activation", "message_bytes",
+                                       NULL};
     static const char *const plain_keys[] = {"kind", "l2", NULL};
-    static const char *const kinds[] = {"softmax", "logistic", "mlp", "linear", NULL};
+    static const char *const none_keys[] = {"kind", "message_bytes", NULL};
+    static const char *const kinds[] = {"softmax", "logistic", "mlp", "linear", "none", NULL};
     static const char *const acts[] = {"relu", "tanh", NULL};
     char p[PTR_MAX], kp[PTR_MAX], ep[PTR_MAX];
     const char *kind = "softmax", *act = "relu";
@@ -275,8 +277,28 @@ static int v_model(scn_ctx *c, json_t *root, scn_scenario *s)
         scn_i_opt_str(c, o, p, "kind", &kind, NULL))
         return -1;
     scn_i_ptr_key(kp, p, "kind");
-    if ((k = scn_i_lookup(c, kp, "model", kind, kinds)) < 0 ||
-        scn_i_opt_num(c, o, p, "l2", GE0, &s->l2, NULL))
+    if ((k = scn_i_lookup(c, kp, "model", kind, kinds)) < 0)
+        return -1;
+    if (k == 4) {
+        /* Timing only: no parameters, so nothing computes FLOPs. */
+        s->l2 = 0;
+        if (scn_i_kind_keys(c, o, p, none_keys, "kind", kind) ||
+            scn_i_need_key(c, o, p, "message_bytes", "for kind \"none\"") ||
+            scn_i_opt_num(c, o, p, "message_bytes", GT0, &s->model_message_bytes, NULL))
+            return -1;
+        if (s->flops_per_s > 0)
+            return scn_i_fail(c, "/compute/flops_per_s", "model \"none\" has no FLOPs; give "
+                              "\"step_time_s\"");
+        for (size_t g = 0; g < s->n_groups; g++)
+            if (s->groups[g].flops_per_s > 0) {
+                char gp[PTR_MAX];
+                snprintf(gp, sizeof gp, "/compute/groups/%zu/flops_per_s", g);
+                return scn_i_fail(c, gp, "model \"none\" has no FLOPs; give \"step_time_s\"");
+            }
+        s->model_n_hidden = 0;
+        return scn_i_set_str(c, &s->model, kinds[k]);
+    }
+    if (scn_i_opt_num(c, o, p, "l2", GE0, &s->l2, NULL))
         return -1;
     if (k != 2)
         return scn_i_kind_keys(c, o, p, plain_keys, "kind", kind) ||
@@ -486,12 +508,14 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
         scn_i_ptr_key(kp, p, "classes");
         return scn_i_fail(c, kp, "must be 2 with model \"logistic\", got %lld", classes);
     }
-    if (generated && train < s->n_nodes) {
+    /* Model "none" reads no data: the section is checked but not used. */
+    const int no_data = strcmp(s->model, "none") == 0;
+    if (generated && !no_data && train < s->n_nodes) {
         scn_i_ptr_key(kp, p, "train");
         return scn_i_fail(c, kp, "must be >= nodes (%d) so that every node holds data, got %lld%s",
                     s->n_nodes, train, scn_i_dflt(has_train));
     }
-    if (!generated && train > 0 && train < s->n_nodes) {
+    if (!generated && !no_data && train > 0 && train < s->n_nodes) {
         scn_i_ptr_key(kp, p, "train");
         return scn_i_fail(c, kp, "must be 0 (all) or >= nodes (%d) so that every node holds "
                           "data, got %lld", s->n_nodes, train);
@@ -568,7 +592,8 @@ static int v_algorithm(scn_ctx *c, json_t *root, scn_scenario *s)
         return -1;
     /* With file data the count is known only after loading: the runner
      * checks the batch against every node's share then. */
-    if (s->data_train > 0 && strncmp(s->data_kind, "synthetic", 9) == 0 && batch > per_node) {
+    if (strcmp(s->model, "none") != 0 && s->data_train > 0 &&
+        strncmp(s->data_kind, "synthetic", 9) == 0 && batch > per_node) {
         scn_i_ptr_key(bp, p, "batch");
         return scn_i_fail(c, bp, "must be <= %lld (train %zu / nodes %d), got %lld%s", per_node,
                     s->data_train, s->n_nodes, batch, scn_i_dflt(has_batch));
@@ -668,6 +693,13 @@ static int v_stop(scn_ctx *c, json_t *root, scn_scenario *s)
         scn_i_ptr_key(tp, p, "target_accuracy");
         return scn_i_fail(c, tp, "has no meaning for model \"linear\" (regression); use "
                           "target_loss");
+    }
+    if (strcmp(s->model, "none") == 0 &&
+        (!isnan(s->stop_target_accuracy) || !isnan(s->stop_target_loss))) {
+        char tp[PTR_MAX];
+        scn_i_ptr_key(tp, p, isnan(s->stop_target_loss) ? "target_accuracy" : "target_loss");
+        return scn_i_fail(c, tp, "has no meaning for model \"none\" (timing only: nothing "
+                          "is evaluated)");
     }
     s->stop_steps = (long)steps;
     return 0;

@@ -1,0 +1,229 @@
+/* simgrid_ring.cpp -- the peer of dtsim's timing-only ring benchmark,
+ * written against SimGrid's S4U API: the same ring, step times, links and
+ * protocols as bench/scenarios/ring-none-dpsgd.json, so that the two
+ * simulators can be timed side by side (bench/peers/compare.py).  It is
+ * built only by `make bench` (CMake option DTSIM_PEERS), never by the
+ * normal build or the tests.
+ *
+ * Platform: one host per node (1 Gflop/s; a step of T seconds is an
+ * execution of T * 1e9 flops), an uplink and a downlink per host (bandwidth
+ * B; the uplink carries the latency a), and a route i -> j = {up_i,
+ * down_j} for each pair of ring neighbours.  Network model CM02 with
+ * latency and bandwidth factors 1, no cross-traffic and TCP-gamma 0 (no
+ * window bound), so one transfer of M bytes takes exactly a + M/B, as in
+ * dtsim.  Mailboxes have a permanent receiver, so a transfer starts when
+ * it is posted, as dtsim's sends do.
+ *
+ * Protocols (dtsim's timing semantics, see sim/algos/):
+ *   dpsgd  -- round k: send the model to both neighbours (lower number
+ *             first), compute the step, wait for both neighbours' round-k
+ *             models; STEPS rounds.
+ *   adpsgd -- even nodes active, odd passive (the ring's bipartition).
+ *             Every node computes steps back to back until the simulated
+ *             horizon STEPS * STEP_S (dtsim: stop.time_s, since its
+ *             stop.steps counts all nodes' steps together); an active node
+ *             whose step ends waits for its outstanding averaging's reply,
+ *             then sends its model to a random neighbour and starts the
+ *             next step; a passive node's server actor answers each
+ *             request with a model of the same size.
+ * Differences from dtsim, which matter only under contention: SimGrid
+ * shares a link among its flows (max-min), dtsim's NICs are FIFO by
+ * default, and then the order of sends matters: with a message longer than
+ * a step, the node that receives both its neighbours' second transfers
+ * waits 3M/B.  With dtsim's "fair" discipline (processor sharing, which
+ * is max-min sharing between equal flows) the homogeneous D-PSGD ring's
+ * rounds last a + 2M/B in both, so the instants at which the last step
+ * ends (last_step_s; dtsim's stop.steps ends its run there) agree.
+ *
+ * usage: simgrid_ring dpsgd|adpsgd NODES STEPS STEP_S LATENCY_S BANDWIDTH_BPS BYTES SIGMA SEED
+ *   (SIGMA > 0: lognormal step times with mean STEP_S; prints one line)
+ */
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <random>
+#include <string>
+#include <vector>
+#include <sys/resource.h>
+
+namespace sg4 = simgrid::s4u;
+
+static int n_nodes, n_steps;
+static double horizon_s;   /* adpsgd: steps start before it */
+static double step_s, latency_s, bandwidth, msg_bytes, sigma;
+static std::vector<std::mt19937_64> rngs;
+static std::vector<sg4::Host*> hosts;
+/* inbox[i][0]: from the left neighbour, [1]: from the right (dpsgd);
+ * inbox[i][0]: requests, [1]: replies (adpsgd) */
+static std::vector<sg4::Mailbox*> inbox[2];
+static std::vector<int> ids;
+static double last_step_end;   /* when the last step of all ended */
+
+static void compute(double flops)
+{
+    sg4::this_actor::execute(flops);
+    last_step_end = std::max(last_step_end, sg4::Engine::get_clock());
+}
+
+static double step_flops(int i)
+{
+    double t = step_s;
+    if (sigma > 0) {
+        std::lognormal_distribution<double> d(-0.5 * sigma * sigma, sigma);
+        t *= d(rngs[i]);
+    }
+    return t * 1e9;
+}
+
+static int left(int i) { return (i + n_nodes - 1) % n_nodes; }
+static int right(int i) { return (i + 1) % n_nodes; }
+
+static void send(sg4::Mailbox* to, int* who)
+{
+    to->put_init(who, (uint64_t)msg_bytes)->detach();
+}
+
+static void dpsgd_worker(int i)
+{
+    int l = left(i), r = right(i);
+    inbox[0][i]->set_receiver(sg4::Actor::self());
+    inbox[1][i]->set_receiver(sg4::Actor::self());
+    /* j's inbox for messages from i: i is j's right neighbour when j = l */
+    sg4::Mailbox* to_l = inbox[1][l];
+    sg4::Mailbox* to_r = inbox[0][r];
+    for (int k = 0; k < n_steps; k++) {
+        if (l < r) {
+            send(to_l, &ids[i]);
+            send(to_r, &ids[i]);
+        } else {
+            send(to_r, &ids[i]);
+            send(to_l, &ids[i]);
+        }
+        compute(step_flops(i));
+        inbox[0][i]->get<int>();
+        inbox[1][i]->get<int>();
+    }
+}
+
+static void adpsgd_active(int i)
+{
+    inbox[1][i]->set_receiver(sg4::Actor::self());
+    bool outstanding = false;
+    std::uniform_int_distribution<int> coin(0, 1);
+    while (sg4::Engine::get_clock() < horizon_s) {
+        compute(step_flops(i));
+        if (outstanding)
+            inbox[1][i]->get<int>();
+        int j = coin(rngs[i]) ? right(i) : left(i);
+        send(inbox[0][j], &ids[i]);
+        outstanding = true;
+    }
+}
+
+static void adpsgd_passive(int i)
+{
+    while (sg4::Engine::get_clock() < horizon_s)
+        compute(step_flops(i));
+}
+
+static void adpsgd_server(int i)
+{
+    sg4::Actor::self()->daemonize();
+    for (;;) {
+        int* from = inbox[0][i]->get<int>();
+        send(inbox[1][*from], &ids[i]);
+    }
+}
+
+static double cpu_seconds()
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + 1e-6 * ru.ru_utime.tv_usec + ru.ru_stime.tv_sec +
+           1e-6 * ru.ru_stime.tv_usec;
+}
+
+static double wall_seconds()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+int main(int argc, char** argv)
+{
+    if (argc != 10) {
+        std::fprintf(stderr, "usage: simgrid_ring dpsgd|adpsgd NODES STEPS STEP_S LATENCY_S "
+                             "BANDWIDTH_BPS BYTES SIGMA SEED\n");
+        return 2;
+    }
+    std::string alg = argv[1];
+    n_nodes = std::atoi(argv[2]);
+    n_steps = std::atoi(argv[3]);
+    step_s = std::atof(argv[4]);
+    latency_s = std::atof(argv[5]);
+    bandwidth = std::atof(argv[6]);
+    msg_bytes = std::atof(argv[7]);
+    sigma = std::atof(argv[8]);
+    unsigned long long seed = std::strtoull(argv[9], nullptr, 10);
+    horizon_s = n_steps * step_s;
+    if ((alg != "dpsgd" && alg != "adpsgd") || n_nodes < 3 || n_steps < 1 ||
+        (alg == "adpsgd" && n_nodes % 2)) {
+        std::fprintf(stderr, "simgrid_ring: error: dpsgd or adpsgd on >= 3 nodes (adpsgd: an "
+                             "even number)\n");
+        return 2;
+    }
+    double w0 = wall_seconds(), c0 = cpu_seconds();
+
+    int sg_argc = 1;
+    char* sg_argv[] = {argv[0], nullptr};
+    sg4::Engine e(&sg_argc, sg_argv);
+    e.set_config("network/model:CM02");
+    e.set_config("network/latency-factor:1");
+    e.set_config("network/bandwidth-factor:1");
+    e.set_config("network/crosstraffic:0");
+    e.set_config("network/TCP-gamma:0");
+
+    auto* zone = sg4::create_full_zone("ring");
+    std::vector<sg4::Link*> up(n_nodes), down(n_nodes);
+    for (int i = 0; i < n_nodes; i++) {
+        std::string s = std::to_string(i);
+        hosts.push_back(zone->create_host("h" + s, 1e9)->seal());
+        up[i] = zone->create_link("up" + s, bandwidth)->set_latency(latency_s)->seal();
+        down[i] = zone->create_link("down" + s, bandwidth)->set_latency(0)->seal();
+        rngs.emplace_back(seed * 1000003ULL + (unsigned long long)i);
+        ids.push_back(i);
+    }
+    for (int i = 0; i < n_nodes; i++)
+        for (int j : {left(i), right(i)})
+            zone->add_route(hosts[i]->get_netpoint(), hosts[j]->get_netpoint(), nullptr, nullptr,
+                            {sg4::LinkInRoute(up[i]), sg4::LinkInRoute(down[j])}, false);
+    zone->seal();
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < n_nodes; i++)
+            inbox[b].push_back(sg4::Mailbox::by_name("m" + std::to_string(b) + "_" +
+                                                     std::to_string(i)));
+    for (int i = 0; i < n_nodes; i++) {
+        if (alg == "dpsgd") {
+            sg4::Actor::create("w" + std::to_string(i), hosts[i], dpsgd_worker, i);
+        } else if (i % 2 == 0) {
+            sg4::Actor::create("w" + std::to_string(i), hosts[i], adpsgd_active, i);
+        } else {
+            sg4::Actor::create("w" + std::to_string(i), hosts[i], adpsgd_passive, i);
+            auto srv = sg4::Actor::create("s" + std::to_string(i), hosts[i], adpsgd_server, i);
+            inbox[0][i]->set_receiver(srv);
+        }
+    }
+    double w1 = wall_seconds(), c1 = cpu_seconds();
+    e.run();
+    double w2 = wall_seconds(), c2 = cpu_seconds();
+    std::printf("simgrid %s nodes=%d sim_time_s=%.17g last_step_s=%.17g setup_wall_s=%.6f setup_cpu_s=%.6f "
+                "run_wall_s=%.6f run_cpu_s=%.6f\n",
+                alg.c_str(), n_nodes, sg4::Engine::get_clock(), last_step_end, w1 - w0, c1 - c0, w2 - w1,
+                c2 - c1);
+    return 0;
+}
