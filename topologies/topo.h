@@ -109,7 +109,10 @@ typedef struct topo_stats {
  * many steps it is skipped (minutes at 10^5 nodes). */
 #define TOPO_DIAMETER_WORK 3e9
 
-/* Largest n for which the spectrum uses the dense solver; ARPACK above. */
+/* topo_compute_stats: the dense solver up to TOPO_ARPACK_MIN nodes; ARPACK
+ * above, falling back to the dense solver up to TOPO_DENSE_MAX nodes when
+ * ARPACK does not converge. */
+#define TOPO_ARPACK_MIN 256
 #define TOPO_DENSE_MAX 1024   /* 0.5 s here; 2048 takes 8 s, 4096 a minute */
 
 /* Builds the graph and its mixing weights.  Random generators seed igraph's
@@ -125,9 +128,10 @@ void        topo_destroy(topo_graph *g);
 
 /* Degrees, diameter (O(n * edges), skipped above TOPO_DIAMETER_WORK) and
  * the spectrum of the mixing matrix: dense symmetric eigen-solver from GSL
- * for n <= TOPO_DENSE_MAX (O(n^3)), ARPACK through igraph above (a few
+ * for n <= TOPO_ARPACK_MIN (O(n^3)), ARPACK through igraph above (a few
  * hundred sparse products; gives up on very slowly mixing graphs such as a
- * ring of 10^4 nodes).  Returns 0, or -1 when out of memory. */
+ * ring of 10^4 nodes), with the dense solver as fallback up to
+ * TOPO_DENSE_MAX.  Returns 0, or -1 when out of memory. */
 int topo_compute_stats(const topo_graph *g, topo_stats *st);
 
 typedef enum topo_solver { TOPO_SOLVER_AUTO = 0, TOPO_SOLVER_DENSE, TOPO_SOLVER_ARPACK } topo_solver;

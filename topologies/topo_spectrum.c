@@ -1,7 +1,8 @@
 /* topo_spectrum.c -- statistics of a built topology: degree range, diameter
  * (igraph), and the second-largest eigenvalue modulus (SLEM) and spectral
  * gap of the mixing matrix W, by GSL's dense symmetric eigen-solver for
- * n <= TOPO_DENSE_MAX and by ARPACK (igraph_arpack_rssolve) above.  It
+ * small n and by ARPACK (igraph_arpack_rssolve) above (see
+ * topo_compute_stats for the choice).  It
  * does not build graphs or weights.
  *
  * Both solvers work on the symmetric matrix S = P^(1/2) W P^(-1/2), P the
@@ -216,8 +217,22 @@ int topo_compute_stats(const topo_graph *g, topo_stats *st)
             return -1;
         st->diameter_ok = 1;
     }
-    st->solver = g->n <= TOPO_DENSE_MAX ? "dense" : "arpack";
-    int rc = topo_slem(g, TOPO_SOLVER_AUTO, &st->lambda2);
+    /* ARPACK first above TOPO_ARPACK_MIN nodes (0.005 s against 0.45 s for
+     * the dense solver at 1024); where it does not converge (tiny gaps, as
+     * on long rings) the dense solver still gives the answer up to
+     * TOPO_DENSE_MAX */
+    int rc;
+    if (g->n <= TOPO_ARPACK_MIN) {
+        st->solver = "dense";
+        rc = topo_slem(g, TOPO_SOLVER_DENSE, &st->lambda2);
+    } else {
+        st->solver = "arpack";
+        rc = topo_slem(g, TOPO_SOLVER_ARPACK, &st->lambda2);
+        if (rc == 1 && g->n <= TOPO_DENSE_MAX) {
+            st->solver = "dense";
+            rc = topo_slem(g, TOPO_SOLVER_DENSE, &st->lambda2);
+        }
+    }
     if (rc < 0)
         return -1;
     if (rc == 0) {
