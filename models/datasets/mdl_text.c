@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include "mdl_data.h"
 
@@ -220,6 +221,19 @@ int mdl_libsvm_load(const char *path, size_t d_min, mdl_dataset *ds, char *err, 
     if (rows > SIZE_MAX / sizeof(double) / d) {
         fail(err, es, path, 0, "too large: %zu samples of %zu features", rows, d);
         goto out_free;
+    }
+    /* Rows are dense: a small sparse file can name a feature index that
+     * makes them huge.  Refuse what cannot fit in this machine's memory
+     * rather than let the allocation or the first pass over it fail. */
+    {
+        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+        double need = (double)rows * (double)d * sizeof(double);
+        if (pages > 0 && psize > 0 && need > (double)pages * (double)psize) {
+            fail(err, es, path, 0, "too large: %zu samples of %zu features need %.3g GB as "
+                 "dense rows, more than this machine's memory (%.3g GB)", rows, d, need / 1e9,
+                 (double)pages * (double)psize / 1e9);
+            goto out_free;
+        }
     }
 
     /* Pass 2 over the same text: pass 1 already validated every token.
