@@ -76,6 +76,8 @@ static void value_error(scn_error *err, const scn_scenario *s, const char *ptr, 
     snprintf(err->msg, sizeof err->msg, "%s: %s: error: %s", s->path, ptr, msg);
 }
 
+static int check_memory(const run_sim *r, size_t P, double data_bytes, scn_error *err);
+
 static int build_topology(run_sim *r, scn_error *err)
 {
     const scn_scenario *s = r->s;
@@ -166,6 +168,14 @@ static int load_text(run_sim *r, char *m, size_t ms)
     if (csv ? mdl_csv_load(tf, s->data_label_column, s->data_header, &all, m, ms)
             : mdl_libsvm_load(tf, s->data_features, &all, m, ms))
         return -1;
+    /* Loading touched only the nonzero entries of sparse rows; splitting,
+     * widening and scaling touch them all (twice, for the split) */
+    scn_error me;
+    if (check_memory(r, 0, 2.0 * (double)all.n * ((double)all.d + 1) * 8, &me) != 0) {
+        snprintf(m, ms, "%s", me.msg);
+        mdl_dataset_fini(&all);
+        return -1;
+    }
     if (s->data_test_file) {
         r->train = all;
         data_path(s, NULL, s->data_test_file, vf, sizeof vf);
@@ -270,8 +280,6 @@ static int pick_subset(size_t n_all, size_t n, uint64_t seed, size_t **out, size
     return *out ? 0 : -1;
 }
 
-static int check_memory(const run_sim *r, size_t P, scn_error *err);
-
 static int build_data(run_sim *r, scn_error *err)
 {
     const scn_scenario *s = r->s;
@@ -296,7 +304,7 @@ static int build_data(run_sim *r, scn_error *err)
         return -1;
     }
     /* a file's size is known only now: check before touching it again */
-    if (check_memory(r, 0, err) != 0)
+    if (check_memory(r, 0, 0, err) != 0)
         return -1;
     if (mdl_dataset_scale(&r->train, &r->test, (mdl_scale)s->data_scale) != 0)
         goto out_oom;
@@ -493,10 +501,13 @@ static int build_heterogeneity(run_sim *r)
 
 /* ---- memory estimate ---- */
 
-static double phys_memory_bytes(void)
+/* The default limit: half the machine's physical memory.  The estimate
+ * leaves out what protocols keep per neighbour, and the machine is rarely
+ * ours alone; limits.memory_bytes or --force go further. */
+static double default_memory_limit(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && size > 0 ? (double)pages * (double)size : INFINITY;
+    return pages > 0 && size > 0 ? 0.5 * (double)pages * (double)size : INFINITY;
 }
 
 static void fmt_bytes(char *buf, size_t n, double b)
@@ -532,7 +543,7 @@ static double edges_estimate(const scn_scenario *s)
  * state (RNG streams, queues, statistics) and 64 bytes per edge. */
 #define RUN_MEM_COPIES   4        /* parameters, gradient, two in flight or kept */
 #define RUN_MEM_PER_NODE 24576.0  /* four mt19937 streams and the node records */
-static int check_memory(const run_sim *r, size_t P, scn_error *err)
+static int check_memory(const run_sim *r, size_t P, double data_bytes, scn_error *err)
 {
     const scn_scenario *s = r->s;
     if (!s->limit_check_memory)
@@ -546,12 +557,14 @@ static int check_memory(const run_sim *r, size_t P, scn_error *err)
     if (r->train.x)   /* loaded or generated: what it really holds */
         data = ((double)r->train.n * ((double)r->train.d + 3)
                 + (double)r->test.n * ((double)r->test.d + 2)) * 8;
+    if (data_bytes > 0)
+        data = data_bytes;
     int copies = RUN_MEM_COPIES + (s->opt_momentum > 0);
     double model = (double)r->n_all * (double)P * copies * 8;
     double nodes = (double)r->n_all * RUN_MEM_PER_NODE;
     double edges = edges_estimate(s) * 64;
     double total = model + data + nodes + edges;
-    double limit = s->limit_memory_bytes > 0 ? s->limit_memory_bytes : phys_memory_bytes();
+    double limit = s->limit_memory_bytes > 0 ? s->limit_memory_bytes : default_memory_limit();
     if (total <= limit)
         return 0;
     char t[32], l[32], m[32], d[32], n[32], e[32];
@@ -571,7 +584,7 @@ static int check_memory(const run_sim *r, size_t P, scn_error *err)
              "%s: error: this run needs about %s of memory (%sdata %s, per-node state %s, "
              "topology %s), more than the limit of %s (%s); lower the size, set "
              "limits.memory_bytes, or run with --force", s->path, t, models, d, n, e, l,
-             s->limit_memory_bytes > 0 ? "limits.memory_bytes" : "this machine's memory");
+             s->limit_memory_bytes > 0 ? "limits.memory_bytes" : "half this machine's memory");
     return -1;
 }
 
@@ -625,8 +638,8 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
         goto out_destroy;
     }
     r->n_all = s->n_nodes + r->alg->servers;
-    if (check_memory(r, 0, err) != 0 || build_topology(r, err) != 0
-        || build_data(r, err) != 0 || check_memory(r, mdl_n_params(r->model), err) != 0)
+    if (check_memory(r, 0, 0, err) != 0 || build_topology(r, err) != 0
+        || build_data(r, err) != 0 || check_memory(r, mdl_n_params(r->model), 0, err) != 0)
         goto out_destroy;
 
     r->ctx.g = r->g;

@@ -251,8 +251,8 @@ typedef struct scn_scenario {
 
     /* limits (docs/reliability.md): the run is refused before anything is
      * built when its memory estimate exceeds memory_bytes */
-    double limit_memory_bytes;  /* bytes, > 0; 0 when absent: the machine's
-                                   physical memory */
+    double limit_memory_bytes;  /* bytes, > 0; 0 when absent: half the
+                                   machine's physical memory */
     int    limit_check_memory;  /* default true; false (or --force) skips it */
 
     /* the resolved scenario (defaults filled, overrides applied) as compact
