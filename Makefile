@@ -5,7 +5,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo test test-fast test-asan bench golden plots fuzz valgrind clean
+.PHONY: all deps build demo test test-fast test-asan bench golden plots replications fuzz valgrind clean
 
 all: build
 
@@ -66,8 +66,9 @@ valgrind: build
 
 # Figures (PNG and PDF) of the quickstart run, of two small quickstart
 # sweeps (three protocols, three replicates; and the same with a target
-# accuracy for the time-to-target bars), and of every sweep already under
-# results/.  Installs gnuplot-nox when missing.
+# accuracy for the time-to-target bars), of every sweep already under
+# results/, and the literature replications (`make replications`).
+# Installs gnuplot-nox when missing.
 plots: build
 	@scripts/install-deps --plots
 	$(BUILD)/dtsim run scenarios/quickstart.json -o results/quickstart --quiet
@@ -79,6 +80,14 @@ plots: build
 	for d in results/*/; do \
 	  if [ -f $$d/sweep.csv ]; then plots/plot.sh $$d || exit 1; fi; \
 	done
+	$(MAKE) --no-print-directory replications
+
+# The literature replications of scenarios/papers/ (docs/validation.md,
+# "Replications"): sweeps, tables and figures under results/papers/.  A few
+# minutes on two cores; complete sweeps are only redrawn.
+replications: build
+	@scripts/install-deps --plots
+	scenarios/papers/run.sh all -j $(JOBS) -o results/papers
 
 # Benchmarks print markdown tables; bench/RESULTS.md records them.
 bench: build
@@ -87,6 +96,7 @@ bench: build
 	$(BUILD)/bench/bench_quickstart scenarios/ring16-allreduce.json 7
 	$(BUILD)/bench/bench_quickstart scenarios/ring16-adpsgd.json 7
 	OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_models
+	$(BUILD)/bench/bench_topo 3
 
 # Re-pins tests/golden/ from the current build: only for intended changes.
 golden: build

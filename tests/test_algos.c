@@ -104,6 +104,150 @@ START_TEST(test_eager_contributions)
 }
 END_TEST
 
+static void spread_init(void *ctx, int node, double *x, size_t P)
+{
+    (void)ctx;
+    for (size_t k = 0; k < P; k++)
+        x[k] = (double)(node * 7 % 5) - 2.0 + 0.001 * (double)k;
+}
+
+START_TEST(test_sgp_converges)
+{
+    static const char *graphs[] = { "topology", "exponential", "one_peer_exponential",
+                                    "random_matching", "random_k_out" };
+    for (int g = 0; g < 5; g++) {
+        char alg[128];
+        snprintf(alg, sizeof alg, "sgp\", \"peers\": 2, \"graph\": \"%s", graphs[g]);
+        check_converges(alg, "{\"kind\": \"ring\"}");
+    }
+}
+END_TEST
+
+/* Push-sum weights are conserved: exactly with the dyadic weights of
+ * one-peer exponential graphs and random matchings, to rounding otherwise. */
+START_TEST(test_sgp_weights_conserved)
+{
+    static const char *graphs[] = { "one_peer_exponential", "random_matching", "topology",
+                                    "exponential", "random_k_out" };
+    for (int g = 0; g < 5; g++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"sgp\", \"graph\": \"%s\","
+            " \"peers\": 3}, \"stop\": {\"time_s\": 1}}", problem, graphs[g]);
+        run_result res;
+        run_json(json, NULL, &res);
+        if (g < 2)
+            ck_assert_double_eq(stat_of(&res, "weight_sum_error"), 0);
+        else
+            ck_assert_double_le(stat_of(&res, "weight_sum_error"), 1e-12);
+    }
+}
+END_TEST
+
+/* Integer models: their averages by halves are exact in floating point. */
+static void integer_init(void *ctx, int node, double *x, size_t P)
+{
+    (void)ctx;
+    for (size_t k = 0; k < P; k++)
+        x[k] = (double)(node * 16 + (int)(k % 7));
+}
+
+/* One-peer exponential graphs average exactly in log2(n) rounds: with
+ * lr = 0, different starting models and equal nodes (so that the stop after
+ * the k-th steps falls after k-1 rounds everywhere), every node holds the
+ * same model after 3 rounds on 8 nodes, and not after 2. */
+START_TEST(test_sgp_one_peer_exact_average)
+{
+    for (int steps = 3; steps <= 4; steps++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 8, \"data\": {\"train\": 512, \"test\": 64, \"features\": 4},"
+            " \"algorithm\": {\"name\": \"sgp\", \"lr\": 0, \"batch\": 4},"
+            " \"stop\": {\"steps\": %d}}", steps);
+        run_options opt = { .init_params = integer_init };
+        run_result res;
+        run_json(json, &opt, &res);
+        if (steps == 4)   /* the 4th steps end after 3 rounds everywhere */
+            ck_assert_double_eq(res.last.consensus_distance, 0);
+        else
+            ck_assert_double_gt(res.last.consensus_distance, 0.1);
+    }
+}
+END_TEST
+
+START_TEST(test_hop_converges)
+{
+    check_converges("hop", "{\"kind\": \"ring\"}");
+    check_converges("hop\", \"backup\": 1, \"staleness\": 3, \"skip\": \"on",
+                    "{\"kind\": \"torus2d\", \"rows\": 2, \"cols\": 4}");
+}
+END_TEST
+
+/* Neighbours' iterations never differ by more than staleness + 1, with or
+ * without backup workers and skipping; without backup workers a node waits
+ * for every neighbour, so they never differ by more than one. */
+START_TEST(test_hop_staleness_bound)
+{
+    for (int s = 0; s <= 4; s += 2)
+        for (int b = 0; b <= 1; b++)
+            for (int skip = 0; skip <= 1; skip++) {
+                char json[2048];
+                snprintf(json, sizeof json,
+                    "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"hop\", \"staleness\": %d,"
+                    " \"backup\": %d, \"skip\": \"%s\"}, \"stop\": {\"time_s\": 2}}", problem, s,
+                    b, skip ? "on" : "off");
+                run_result res;
+                run_json(json, NULL, &res);
+                double gap = stat_of(&res, "neighbour_gap_max");
+                ck_assert_msg(gap <= (b ? s + 1 : 1), "s=%d b=%d skip=%d: gap %g", s, b, skip, gap);
+                if (b && !skip)   /* node 0 is 3x slower: the bound is reached */
+                    ck_assert_double_eq(gap, s + 1);
+                if (b && skip && s > 0)   /* with s = 0 there is no room to jump */
+                    ck_assert_double_gt(stat_of(&res, "iterations_skipped"), 0);
+            }
+    expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"hop\", \"backup\": 2},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/name: error: hop backup 2 must be below every "
+                         "node's degree; node 0 has 2 neighbours");
+}
+END_TEST
+
+START_TEST(test_sdfeel_converges)
+{
+    check_converges("sdfeel", "{\"kind\": \"ring\"}");   /* two clusters */
+}
+END_TEST
+
+/* With lr = 0 the edge aggregation and, with two clusters, the gossip of
+ * the two servers leave every client with the same model. */
+START_TEST(test_sdfeel_clusters_agree)
+{
+    for (int c = 1; c <= 2; c++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"sdfeel\", \"lr\": 0,"
+            " \"clusters\": %d}, \"stop\": {\"time_s\": 0.5}}", problem, c);
+        run_options opt = { .init_params = spread_init };
+        run_result res;
+        run_json(json, &opt, &res);
+        ck_assert_double_eq(res.last.consensus_distance, 0);
+    }
+    for (int c = 2; c <= 4; c += 2) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"sdfeel\", \"clusters\": %d,"
+            " \"local_steps\": 3, \"edge_rounds\": 2}, \"stop\": {\"steps\": 300}}", problem, c);
+        run_result res;
+        run_json(json, NULL, &res);
+        ck_assert_msg(res.last.test_accuracy > 0.8, "clusters %d: %g", c, res.last.test_accuracy);
+    }
+    expect_prepare_error("{\"nodes\": 3, \"algorithm\": {\"name\": \"sdfeel\", \"clusters\": 4},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/name: error: sdfeel needs at least one worker per "
+                         "cluster: 4 clusters, 3 workers");
+}
+END_TEST
+
 /* ---- invariants ---- */
 
 typedef struct rows {
@@ -119,12 +263,6 @@ static void keep_row(void *ctx, const out_metrics_row *row)
 }
 
 
-static void spread_init(void *ctx, int node, double *x, size_t P)
-{
-    (void)ctx;
-    for (size_t k = 0; k < P; k++)
-        x[k] = (double)(node * 7 % 5) - 2.0 + 0.001 * (double)k;
-}
 
 /* With lr = 0 a local-SGD synchronisation by all-reduce replaces every
  * model by the exact average: after the first one, all nodes hold the same
@@ -234,8 +372,8 @@ START_TEST(test_unknown_algorithm)
                                   " \"stop\": {\"steps\": 5}}", &s, &r, &err), -1);
     ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: unknown algorithm \"dpsdg\" "
                               "(expected one of: adpsgd, allreduce, backup, dpsgd, eager, epidemic, "
-                              "fedavg, gossip, local-sgd, prague, ps-async, ps-sync, rennala, "
-                              "ringmaster, ssp)");
+                              "fedavg, gossip, hop, local-sgd, prague, ps-async, ps-sync, rennala, "
+                              "ringmaster, sdfeel, sgp, ssp)");
 }
 END_TEST
 
@@ -344,6 +482,13 @@ int main(void)
     tcase_add_test(tc, test_prague_groups);
     tcase_add_test(tc, test_eager_converges);
     tcase_add_test(tc, test_eager_contributions);
+    tcase_add_test(tc, test_sgp_converges);
+    tcase_add_test(tc, test_hop_converges);
+    tcase_add_test(tc, test_sdfeel_converges);
+    tcase_add_test(tc, test_sdfeel_clusters_agree);
+    tcase_add_test(tc, test_hop_staleness_bound);
+    tcase_add_test(tc, test_sgp_weights_conserved);
+    tcase_add_test(tc, test_sgp_one_peer_exact_average);
     tcase_add_test(tc, test_epidemic_fanout);
     tcase_add_test(tc, test_algorithm_params_checked);
     tcase_add_test(tc, test_allreduce_keeps_nodes_identical);

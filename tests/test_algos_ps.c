@@ -135,16 +135,24 @@ END_TEST
 
 START_TEST(test_rennala_fresh_batches)
 {
-    char json[2048];
-    snprintf(json, sizeof json,
-        "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"rennala\", \"gradients\": 5},"
-        " \"stop\": {\"time_s\": 2}}", problem);
-    run_result res;
-    run_json(json, NULL, &res);
-    ck_assert_double_eq(stat_of(&res, "staleness_max"), 0);
-    double applied = stat_of(&res, "gradients_applied");
-    ck_assert(applied > 100);
-    ck_assert_double_eq(fmod(applied, 5), 0);
+    double dropped[2];
+    for (int restart = 0; restart <= 1; restart++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"rennala\", \"gradients\": 5,"
+            " \"restart\": \"%s\"}, \"stop\": {\"time_s\": 2}}", problem,
+            restart ? "on" : "off");
+        run_result res;
+        run_json(json, NULL, &res);
+        ck_assert_double_eq(stat_of(&res, "staleness_max"), 0);
+        double applied = stat_of(&res, "gradients_applied");
+        ck_assert(applied > 100);
+        ck_assert_double_eq(fmod(applied, 5), 0);
+        dropped[restart] = stat_of(&res, "gradients_discarded");
+    }
+    /* restarting abandons stale steps instead of finishing them: fewer
+     * gradients reach the server only to be dropped */
+    ck_assert_double_lt(dropped[1], dropped[0]);
 }
 END_TEST
 

@@ -4,75 +4,11 @@
  * outputs appear only under their final names.
  */
 #include <check.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-static char tmpdir[256];
-
-static void make_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/dtsim-test-cli-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmp(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-/* Runs a shell command line; returns its exit status. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    ck_assert(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-static int same_file(const char *a, const char *b)
-{
-    char *x = slurp(a), *y = slurp(b);
-    ck_assert_ptr_nonnull(x);
-    ck_assert_ptr_nonnull(y);
-    int same = strcmp(x, y) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
-static int exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
+#include "test_shell.h"
 
 #define QUICKSTART DTSIM_SOURCE_DIR "/scenarios/quickstart.json"
 
@@ -90,7 +26,7 @@ START_TEST(test_quickstart_deterministic)
     ck_assert(same_file(a, b));
     /* header, 41 evaluation rows (t = 0, 0.25, ..., 10) */
     snprintf(a, sizeof a, "%s/a/metrics.csv", tmpdir);
-    char *m = slurp(a);
+    char *m = slurp_path(a);
     int lines = 0;
     for (char *p = m; *p; p++)
         lines += *p == '\n';
@@ -120,7 +56,7 @@ START_TEST(test_bad_scenario_writes_nothing)
     snprintf(p, sizeof p, "%s/out", tmpdir);
     ck_assert(!exists(p));
     snprintf(p, sizeof p, "%s/err", tmpdir);
-    char *err = slurp(p);
+    char *err = slurp_path(p);
     ck_assert_str_eq(err, QUICKSTART ": /algorithm/lr: error: must be >= 0, got -1\n");
     free(err);
     remove_tmp();
@@ -134,7 +70,7 @@ START_TEST(test_set_overrides)
                         DTSIM_BINARY, QUICKSTART, tmpdir), 0);
     char p[512];
     snprintf(p, sizeof p, "%s/a/run.json", tmpdir);
-    char *j = slurp(p);
+    char *j = slurp_path(p);
     ck_assert_ptr_nonnull(strstr(j, "\"name\":\"adpsgd\""));
     ck_assert_ptr_nonnull(strstr(j, "\"sim_time_s\": 1,"));
     free(j);
@@ -154,7 +90,7 @@ START_TEST(test_validate_and_usage)
     ck_assert_int_eq(sh("%s topo %s >%s/topo", DTSIM_BINARY, QUICKSTART, tmpdir), 0);
     char p[512];
     snprintf(p, sizeof p, "%s/topo", tmpdir);
-    char *t = slurp(p);
+    char *t = slurp_path(p);
     /* 4x4 torus: 4-regular, diameter 4, lambda2 = 3/5 */
     ck_assert_ptr_nonnull(strstr(t, "nodes: 16\nedges: 32\ndegree: 4..4\ndiameter: 4\n"));
     ck_assert_ptr_nonnull(strstr(t, "lambda2: 0.6"));

@@ -9,46 +9,17 @@
  */
 #include <check.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "run.h"
 #include "scn.h"
 
+#include "test_shell.h"
+
 #define SMALL DTSIM_SOURCE_DIR "/tests/data/fmnist-small.json"
-
-static char tmpdir[256];
-
-static void make_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/dtsim-test-data-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmp(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 /* Loads path with overrides and runs it; out_dir may be NULL. */
 static void run_file(const char *path, const char *const *ov, size_t n_ov, const char *out_dir,
@@ -140,7 +111,7 @@ START_TEST(test_data_file_errors)
     ck_assert(WIFEXITED(st));
     ck_assert_int_eq(WEXITSTATUS(st), 2);
     snprintf(cmd, sizeof cmd, "%s/err", tmpdir);
-    char *err = slurp(cmd);
+    char *err = slurp_path(cmd);
     ck_assert_str_eq(err, DTSIM_SOURCE_DIR "/tests/data/fmnist/nope.gz: error: cannot open: "
                           "No such file or directory\n");
     free(err);
@@ -166,7 +137,7 @@ START_TEST(test_run_json_partition_and_node_metrics)
     run_result res;
     run_file(SMALL, ov, 4, out, &res);
     snprintf(path, sizeof path, "%s/run.json", out);
-    char *js = slurp(path);
+    char *js = slurp_path(path);
     /* 300 samples, 8 shards of 37 or 38 sorted by label, 2 per node: 74 to
      * 76 samples each; a shard of at most 38 consecutive labels spans at
      * most 3 classes (every class holds 25..33 samples), so at most 6 per
@@ -183,9 +154,9 @@ START_TEST(test_run_json_partition_and_node_metrics)
     /* All-reduce keeps every node identical: each node's row equals the
      * average model's row at the same instant. */
     snprintf(path, sizeof path, "%s/metrics.csv", out);
-    char *m = slurp(path);
+    char *m = slurp_path(path);
     snprintf(path, sizeof path, "%s/node_metrics.csv", out);
-    char *nm = slurp(path);
+    char *nm = slurp_path(path);
     ck_assert_str_eq(strtok(nm, "\n"), "time_s,node,steps,test_loss,test_accuracy");
     char *save = NULL, *line = strtok_r(m, "\n", &save);   /* header */
     int rows = 0;

@@ -129,7 +129,28 @@ static const struct bad_case {
     {"erdos_renyi_p_above_1", ": /topology/p: error: must be in (0, 1], got 1.5"},
     {"ring_with_p", ": /topology: error: key \"p\" is not allowed with kind \"ring\""},
     {"topology_unknown", ": /topology/kind: error: unknown topology \"rng\" (expected one "
-                         "of: ring, complete, torus2d, erdos_renyi, random_regular)"},
+                         "of: ring, complete, torus2d, erdos_renyi, random_regular, "
+                         "ring_lattice, torus3d, hypercube, star, binary_tree, watts_strogatz, "
+                         "barabasi_albert, exponential, edge_list)"},
+    {"torus3d_mismatch", ": /topology: error: rows * cols * layers must equal nodes (27), "
+                         "got 3 * 3 * 2"},
+    {"torus3d_missing_layers", ": /topology: error: missing required key \"layers\" for "
+                               "kind \"torus3d\""},
+    {"hypercube_not_power", ": /nodes: error: must be a power of two for kind "
+                            "\"hypercube\", got 12"},
+    {"ring_lattice_k_large", ": /topology/k: error: must be <= (nodes - 1) / 2 (4), got 5"},
+    {"watts_strogatz_beta", ": /topology/beta: error: must be in [0, 1], got 1.5"},
+    {"watts_strogatz_no_beta", ": /topology: error: missing required key \"beta\" for kind "
+                               "\"watts_strogatz\""},
+    {"barabasi_m_large", ": /topology/m: error: must be <= nodes - 1 (7), got 8"},
+    {"edge_list_no_file", ": /topology: error: missing required key \"file\" for kind "
+                          "\"edge_list\""},
+    {"edge_list_empty_file", ": /topology/file: error: must not be empty"},
+    {"ring_with_file", ": /topology: error: key \"file\" is not allowed with kind \"ring\""},
+    {"mixing_unknown", ": /topology/mixing: error: unknown mixing \"metropolis\" (expected "
+                       "one of: metropolis_hastings, max_degree, uniform)"},
+    {"lazy_alpha_one", ": /topology/lazy_alpha: error: must be in [0, 1), got 1"},
+    {"lazy_alpha_negative", ": /topology/lazy_alpha: error: must be >= 0, got -0.5"},
     {"random_regular_odd", ": /topology/degree: error: nodes * degree must be even, "
                            "got 5 * 3"},
     {"model_unknown", ": /model/kind: error: unknown model \"resnet\" (expected one of: "
@@ -386,7 +407,8 @@ START_TEST(test_resolved_golden)
         "\"network\":{\"bandwidth_Bps\":1.25e9,\"bytes_per_param\":4.0,\"latency_s\":0.0001},"
         "\"nodes\":4,\"optimizer\":{\"momentum\":0.0,\"nesterov\":false,\"schedule\":\"constant\","
         "\"warmup_steps\":0,\"weight_decay\":0.0},\"seed\":3,\"stop\":{\"target_accuracy\":0.9,\"time_s\":5.0},"
-        "\"topology\":{\"kind\":\"complete\"}}";
+        "\"topology\":{\"kind\":\"complete\",\"lazy_alpha\":0.0,"
+        "\"mixing\":\"metropolis_hastings\"}}";
     scn_scenario s, t;
 
     load_ok(text, NULL, 0, &s);

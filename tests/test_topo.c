@@ -154,7 +154,12 @@ START_TEST(test_kind_names)
     ck_assert_int_eq(topo_kind_from_name("torus"), -1);
     ck_assert_int_eq(topo_kind_from_name(""), -1);
     ck_assert_int_eq(topo_kind_from_name(NULL), -1);
-    ck_assert_str_eq(topo_kind_names(), "ring, complete, torus2d, erdos_renyi, random_regular");
+    ck_assert_str_eq(topo_kind_names(),
+                     "ring, complete, torus2d, erdos_renyi, random_regular, ring_lattice, "
+                     "torus3d, hypercube, star, binary_tree, watts_strogatz, barabasi_albert, "
+                     "exponential, edge_list");
+    for (int k = TOPO_RING; k <= TOPO_EDGE_LIST; k++)
+        ck_assert_int_eq(topo_kind_from_name(topo_kind_name((topo_kind)k)), k);
 }
 END_TEST
 
@@ -588,7 +593,8 @@ static const struct bad_case {
       "random_regular graph with n=8, degree=0 is disconnected (8 components); raise degree" },
     { { .kind = (topo_kind)99, .n = 8 },
       "unknown topology kind 99 (expected one of: ring, complete, torus2d, erdos_renyi, "
-      "random_regular)" },
+      "random_regular, ring_lattice, torus3d, hypercube, star, binary_tree, watts_strogatz, "
+      "barabasi_albert, exponential, edge_list)" },
 };
 
 START_TEST(test_bad_spec)
@@ -625,17 +631,34 @@ START_TEST(test_error_buffer)
 }
 END_TEST
 
-/* Above TOPO_DENSE_MAX the spectrum is skipped, the rest still computed. */
+/* Above TOPO_DENSE_MAX the spectrum comes from ARPACK: still the closed
+ * form, to the accuracy of the eigenvalue (relative 1e-14 here). */
 START_TEST(test_stats_large)
 {
     topo_graph *g = build_ok(ring(TOPO_DENSE_MAX + 1), 1);
     topo_stats st = stats_ok(g);
-    ck_assert_int_eq(st.spectral_ok, 0);
-    ck_assert_double_eq(st.lambda2, 0.0);
-    ck_assert_double_eq(st.spectral_gap, 0.0);
+    ck_assert_int_eq(st.spectral_ok, 1);
+    ck_assert_str_eq(st.solver, "arpack");
+    ck_assert_msg(fabs(st.lambda2 - ring_slem(TOPO_DENSE_MAX + 1)) < 1e-13,
+                  "lambda2 %.17g, expected %.17g", st.lambda2, ring_slem(TOPO_DENSE_MAX + 1));
+    ck_assert_double_eq(st.spectral_gap, 1.0 - st.lambda2);
+    ck_assert_int_eq(st.diameter_ok, 1);
     ck_assert_int_eq(st.diameter, (TOPO_DENSE_MAX + 1) / 2);
     ck_assert_int_eq(st.degree_min, 2);
     ck_assert_int_eq(st.degree_max, 2);
+    topo_destroy(g);
+
+    /* the star of 40000 nodes: 40000 searches of 120000 steps exceed
+     * TOPO_DIAMETER_WORK, so the diameter is skipped; its spectrum is
+     * {1, 1 - 1/n (n - 2 times), 0} */
+    topo_spec star = { .kind = TOPO_STAR, .n = 40000 };
+    g = build_ok(star, 1);
+    st = stats_ok(g);
+    ck_assert_int_eq(st.diameter_ok, 0);
+    ck_assert_int_eq(st.diameter, 0);
+    ck_assert_int_eq(st.spectral_ok, 1);
+    ck_assert_double_eq_tol(st.lambda2, 1.0 - 1.0 / 40000, 1e-12);
+    ck_assert_int_eq(st.degree_max, 39999);
     topo_destroy(g);
 }
 END_TEST

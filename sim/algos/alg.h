@@ -60,6 +60,10 @@ typedef struct alg_type {
      * server): they hold no data, never step, are not in the topology, and
      * their links are like every other link. */
     int         servers;
+    /* When the number of servers depends on the parameters (one per
+     * cluster): called once the parameters are set (ctx->n and ctx->param
+     * only).  NULL: `servers`. */
+    int (*n_servers)(const alg_ctx *ctx);
     /* The model that metrics.csv evaluates (e.g. the server's).  NULL: the
      * average of the workers' models. */
     const double *(*eval_params)(const alg_ctx *ctx);
@@ -95,8 +99,8 @@ typedef struct alg_type {
 } alg_type;
 
 extern const alg_type alg_adpsgd, alg_allreduce, alg_backup, alg_dpsgd, alg_eager, alg_epidemic,
-    alg_fedavg, alg_gossip, alg_localsgd, alg_prague, alg_ps_async, alg_ps_sync, alg_rennala,
-    alg_ringmaster, alg_ssp;
+    alg_fedavg, alg_gossip, alg_hop, alg_localsgd, alg_prague, alg_ps_async, alg_ps_sync, alg_rennala,
+    alg_ringmaster, alg_sdfeel, alg_sgp, alg_ssp;
 
 const alg_type *alg_find(const char *name);   /* NULL when unknown */
 

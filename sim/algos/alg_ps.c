@@ -4,6 +4,7 @@
  */
 #include "alg_ps.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_cblas.h>
@@ -96,6 +97,37 @@ void alg_ps_apply_gathered(alg_ctx *ctx)
 void alg_ps_install(alg_ctx *ctx, int worker, const cl_msg *m)
 {
     memcpy(cl_params(ctx->cl, worker), m->payload->data, ctx->P * sizeof(double));
+}
+
+int alg_ps_shared_init_plain(alg_ctx *ctx) { return alg_ps_shared_init(ctx, 0); }
+
+void alg_ps_worker_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
+{
+    alg_ps_worker *w = state;
+    alg_ps_push(ctx, i, grad, w->version);
+    w->waiting = 1;
+}
+
+void alg_ps_worker_reply(alg_ctx *ctx, void *state, int i, const cl_msg *m)
+{
+    alg_ps_worker *w = state;
+    alg_ps_install(ctx, i, m);
+    w->version = m->round;
+    w->waiting = 0;
+    cl_start_step(ctx->cl, i);
+}
+
+void alg_ps_worker_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
+                                 size_t size)
+{
+    const alg_ps_worker *w = state;
+    if (i == ctx->server)
+        buf[0] = '\0';
+    else if (w->waiting)
+        snprintf(buf, size, "the server's reply to its gradient on version %llu",
+                 (unsigned long long)w->version);
+    else
+        snprintf(buf, size, "its step");
 }
 
 const double *alg_ps_eval_params(const alg_ctx *ctx)

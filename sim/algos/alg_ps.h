@@ -51,6 +51,22 @@ void alg_ps_apply_gathered(alg_ctx *ctx);
 /* Worker: installs a received model. */
 void alg_ps_install(alg_ctx *ctx, int worker, const cl_msg *m);
 
+/* A worker that pushes each gradient and waits for the server's reply
+ * (ps-async, ssp, ringmaster).  These functions take the node state, which
+ * must be (or start with) an alg_ps_worker, so they serve directly as the
+ * protocol's hooks. */
+typedef struct alg_ps_worker {
+    uint64_t version;   /* of the model it holds */
+    int      waiting;
+} alg_ps_worker;
+
+int  alg_ps_shared_init_plain(alg_ctx *ctx);   /* alg_ps_shared_init(ctx, 0) */
+void alg_ps_worker_step_done(alg_ctx *ctx, void *state, int i, const double *grad);
+/* Installs the server's reply and starts the next step. */
+void alg_ps_worker_reply(alg_ctx *ctx, void *state, int i, const cl_msg *m);
+void alg_ps_worker_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
+                                 size_t size);
+
 /* The server's model, for metrics.csv. */
 const double *alg_ps_eval_params(const alg_ctx *ctx);
 /* applied, discarded, staleness_mean, staleness_max. */

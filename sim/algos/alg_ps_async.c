@@ -15,58 +15,26 @@
  */
 #include "alg_ps.h"
 
-#include <stdio.h>
-
-typedef struct pa_state {
-    uint64_t version;    /* worker: version of the model it holds */
-    int      waiting;
-} pa_state;
-
-static int pa_shared_init(alg_ctx *ctx) { return alg_ps_shared_init(ctx, 0); }
-
-static void pa_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
-{
-    pa_state *st = state;
-    alg_ps_push(ctx, i, grad, st->version);
-    st->waiting = 1;
-}
 
 static void pa_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
-    pa_state *st = state;
-    if (i == ctx->server) {
-        alg_ps_apply(ctx, m->payload->data, m->round);
-        alg_ps_send_model(ctx, m->from);
+    if (i != ctx->server) {
+        alg_ps_worker_reply(ctx, state, i, m);
         return;
     }
-    alg_ps_install(ctx, i, m);
-    st->version = m->round;
-    st->waiting = 0;
-    cl_start_step(ctx->cl, i);
-}
-
-static void pa_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
-                             size_t size)
-{
-    const pa_state *st = state;
-    if (i == ctx->server)
-        buf[0] = '\0';
-    else if (st->waiting)
-        snprintf(buf, size, "the model after its gradient on version %llu from the server",
-                 (unsigned long long)st->version);
-    else
-        snprintf(buf, size, "its step");
+    alg_ps_apply(ctx, m->payload->data, m->round);
+    alg_ps_send_model(ctx, m->from);
 }
 
 const alg_type alg_ps_async = {
     .name = "ps-async",
-    .state_size = sizeof(pa_state),
+    .state_size = sizeof(alg_ps_worker),
     .servers = 1,
     .eval_params = alg_ps_eval_params,
-    .shared_init = pa_shared_init,
+    .shared_init = alg_ps_shared_init_plain,
     .shared_fini = alg_ps_shared_fini,
-    .on_step_done = pa_on_step_done,
+    .on_step_done = alg_ps_worker_step_done,
     .on_message = pa_on_message,
-    .describe_wait = pa_describe_wait,
+    .describe_wait = alg_ps_worker_describe_wait,
     .stats = alg_ps_stats,
 };

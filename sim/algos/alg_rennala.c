@@ -9,21 +9,23 @@
  * wait.  The server adds a gradient of the current version to its batch
  * and drops one of an older version (gradients_discarded); with S in the
  * batch it steps and sends the new model to every worker through its
- * uplink.  A worker installs a model as it arrives; the step it is
- * computing then yields a gradient of the old version, which the server
- * drops.  Invariant: every update averages exactly S gradients computed at
- * the point it updates (staleness 0, tested).  Simplified: workers finish a
- * computation that will be dropped instead of restarting at once on the
- * new point (that needs preemptible steps).
+ * uplink.  A worker installs a model as it arrives and, with `restart` on
+ * (the paper's method), abandons the step it is computing and starts afresh
+ * on the new point; with it off, the step finishes and the server drops its
+ * gradient of the old version.  Invariant: every update averages exactly S
+ * gradients computed at the point it updates (staleness 0, tested).
  */
 #include "alg_ps.h"
 
 #include <stdio.h>
 
-enum { P_BATCH_GRADIENTS };
+enum { P_BATCH_GRADIENTS, P_RESTART };
+
+static const char *const onoff[] = { "off", "on", NULL };
 
 static const alg_param_spec params[] = {
     { "gradients", ALG_PARAM_INT, 0, 0, 1e9, NULL },   /* 0: the number of workers */
+    { "restart", ALG_PARAM_CHOICE, 1, 0, 0, onoff },
     { NULL, 0, 0, 0, 0, NULL },
 };
 
@@ -64,6 +66,11 @@ static void rn_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     }
     alg_ps_install(ctx, i, m);
     st->version = m->round;
+    if ((int)ctx->param[P_RESTART] && cl_is_computing(ctx->cl, i)) {
+        /* the step in progress is on the old point: drop it, start afresh */
+        cl_abort_step(ctx->cl, i);
+        cl_start_step(ctx->cl, i);
+    }
 }
 
 static void rn_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,

@@ -15,7 +15,6 @@
  */
 #include "alg_ps.h"
 
-#include <stdio.h>
 
 enum { P_MAX_DELAY };
 
@@ -24,60 +23,30 @@ static const alg_param_spec params[] = {
     { NULL, 0, 0, 0, 0, NULL },
 };
 
-typedef struct rm_state {
-    uint64_t version;
-    int      waiting;
-} rm_state;
-
-static int rm_shared_init(alg_ctx *ctx) { return alg_ps_shared_init(ctx, 0); }
-
-static void rm_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
-{
-    rm_state *st = state;
-    alg_ps_push(ctx, i, grad, st->version);
-    st->waiting = 1;
-}
-
 static void rm_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
-    rm_state *st = state;
-    if (i == ctx->server) {
-        alg_ps *ps = ctx->shared;
-        if (ps->version - m->round <= (uint64_t)ctx->param[P_MAX_DELAY])
-            alg_ps_apply(ctx, m->payload->data, m->round);
-        else
-            ps->discarded++;
-        alg_ps_send_model(ctx, m->from);
+    if (i != ctx->server) {
+        alg_ps_worker_reply(ctx, state, i, m);
         return;
     }
-    alg_ps_install(ctx, i, m);
-    st->version = m->round;
-    st->waiting = 0;
-    cl_start_step(ctx->cl, i);
-}
-
-static void rm_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
-                             size_t size)
-{
-    const rm_state *st = state;
-    if (i == ctx->server)
-        buf[0] = '\0';
-    else if (st->waiting)
-        snprintf(buf, size, "the model from the server");
+    alg_ps *ps = ctx->shared;
+    if (ps->version - m->round <= (uint64_t)ctx->param[P_MAX_DELAY])
+        alg_ps_apply(ctx, m->payload->data, m->round);
     else
-        snprintf(buf, size, "its step");
+        ps->discarded++;
+    alg_ps_send_model(ctx, m->from);
 }
 
 const alg_type alg_ringmaster = {
     .name = "ringmaster",
-    .state_size = sizeof(rm_state),
+    .state_size = sizeof(alg_ps_worker),
     .servers = 1,
     .params = params,
     .eval_params = alg_ps_eval_params,
-    .shared_init = rm_shared_init,
+    .shared_init = alg_ps_shared_init_plain,
     .shared_fini = alg_ps_shared_fini,
-    .on_step_done = rm_on_step_done,
+    .on_step_done = alg_ps_worker_step_done,
     .on_message = rm_on_message,
-    .describe_wait = rm_describe_wait,
+    .describe_wait = alg_ps_worker_describe_wait,
     .stats = alg_ps_stats,
 };

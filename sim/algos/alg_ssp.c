@@ -30,10 +30,6 @@ typedef struct ssp_shared {
     uint64_t  gap_max;
 } ssp_shared;
 
-typedef struct ssp_state {
-    uint64_t version;    /* worker: version of the model it holds */
-    int      waiting;
-} ssp_state;
 
 static int ssp_shared_init(alg_ctx *ctx)
 {
@@ -64,13 +60,6 @@ static uint64_t min_clock(const alg_ctx *ctx, const ssp_shared *sh)
     return m;
 }
 
-static void ssp_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
-{
-    ssp_state *st = state;
-    alg_ps_push(ctx, i, grad, st->version);
-    st->waiting = 1;
-}
-
 /* Server: a gradient arrives; apply it, advance the sender's clock, answer
  * every worker (the sender included) that is now allowed to go on. */
 static void server_receive(alg_ctx *ctx, const cl_msg *m)
@@ -95,21 +84,16 @@ static void server_receive(alg_ctx *ctx, const cl_msg *m)
 
 static void ssp_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
-    ssp_state *st = state;
-    if (i == ctx->server) {
+    if (i == ctx->server)
         server_receive(ctx, m);
-        return;
-    }
-    alg_ps_install(ctx, i, m);
-    st->version = m->round;
-    st->waiting = 0;
-    cl_start_step(ctx->cl, i);
+    else
+        alg_ps_worker_reply(ctx, state, i, m);
 }
 
 static void ssp_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
                               size_t size)
 {
-    const ssp_state *st = state;
+    const alg_ps_worker *st = state;
     if (i == ctx->server)
         buf[0] = '\0';
     else if (st->waiting)
@@ -131,13 +115,13 @@ static int ssp_stats(const alg_ctx *ctx, const char **keys, double *values, int 
 
 const alg_type alg_ssp = {
     .name = "ssp",
-    .state_size = sizeof(ssp_state),
+    .state_size = sizeof(alg_ps_worker),
     .servers = 1,
     .params = params,
     .eval_params = alg_ps_eval_params,
     .shared_init = ssp_shared_init,
     .shared_fini = ssp_shared_fini,
-    .on_step_done = ssp_on_step_done,
+    .on_step_done = alg_ps_worker_step_done,
     .on_message = ssp_on_message,
     .describe_wait = ssp_describe_wait,
     .stats = ssp_stats,

@@ -99,7 +99,8 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
     c->n = cfg->n_nodes;
     c->P = mdl_n_params(cfg->model);
     c->free_slot = NO_SLOT;
-    cl_pool_init(&c->pool, c->P);
+    /* one spare slot: a scalar may travel with a model (push-sum weight) */
+    cl_pool_init(&c->pool, c->P + 1);
     size_t nP = (size_t)c->n * c->P;
     c->params = calloc(nP ? nP : 1, sizeof(double));
     c->grads = calloc(nP ? nP : 1, sizeof(double));
@@ -360,6 +361,7 @@ cl_buf *cl_buf_get(cl_cluster *c)
     cl_buf *b = cl_pool_get(&c->pool);
     if (!b)
         cl_i_die_oom();
+    b->len = c->P;
     return b;
 }
 

@@ -286,7 +286,9 @@ double cl_param_bytes(const cl_cluster *c, size_t n_params);
 /* Calls on_timer(node, tag) after delay seconds. */
 void cl_set_timer(cl_cluster *c, int node, double delay_s, uint32_t tag);
 
-/* A pooled buffer of capacity n_params, refcount 1, len n_params. */
+/* A pooled buffer of capacity n_params + 1 (a spare slot for a scalar
+ * travelling with a model, e.g. a push-sum weight), refcount 1, len
+ * n_params. */
 cl_buf *cl_buf_get(cl_cluster *c);
 /* A new buffer holding a copy of node's parameters. */
 cl_buf *cl_snapshot(cl_cluster *c, int node);

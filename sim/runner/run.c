@@ -82,20 +82,30 @@ static int build_topology(run_sim *r, scn_error *err)
 {
     const scn_scenario *s = r->s;
     topo_spec ts = { .n = s->n_nodes, .rows = s->topo_rows, .cols = s->topo_cols,
-                     .p = s->topo_p, .degree = s->topo_degree };
+                     .layers = s->topo_layers, .p = s->topo_p, .degree = s->topo_degree,
+                     .k = s->topo_k, .beta = s->topo_beta, .m = s->topo_m,
+                     .path = s->topo_file, .lazy_alpha = s->topo_lazy_alpha };
     int kind = topo_kind_from_name(s->topology);
-    if (kind < 0) {
-        char m[512];
-        snprintf(m, sizeof m, "unknown topology \"%s\" (expected one of: %s)",
-                 s->topology, topo_kind_names());
-        value_error(err, s, "/topology/kind", m);
+    int mixing = topo_mixing_from_name(s->topo_mixing ? s->topo_mixing : "metropolis_hastings");
+    char m[512];
+    if (kind < 0 || mixing < 0) {
+        snprintf(m, sizeof m, "unknown %s \"%s\" (expected one of: %s)",
+                 kind < 0 ? "topology" : "mixing", kind < 0 ? s->topology : s->topo_mixing,
+                 kind < 0 ? topo_kind_names() : topo_mixing_names());
+        value_error(err, s, kind < 0 ? "/topology/kind" : "/topology/mixing", m);
         return -1;
     }
     ts.kind = (topo_kind)kind;
-    char m[512];
+    ts.mixing = (topo_mixing)mixing;
     r->g = topo_build(&ts, sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_TOPOLOGY), m, sizeof m);
     if (!r->g) {
-        value_error(err, s, "/topology", m);
+        /* a bad line of an edge-list file is reported where it is:
+         * "FILE:LINE: error: ..." */
+        size_t len = s->topo_file ? strlen(s->topo_file) : 0;
+        if (len > 0 && strncmp(m, s->topo_file, len) == 0 && m[len] == ':')
+            snprintf(err->msg, sizeof err->msg, "%s", m);
+        else
+            value_error(err, s, "/topology", m);
         return -1;
     }
     return 0;
@@ -637,19 +647,21 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
         value_error(err, s, "/algorithm/name", m);
         goto out_destroy;
     }
-    r->n_all = s->n_nodes + r->alg->servers;
+    /* parameters first: they may decide how many servers the protocol adds */
+    r->ctx.n = s->n_nodes;
+    r->ctx.lr = s->lr;
+    if (resolve_params(r, err) != 0)
+        goto out_destroy;
+    int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;
+    r->n_all = s->n_nodes + servers;
     if (check_memory(r, 0, 0, err) != 0 || build_topology(r, err) != 0
         || build_data(r, err) != 0 || check_memory(r, mdl_n_params(r->model), 0, err) != 0)
         goto out_destroy;
 
     r->ctx.g = r->g;
-    r->ctx.n = s->n_nodes;
     r->ctx.n_all = r->n_all;
-    r->ctx.server = r->alg->servers ? s->n_nodes : -1;
+    r->ctx.server = servers ? s->n_nodes : -1;
     r->ctx.P = mdl_n_params(r->model);
-    r->ctx.lr = s->lr;
-    if (resolve_params(r, err) != 0)
-        goto out_destroy;
     if (r->alg->check) {
         char m[512];
         if (r->alg->check(&r->ctx, m, sizeof m) != 0) {
@@ -1070,9 +1082,15 @@ static int write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_int(&j, "edges", (int64_t)res->topo.n_edges);
     out_json_int(&j, "degree_min", res->topo.degree_min);
     out_json_int(&j, "degree_max", res->topo.degree_max);
-    out_json_int(&j, "diameter", res->topo.diameter);
+    if (res->topo.diameter_ok)
+        out_json_int(&j, "diameter", res->topo.diameter);
+    else
+        out_json_raw(&j, "diameter", "null");
     out_json_bool(&j, "bipartite", r->g->bipartite);
-    out_json_string(&j, "mixing", "metropolis_hastings");
+    out_json_string(&j, "mixing", topo_mixing_name(r->g->mixing));
+    out_json_number(&j, "lazy_alpha", r->g->lazy_alpha);
+    out_json_bool(&j, "symmetric", r->g->symmetric);
+    out_json_string(&j, "spectral_solver", res->topo.solver ? res->topo.solver : "dense");
     if (res->topo.spectral_ok) {
         out_json_number(&j, "lambda2", res->topo.lambda2);
         out_json_number(&j, "spectral_gap", res->topo.spectral_gap);
@@ -1240,7 +1258,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     memset(res, 0, sizeof *res);
     r->opt = opt ? opt : &none;
     if (r->opt->algorithm) {
-        if (r->opt->algorithm->servers != r->alg->servers) {
+        if (r->opt->algorithm->servers != r->n_all - s->n_nodes) {
             snprintf(err, es, "%s: error: the replacement algorithm needs the same number of "
                      "servers as the scenario's", s->path);
             return -1;

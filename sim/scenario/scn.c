@@ -134,6 +134,8 @@ void scn_fini(scn_scenario *s)
     free(s->discipline);
     free(s->path);
     free(s->topology);
+    free(s->topo_file);
+    free(s->topo_mixing);
     free(s->model);
     free(s->partition);
     free(s->data_kind);

@@ -175,11 +175,20 @@ typedef struct scn_scenario {
     int    output_trace;     /* write trace.csv (default false) */
 
     /* topology */
-    char  *topology;         /* "ring" (default), "complete", "torus2d",
-                                "erdos_renyi", "random_regular" */
+    char  *topology;         /* "ring" (default) or another kind of
+                                docs/topologies.md */
     int    topo_rows, topo_cols;   /* torus2d: rows * cols == nodes */
+    int    topo_layers;      /* torus3d: rows * cols * layers == nodes */
     double topo_p;           /* erdos_renyi, in (0, 1] */
     int    topo_degree;      /* random_regular */
+    int    topo_k;           /* ring_lattice, watts_strogatz: 1 .. (nodes-1)/2 */
+    double topo_beta;        /* watts_strogatz: rewiring probability in [0, 1] */
+    int    topo_m;           /* barabasi_albert: edges per new node */
+    char  *topo_file;        /* edge_list: path, relative to the scenario's
+                                directory already resolved; else NULL */
+    char  *topo_mixing;      /* "metropolis_hastings" (default), "max_degree",
+                                "uniform" */
+    double topo_lazy_alpha;  /* in [0, 1), default 0 */
 
     /* model */
     char  *model;            /* "softmax" (default), "logistic", "mlp" or "linear" */

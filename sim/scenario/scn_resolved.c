@@ -492,7 +492,22 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
         add(o, "p", json_real(s->topo_p), oom);
     } else if (strcmp(s->topology, "random_regular") == 0) {
         add(o, "degree", json_integer(s->topo_degree), oom);
+    } else if (strcmp(s->topology, "torus3d") == 0) {
+        add(o, "rows", json_integer(s->topo_rows), oom);
+        add(o, "cols", json_integer(s->topo_cols), oom);
+        add(o, "layers", json_integer(s->topo_layers), oom);
+    } else if (strcmp(s->topology, "ring_lattice") == 0) {
+        add(o, "k", json_integer(s->topo_k), oom);
+    } else if (strcmp(s->topology, "watts_strogatz") == 0) {
+        add(o, "k", json_integer(s->topo_k), oom);
+        add(o, "beta", json_real(s->topo_beta), oom);
+    } else if (strcmp(s->topology, "barabasi_albert") == 0) {
+        add(o, "m", json_integer(s->topo_m), oom);
+    } else if (strcmp(s->topology, "edge_list") == 0) {
+        add(o, "file", json_string(s->topo_file), oom);
     }
+    add(o, "mixing", json_string(s->topo_mixing), oom);
+    add(o, "lazy_alpha", json_real(s->topo_lazy_alpha), oom);
 
     if (!(o = section(root, "model", oom)))
         return root;

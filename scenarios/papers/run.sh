@@ -1,0 +1,107 @@
+#!/bin/sh
+# run.sh -- reruns one of dtsim's literature replications: the sweep over
+# seeds (and protocols, slowdowns, learning rates... as the replication
+# needs), then its tables (plots/papers-table.sh) and its figure
+# (plots/papers.sh).  The results and the reasoning are in
+# docs/validation.md, "Replications".
+#
+#   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
+#
+#   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | all
+#   -j N  worker processes for dtsim sweep (default: the number of cores)
+#   -o    parent folder of the sweeps (default: results/papers); NAME's
+#         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
+#         .tsv, its figure to DIR/NAME/plots/NAME.png
+#
+# Uses build/dtsim of this source tree, or $DTSIM when set.  Re-running
+# resumes an interrupted sweep and only redraws a complete one (dtsim
+# sweep skips complete runs); delete DIR/NAME to start afresh.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+dtsim=${DTSIM:-$root/build/dtsim}
+out=results/papers
+jobs=""
+names=""
+
+usage() {
+  echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, all" >&2
+  exit 2
+}
+while [ $# -gt 0 ]; do
+  case $1 in
+    -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
+    -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd) names="$names $1"; shift ;;
+    *) usage ;;
+  esac
+done
+[ -n "$names" ] || usage
+[ -x "$dtsim" ] || { echo "run.sh: error: $dtsim not found (make build, or set DTSIM)" >&2; exit 1; }
+
+table=$root/plots/papers-table.sh
+# one BLAS thread per run: the runs are the parallelism (bench/RESULTS.md)
+OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+export OPENBLAS_NUM_THREADS
+# shellcheck disable=SC2086  # $jobs is empty or two words
+sweep() { "$dtsim" sweep "$@" $jobs --quiet; }
+
+for name in $names; do
+  dir=$out/$name
+  start=$(date +%s)
+  case $name in
+    adpsgd-straggler)
+      # Lian et al. 2018: one of 16 workers slowed 1x (none), 2x, 10x, 100x
+      sweep "$here/adpsgd-straggler.json" -o "$dir" --replicates 5 \
+        --grid algorithm.name=adpsgd,dpsgd,allreduce \
+        --grid compute.groups.0.slowdown=1,2,10,100
+      "$table" "$dir" --ratio compute.groups.0.slowdown=1 time_to_target_loss_s steps_per_s
+      "$table" "$dir" --ratio algorithm.name=adpsgd --tag vs-adpsgd time_to_target_loss_s steps_per_s
+      ;;
+    prague)
+      # Luo et al. 2020: homogeneous, one worker 4x slower, random
+      # (Markov) 5x slowdowns on every worker 10% of the time
+      sweep "$here/prague.json" -o "$dir" --replicates 5 \
+        --grid 'algorithm={"name":"allreduce","lr":0.05},{"name":"adpsgd","lr":0.05},{"name":"prague","lr":0.05,"group_size":4,"groups":"static"},{"name":"prague","lr":0.05,"group_size":4,"groups":"random"}' \
+        --zip compute.groups.0.slowdown=1,4,1 --zip compute.slowdowns.0.factor=1,1,5
+      "$table" "$dir" --speedup 'algorithm={"name":"allreduce","lr":0.05}' time_to_target_loss_s
+      "$table" "$dir" --ratio 'algorithm={"name":"allreduce","lr":0.05}' --tag throughput steps_per_s
+      ;;
+    hop)
+      # Luo et al. 2019: D-PSGD (waits for every neighbour) against Hop
+      # without backup workers, with one backup worker, with iteration
+      # skipping, and with a looser staleness bound; homogeneous, one worker
+      # 4x slower, random 5x slowdowns 10% of the time
+      sweep "$here/hop.json" -o "$dir" --replicates 5 \
+        --grid 'algorithm={"name":"dpsgd","lr":0.05},{"name":"hop","lr":0.05,"backup":0,"staleness":2},{"name":"hop","lr":0.05,"backup":1,"staleness":2},{"name":"hop","lr":0.05,"backup":1,"staleness":2,"skip":"on"},{"name":"hop","lr":0.05,"backup":1,"staleness":8,"skip":"on"}' \
+        --zip compute.groups.0.slowdown=1,4,1 --zip compute.slowdowns.0.factor=1,1,5
+      "$table" "$dir" --speedup 'algorithm={"name":"dpsgd","lr":0.05}' time_to_target_loss_s
+      "$table" "$dir" --ratio 'algorithm={"name":"dpsgd","lr":0.05}' --tag throughput steps_per_s
+      ;;
+    ringmaster)
+      # Tyurin & Richtarik 2023, Maranjyan et al. 2025: tau_i = 1 + sqrt(i),
+      # every method at its best learning rate of the grid
+      sweep "$here/ringmaster-sqrt.json" -o "$dir" --replicates 3 \
+        --grid 'algorithm={"name":"ps-sync"},{"name":"ps-async"},{"name":"rennala","gradients":2},{"name":"rennala","gradients":4},{"name":"rennala","gradients":8},{"name":"rennala","gradients":16},{"name":"ringmaster","max_delay":2},{"name":"ringmaster","max_delay":4},{"name":"ringmaster","max_delay":8}' \
+        --grid algorithm.lr=0.02,0.03,0.05,0.07,0.1,0.15,0.2,0.3,0.5,0.7,1
+      "$table" "$dir" --best algorithm.lr time_to_target_loss_s
+      "$table" "$dir" --tag all time_to_target_loss_s
+      ;;
+    local-sgd)
+      # Lin et al. 2020: H local steps, fast (10 Gbit/s, 50 us) and slow
+      # (100 Mbit/s, 5 ms) links; evaluations every 0.05 s and 0.25 s
+      # (1% to 7% of the times to target)
+      sweep "$here/local-sgd.json" -o "$dir" --replicates 3 \
+        --zip network.latency_s=5e-05,0.005 --zip network.bandwidth_Bps=1.25e9,1.25e7 \
+        --zip metrics.every_s=0.05,0.25 \
+        --grid algorithm.local_steps=1,2,4,8,16,32,64
+      "$table" "$dir" --speedup algorithm.local_steps=1 time_to_target_accuracy_s
+      "$table" "$dir" --ratio algorithm.local_steps=1 --tag throughput steps_per_s
+      ;;
+  esac
+  "$root/plots/papers.sh" "$name" "$dir"
+  echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"
+done

@@ -1,0 +1,228 @@
+/* alg_sdfeel.c -- SD-FEEL, semi-decentralized federated edge learning
+ * (Sun, Shao, Mao, Zhang, "Semi-Decentralized Federated Edge Learning for
+ * Fast Convergence on Non-IID Data", IEEE WCNC 2022 / arXiv 2104.12678):
+ * clients train locally and aggregate at their edge server; edge servers
+ * average with their neighbouring edge servers.
+ *
+ * Timing: the workers are split into `clusters` blocks of consecutive
+ * nodes, each with its own edge server (one extra node per cluster, nodes
+ * n .. n + clusters - 1).  A client takes `local_steps` SGD steps, sends its
+ * model to its server and waits.  When a server has all its clients'
+ * models it sets its model to their average weighted by sample counts.
+ * After every `edge_rounds` such aggregations the servers run one gossip
+ * round among themselves on a ring (each sends its model to its two
+ * neighbour servers, waits for theirs of the same round, and mixes with
+ * weight 1/3 each; 1/2 each with two clusters; nothing with one).  Then the
+ * server sends its model to its clients, who install it and start their
+ * next local steps.  Evaluation: the average of the workers' models.
+ */
+#include "alg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_cblas.h>
+
+enum { P_CLUSTERS, P_LOCAL_STEPS, P_EDGE_ROUNDS };
+enum { TAG_UP = 1, TAG_DOWN = 2, TAG_GOSSIP = 3 };
+
+static const alg_param_spec params[] = {
+    { "clusters", ALG_PARAM_INT, 2, 1, 1e9, NULL },
+    { "local_steps", ALG_PARAM_INT, 2, 1, 1e9, NULL },
+    { "edge_rounds", ALG_PARAM_INT, 1, 1, 1e9, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
+};
+
+typedef struct sd_state {
+    /* client */
+    int      local;
+    int      waiting;
+    /* server */
+    double  *sum;         /* weighted sum of client models */
+    double   weight;
+    int      received;
+    uint64_t aggregations, gossip_round;
+    int      gossiping;
+    double  *gacc[2];     /* neighbour server models by round parity */
+    int      gcnt[2];
+} sd_state;
+
+static int n_clusters(const alg_ctx *ctx) { return (int)ctx->param[P_CLUSTERS]; }
+static int sd_n_servers(const alg_ctx *ctx) { return n_clusters(ctx); }
+
+/* Cluster c holds workers [c n / C, (c+1) n / C). */
+static int cluster_lo(const alg_ctx *ctx, int c) { return (int)((long)c * ctx->n / n_clusters(ctx)); }
+static int cluster_of(const alg_ctx *ctx, int w)
+{
+    int C = n_clusters(ctx), c = (int)((long)w * C / ctx->n);
+    while (c + 1 < C && cluster_lo(ctx, c + 1) <= w)
+        c++;
+    while (cluster_lo(ctx, c) > w)
+        c--;
+    return c;
+}
+static int server_of(const alg_ctx *ctx, int c) { return ctx->n + c; }
+static int is_server(const alg_ctx *ctx, int node) { return node >= ctx->n; }
+
+static int n_server_nbrs(const alg_ctx *ctx)
+{
+    int C = n_clusters(ctx);
+    return C >= 3 ? 2 : C - 1;
+}
+
+static int sd_check(const alg_ctx *ctx, char *err, size_t size)
+{
+    if (n_clusters(ctx) > ctx->n) {
+        snprintf(err, size, "sdfeel needs at least one worker per cluster: %d clusters, %d "
+                 "workers", n_clusters(ctx), ctx->n);
+        return -1;
+    }
+    return 0;
+}
+
+static int sd_init(alg_ctx *ctx, void *state, int node)
+{
+    sd_state *st = state;
+    if (!is_server(ctx, node))
+        return 0;
+    size_t P = ctx->P ? ctx->P : 1;
+    st->sum = calloc(P, sizeof(double));
+    st->gacc[0] = calloc(P, sizeof(double));
+    st->gacc[1] = calloc(P, sizeof(double));
+    return st->sum && st->gacc[0] && st->gacc[1] ? 0 : -1;
+}
+
+static void sd_fini(alg_ctx *ctx, void *state, int node)
+{
+    (void)ctx;
+    (void)node;
+    sd_state *st = state;
+    free(st->sum);
+    free(st->gacc[0]);
+    free(st->gacc[1]);
+}
+
+static void sd_on_start(alg_ctx *ctx, void *state, int node)
+{
+    (void)state;
+    if (!is_server(ctx, node))
+        cl_start_step(ctx->cl, node);
+}
+
+static void send_model(alg_ctx *ctx, int from, int to, uint32_t tag, uint64_t round)
+{
+    cl_buf *x = cl_snapshot(ctx->cl, from);
+    cl_send(ctx->cl, from, to, tag, round, x, cl_param_bytes(ctx->cl, ctx->P));
+    cl_buf_put(ctx->cl, x);
+}
+
+static void to_clients(alg_ctx *ctx, int c)
+{
+    int lo = cluster_lo(ctx, c), hi = c + 1 < n_clusters(ctx) ? cluster_lo(ctx, c + 1) : ctx->n;
+    for (int w = lo; w < hi; w++)
+        send_model(ctx, server_of(ctx, c), w, TAG_DOWN, 0);
+}
+
+static void try_mix(alg_ctx *ctx, sd_state *st, int c)
+{
+    int p = (int)(st->gossip_round & 1), need = n_server_nbrs(ctx);
+    if (!st->gossiping || st->gcnt[p] < need)
+        return;
+    double *x = cl_params(ctx->cl, server_of(ctx, c));
+    cblas_daxpy((int)ctx->P, 1.0, st->gacc[p], 1, x, 1);
+    cblas_dscal((int)ctx->P, 1.0 / (1 + need), x, 1);
+    memset(st->gacc[p], 0, ctx->P * sizeof(double));
+    st->gcnt[p] = 0;
+    st->gossip_round++;
+    st->gossiping = 0;
+    to_clients(ctx, c);
+}
+
+static void aggregated(alg_ctx *ctx, sd_state *st, int c)
+{
+    int s = server_of(ctx, c), C = n_clusters(ctx);
+    double *x = cl_params(ctx->cl, s);
+    memcpy(x, st->sum, ctx->P * sizeof(double));
+    cblas_dscal((int)ctx->P, 1.0 / st->weight, x, 1);
+    memset(st->sum, 0, ctx->P * sizeof(double));
+    st->weight = 0;
+    st->received = 0;
+    if (++st->aggregations % (uint64_t)ctx->param[P_EDGE_ROUNDS] != 0 || C == 1) {
+        to_clients(ctx, c);
+        return;
+    }
+    st->gossiping = 1;
+    if (C == 2) {
+        send_model(ctx, s, server_of(ctx, 1 - c), TAG_GOSSIP, st->gossip_round);
+    } else {
+        send_model(ctx, s, server_of(ctx, (c + 1) % C), TAG_GOSSIP, st->gossip_round);
+        send_model(ctx, s, server_of(ctx, (c + C - 1) % C), TAG_GOSSIP, st->gossip_round);
+    }
+    try_mix(ctx, st, c);
+}
+
+static void sd_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
+{
+    sd_state *st = state;
+    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
+    if (++st->local < (int)ctx->param[P_LOCAL_STEPS]) {
+        cl_start_step(ctx->cl, i);
+        return;
+    }
+    st->local = 0;
+    st->waiting = 1;
+    send_model(ctx, i, server_of(ctx, cluster_of(ctx, i)), TAG_UP, 0);
+}
+
+static void sd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
+{
+    sd_state *st = state;
+    if (!is_server(ctx, i)) {   /* the cluster model */
+        memcpy(cl_params(ctx->cl, i), m->payload->data, ctx->P * sizeof(double));
+        st->waiting = 0;
+        cl_start_step(ctx->cl, i);
+        return;
+    }
+    int c = i - ctx->n;
+    if (m->tag == TAG_GOSSIP) {
+        int p = (int)(m->round & 1);
+        cblas_daxpy((int)ctx->P, 1.0, m->payload->data, 1, st->gacc[p], 1);
+        st->gcnt[p]++;
+        if (m->round == st->gossip_round)
+            try_mix(ctx, st, c);
+        return;
+    }
+    double w = (double)cl_local_samples(ctx->cl, m->from);
+    cblas_daxpy((int)ctx->P, w, m->payload->data, 1, st->sum, 1);
+    st->weight += w;
+    int lo = cluster_lo(ctx, c), hi = c + 1 < n_clusters(ctx) ? cluster_lo(ctx, c + 1) : ctx->n;
+    if (++st->received == hi - lo)
+        aggregated(ctx, st, c);
+}
+
+static void sd_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
+                             size_t size)
+{
+    const sd_state *st = state;
+    if (is_server(ctx, i))
+        snprintf(buf, size, st->gossiping ? "neighbour edge servers' models"
+                                          : "its clients' models");
+    else if (st->waiting)
+        snprintf(buf, size, "the cluster model from its edge server");
+    else
+        snprintf(buf, size, "its step");
+}
+
+const alg_type alg_sdfeel = {
+    .name = "sdfeel",
+    .state_size = sizeof(sd_state),
+    .params = params,
+    .n_servers = sd_n_servers,
+    .check = sd_check,
+    .init = sd_init,
+    .on_start = sd_on_start,
+    .on_step_done = sd_on_step_done,
+    .on_message = sd_on_message,
+    .describe_wait = sd_describe_wait,
+    .fini = sd_fini,
+};

@@ -1,0 +1,392 @@
+/* alg_sgp.c -- Stochastic Gradient Push (Assran, Loizou, Ballas, Rabbat,
+ * "Stochastic Gradient Push for Distributed Deep Learning", ICML 2019):
+ * push-sum gossip with SGD on directed and time-varying graphs.
+ *
+ * Each node holds a numerator x_i and a push-sum weight w_i (1 at start);
+ * its model is z_i = x_i / w_i, which the cluster's parameters hold, so
+ * gradients and metrics use the de-biased model.  Round k: the node
+ * computes a gradient at z_i; when its step ends it applies it to the
+ * numerator, x_i <- x_i - lr g (through its optimizer), keeps p_ii of
+ * (x_i, w_i) and sends p_ji (x_i, w_i) to each out-neighbour j of round k's
+ * graph (P + 1 numbers: the weight travels in the message), with
+ * p = 1 / (1 + out-degree) for itself and each out-neighbour; it then waits
+ * for the round-k messages of all its in-neighbours, adds them, sets
+ * z_i = x_i / w_i and starts round k+1 (synchronous SGP; the paper's
+ * overlapping variants are not modelled).  The weights p are
+ * column-stochastic (each sender splits what it has), so with no message
+ * lost the weights in nodes, in flight and in early mailboxes always add up
+ * to n (run.json: weight_sum_error, exactly 0 for dyadic weights).
+ *
+ * `graph` picks the graph of every round: "topology" (the scenario's graph,
+ * each edge both ways, p_ji = 1/(1+outdeg_i)), "exponential" (the directed
+ * exponential graph i -> i + 2^b), or a time-varying schedule:
+ * "one_peer_exponential" (round k: i -> i + 2^(k mod log2 n), the paper's
+ * choice), "random_matching", "random_k_out" (`peers` random out-neighbours
+ * per round).
+ */
+#include "alg.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_cblas.h>
+
+enum { P_GRAPH, P_PEERS };
+enum { G_TOPOLOGY, G_EXPONENTIAL, G_ONE_PEER, G_MATCHING, G_K_OUT };
+enum { TAG_PUSH = 1 };
+
+static const char *const graph_names[] = { "topology", "exponential", "one_peer_exponential",
+                                           "random_matching", "random_k_out", NULL };
+
+static const alg_param_spec params[] = {
+    { "graph", ALG_PARAM_CHOICE, G_ONE_PEER, 0, 0, graph_names },
+    { "peers", ALG_PARAM_INT, 1, 1, 1e9, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
+};
+
+/* One round's graph, copied out of the schedule (nodes may be in different
+ * rounds at once). */
+typedef struct round_graph {
+    uint64_t round;
+    int      valid;
+    topo_digraph d;
+} round_graph;
+
+#define CACHE 8
+
+typedef struct sgp_shared {
+    topo_digraph  *fixed;        /* static graphs */
+    topo_schedule *sched;        /* time-varying */
+    round_graph    cache[CACHE];
+    double         in_flight_w;  /* weight sent and not yet received */
+} sgp_shared;
+
+typedef struct slot {
+    uint64_t round;
+    int      count;
+    double  *acc;       /* P + 1: numerator and weight */
+} slot;
+
+typedef struct sgp_state {
+    double  *x;          /* numerator */
+    double   w;
+    uint64_t round;
+    int      pushed;     /* this round's shares are sent */
+    slot    *slots;
+    int      n_slots;
+} sgp_state;
+
+static void oom(void)
+{
+    fputs("dtsim: error: out of memory\n", stderr);
+    exit(1);
+}
+
+static void copy_digraph(topo_digraph *dst, const topo_digraph *src)
+{
+    int n = src->n;
+    size_t a = src->n_arcs;
+    if (!dst->out_off) {   /* buffers sized for the largest round: n*n arcs is too
+                              much, so grow as needed */
+        dst->out_off = malloc((size_t)(n + 1) * sizeof(size_t));
+        dst->in_off = malloc((size_t)(n + 1) * sizeof(size_t));
+        dst->self_w = malloc((size_t)n * sizeof(double));
+        if (!dst->out_off || !dst->in_off || !dst->self_w)
+            oom();
+    }
+    if (dst->n_arcs < a || !dst->out_nbr) {
+        dst->out_nbr = realloc(dst->out_nbr, (a ? a : 1) * sizeof(int));
+        dst->in_nbr = realloc(dst->in_nbr, (a ? a : 1) * sizeof(int));
+        dst->out_w = realloc(dst->out_w, (a ? a : 1) * sizeof(double));
+        dst->in_w = realloc(dst->in_w, (a ? a : 1) * sizeof(double));
+        if (!dst->out_nbr || !dst->in_nbr || !dst->out_w || !dst->in_w)
+            oom();
+    }
+    dst->n = n;
+    dst->n_arcs = a;
+    memcpy(dst->out_off, src->out_off, (size_t)(n + 1) * sizeof(size_t));
+    memcpy(dst->in_off, src->in_off, (size_t)(n + 1) * sizeof(size_t));
+    memcpy(dst->self_w, src->self_w, (size_t)n * sizeof(double));
+    memcpy(dst->out_nbr, src->out_nbr, a * sizeof(int));
+    memcpy(dst->in_nbr, src->in_nbr, a * sizeof(int));
+    memcpy(dst->out_w, src->out_w, a * sizeof(double));
+    memcpy(dst->in_w, src->in_w, a * sizeof(double));
+}
+
+/* The graph of round k. */
+static const topo_digraph *graph_of(const alg_ctx *ctx, uint64_t k)
+{
+    sgp_shared *sh = ctx->shared;
+    if (sh->fixed)
+        return sh->fixed;
+    round_graph *c = &sh->cache[k % CACHE];
+    if (!c->valid || c->round != k) {
+        copy_digraph(&c->d, topo_schedule_round(sh->sched, k));
+        c->round = k;
+        c->valid = 1;
+    }
+    return &c->d;
+}
+
+/* The undirected topology as arcs both ways, push-sum weights. */
+static topo_digraph *from_topology(const topo_graph *g)
+{
+    topo_digraph *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    int n = g->n;
+    size_t a = g->off[n];
+    d->n = n;
+    d->n_arcs = a;
+    d->out_off = malloc((size_t)(n + 1) * sizeof(size_t));
+    d->in_off = malloc((size_t)(n + 1) * sizeof(size_t));
+    d->out_nbr = malloc((a ? a : 1) * sizeof(int));
+    d->in_nbr = malloc((a ? a : 1) * sizeof(int));
+    d->out_w = malloc((a ? a : 1) * sizeof(double));
+    d->in_w = malloc((a ? a : 1) * sizeof(double));
+    d->self_w = malloc((size_t)n * sizeof(double));
+    if (!d->out_off || !d->in_off || !d->out_nbr || !d->in_nbr || !d->out_w || !d->in_w ||
+        !d->self_w) {
+        topo_digraph_destroy(d);
+        return NULL;
+    }
+    memcpy(d->out_off, g->off, (size_t)(n + 1) * sizeof(size_t));
+    memcpy(d->in_off, g->off, (size_t)(n + 1) * sizeof(size_t));
+    memcpy(d->out_nbr, g->nbr, a * sizeof(int));
+    memcpy(d->in_nbr, g->nbr, a * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        double p = 1.0 / (1.0 + (double)(g->off[i + 1] - g->off[i]));
+        d->self_w[i] = p;
+        for (size_t e = g->off[i]; e < g->off[i + 1]; e++)
+            d->out_w[e] = p;
+    }
+    for (int i = 0; i < n; i++)   /* in_w[e] for arc nbr -> i: the sender's share */
+        for (size_t e = g->off[i]; e < g->off[i + 1]; e++)
+            d->in_w[e] = 1.0 / (1.0 + (double)(g->off[g->nbr[e] + 1] - g->off[g->nbr[e]]));
+    d->col_stochastic = 1;
+    return d;
+}
+
+static int sgp_check(const alg_ctx *ctx, char *err, size_t size)
+{
+    int graph = (int)ctx->param[P_GRAPH];
+    if (ctx->n < 2) {
+        snprintf(err, size, "sgp needs at least 2 nodes, got %d", ctx->n);
+        return -1;
+    }
+    if (graph == G_K_OUT && (int)ctx->param[P_PEERS] > ctx->n - 1) {
+        snprintf(err, size, "sgp with random_k_out needs peers <= nodes - 1 (%d), got %d",
+                 ctx->n - 1, (int)ctx->param[P_PEERS]);
+        return -1;
+    }
+    return 0;
+}
+
+static int sgp_shared_init(alg_ctx *ctx)
+{
+    sgp_shared *sh = calloc(1, sizeof *sh);
+    if (!sh)
+        return -1;
+    ctx->shared = sh;
+    int graph = (int)ctx->param[P_GRAPH];
+    uint64_t seed = gsl_rng_get(ctx->rng[0]);
+    char err[512];
+    if (graph == G_TOPOLOGY) {
+        sh->fixed = from_topology(ctx->g);
+    } else if (graph == G_EXPONENTIAL) {
+        topo_spec ts = { .kind = TOPO_EXPONENTIAL, .n = ctx->n };
+        sh->fixed = topo_build_directed(&ts, seed, err, sizeof err);
+    } else {
+        static const topo_sched_kind kinds[] = { 0, 0, TOPO_SCHED_ONE_PEER_EXPONENTIAL,
+                                                 TOPO_SCHED_RANDOM_MATCHING,
+                                                 TOPO_SCHED_RANDOM_K_OUT };
+        topo_sched_spec sp = { .kind = kinds[graph], .n = ctx->n,
+                               .k = (int)ctx->param[P_PEERS] };
+        sh->sched = topo_schedule_create(&sp, seed, err, sizeof err);
+    }
+    return sh->fixed || sh->sched ? 0 : -1;
+}
+
+static void sgp_shared_fini(alg_ctx *ctx)
+{
+    sgp_shared *sh = ctx->shared;
+    if (!sh)
+        return;
+    topo_digraph_destroy(sh->fixed);
+    topo_schedule_destroy(sh->sched);
+    for (int c = 0; c < CACHE; c++) {
+        topo_digraph *d = &sh->cache[c].d;
+        free(d->out_off);
+        free(d->in_off);
+        free(d->out_nbr);
+        free(d->in_nbr);
+        free(d->out_w);
+        free(d->in_w);
+        free(d->self_w);
+    }
+    free(sh);
+}
+
+static int sgp_init(alg_ctx *ctx, void *state, int node)
+{
+    (void)node;
+    sgp_state *st = state;
+    st->x = malloc((ctx->P ? ctx->P : 1) * sizeof(double));
+    st->w = 1.0;
+    return st->x ? 0 : -1;
+}
+
+static void sgp_fini(alg_ctx *ctx, void *state, int node)
+{
+    (void)ctx;
+    (void)node;
+    sgp_state *st = state;
+    for (int k = 0; k < st->n_slots; k++)
+        free(st->slots[k].acc);
+    free(st->slots);
+    free(st->x);
+}
+
+static slot *slot_of(const alg_ctx *ctx, sgp_state *st, uint64_t round)
+{
+    for (int k = 0; k < st->n_slots; k++)
+        if (st->slots[k].round == round && st->slots[k].acc)
+            return &st->slots[k];
+    for (int k = 0; k < st->n_slots; k++)   /* reuse a free one */
+        if (st->slots[k].round == UINT64_MAX) {
+            st->slots[k].round = round;
+            return &st->slots[k];
+        }
+    slot *s = realloc(st->slots, (size_t)(st->n_slots + 1) * sizeof *s);
+    if (!s)
+        oom();
+    st->slots = s;
+    slot *n = &st->slots[st->n_slots++];
+    n->round = round;
+    n->count = 0;
+    n->acc = calloc(ctx->P + 1, sizeof(double));
+    if (!n->acc)
+        oom();
+    return n;
+}
+
+static void sgp_on_start(alg_ctx *ctx, void *state, int i)
+{
+    sgp_state *st = state;
+    memcpy(st->x, cl_params(ctx->cl, i), ctx->P * sizeof(double));
+    cl_start_step(ctx->cl, i);
+}
+
+/* All in-neighbours' shares of the current round are in: finish it. */
+static void try_finish(alg_ctx *ctx, sgp_state *st, int i)
+{
+    const topo_digraph *d = graph_of(ctx, st->round);
+    int need = (int)(d->in_off[i + 1] - d->in_off[i]);
+    slot *s = NULL;
+    if (need > 0) {
+        s = slot_of(ctx, st, st->round);
+        if (!st->pushed || s->count < need)
+            return;
+    } else if (!st->pushed) {
+        return;
+    }
+    if (s) {
+        cblas_daxpy((int)ctx->P, 1.0, s->acc, 1, st->x, 1);
+        st->w += s->acc[ctx->P];
+        memset(s->acc, 0, (ctx->P + 1) * sizeof(double));
+        s->count = 0;
+        s->round = UINT64_MAX;
+    }
+    double *z = cl_params(ctx->cl, i);
+    memcpy(z, st->x, ctx->P * sizeof(double));
+    cblas_dscal((int)ctx->P, 1.0 / st->w, z, 1);
+    st->round++;
+    st->pushed = 0;
+    cl_start_step(ctx->cl, i);
+}
+
+static void sgp_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
+{
+    sgp_state *st = state;
+    sgp_shared *sh = ctx->shared;
+    alg_sgd_apply(ctx, i, st->x, grad, 1.0);
+    const topo_digraph *d = graph_of(ctx, st->round);
+    /* push-sum shares from the out-degree, whatever weights the graph
+     * carries for mixing: columns then always sum to 1 */
+    double p = 1.0 / (1.0 + (double)(d->out_off[i + 1] - d->out_off[i]));
+    for (size_t e = d->out_off[i]; e < d->out_off[i + 1]; e++) {
+        cl_buf *b = cl_buf_get(ctx->cl);
+        b->len = ctx->P + 1;
+        for (size_t k = 0; k < ctx->P; k++)
+            b->data[k] = p * st->x[k];
+        b->data[ctx->P] = p * st->w;
+        sh->in_flight_w += p * st->w;
+        cl_send(ctx->cl, i, d->out_nbr[e], TAG_PUSH, st->round, b,
+                cl_param_bytes(ctx->cl, ctx->P + 1));
+        cl_buf_put(ctx->cl, b);
+    }
+    cblas_dscal((int)ctx->P, p, st->x, 1);
+    st->w *= p;
+    st->pushed = 1;
+    try_finish(ctx, st, i);
+}
+
+static void sgp_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
+{
+    sgp_state *st = state;
+    sgp_shared *sh = ctx->shared;
+    assert(m->round >= st->round);
+    slot *s = slot_of(ctx, st, m->round);
+    cblas_daxpy((int)ctx->P + 1, 1.0, m->payload->data, 1, s->acc, 1);
+    sh->in_flight_w -= m->payload->data[ctx->P];
+    s->count++;
+    if (m->round == st->round)
+        try_finish(ctx, st, i);
+}
+
+static void sgp_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
+                              size_t size)
+{
+    const sgp_state *st = state;
+    if (cl_is_computing(ctx->cl, i))
+        snprintf(buf, size, "its step of round %llu", (unsigned long long)st->round);
+    else
+        snprintf(buf, size, "push-sum shares of round %llu from its in-neighbours",
+                 (unsigned long long)st->round);
+}
+
+static int sgp_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
+{
+    const sgp_shared *sh = ctx->shared;
+    if (max < 1)
+        return 0;
+    double sum = sh->in_flight_w;
+    for (int i = 0; i < ctx->n; i++) {
+        const sgp_state *st = alg_state(ctx, i);
+        sum += st->w;
+        for (int k = 0; k < st->n_slots; k++)
+            if (st->slots[k].round != UINT64_MAX)
+                sum += st->slots[k].acc[ctx->P];
+    }
+    keys[0] = "weight_sum_error";
+    values[0] = fabs(sum - ctx->n);
+    return 1;
+}
+
+const alg_type alg_sgp = {
+    .name = "sgp",
+    .state_size = sizeof(sgp_state),
+    .params = params,
+    .check = sgp_check,
+    .shared_init = sgp_shared_init,
+    .shared_fini = sgp_shared_fini,
+    .init = sgp_init,
+    .on_start = sgp_on_start,
+    .on_step_done = sgp_on_step_done,
+    .on_message = sgp_on_message,
+    .describe_wait = sgp_describe_wait,
+    .stats = sgp_stats,
+    .fini = sgp_fini,
+};

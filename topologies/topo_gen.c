@@ -1,0 +1,659 @@
+/* topo_gen.c -- builds static communication topologies with igraph (ring,
+ * k-nearest ring lattice, complete, 2-D and 3-D torus, hypercube, star,
+ * binary tree, Erdos-Renyi G(n,p), random regular, Watts-Strogatz,
+ * Barabasi-Albert, exponential graph, edge-list file), checks that they are
+ * connected simple graphs, and converts them into sorted neighbour lists
+ * (CSR) with mixing weights (topo_mixing.c) and a bipartition when one
+ * exists.  It also holds the names of kinds and igraph's error plumbing.  It
+ * does not read scenarios, derive seeds (the caller passes the topology's
+ * seed), compute statistics (topo_spectrum.c), or build directed and
+ * time-varying graphs (topo_digraph.c, topo_schedule.c); and it is not
+ * thread-safe, because igraph's RNG and error handler are process-wide.
+ *
+ * Small cases, so every kind is defined for every n >= 1: a ring of 1 node
+ * has no edge and a ring of 2 nodes is one edge.  A torus dimension of
+ * length 1 or 2 does not wrap around (the wrap would be a self-loop or a
+ * second edge between the same pair), so 1 x c is a ring of c, 2 x 2 is a
+ * 4-cycle and 2 x c (c >= 3) is two rings of c joined by rungs.  Node
+ * r * cols + c of a torus sits at row r, column c; node
+ * (l * rows + r) * cols + c of a 3-D torus at layer l.
+ */
+#include "topo.h"
+#include "topo_igraph.h"
+#include "topo_internal.h"
+
+#include <assert.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[] = {
+    [TOPO_RING]            = "ring",
+    [TOPO_COMPLETE]        = "complete",
+    [TOPO_TORUS2D]         = "torus2d",
+    [TOPO_ERDOS_RENYI]     = "erdos_renyi",
+    [TOPO_RANDOM_REGULAR]  = "random_regular",
+    [TOPO_RING_LATTICE]    = "ring_lattice",
+    [TOPO_TORUS3D]         = "torus3d",
+    [TOPO_HYPERCUBE]       = "hypercube",
+    [TOPO_STAR]            = "star",
+    [TOPO_BINARY_TREE]     = "binary_tree",
+    [TOPO_WATTS_STROGATZ]  = "watts_strogatz",
+    [TOPO_BARABASI_ALBERT] = "barabasi_albert",
+    [TOPO_EXPONENTIAL]     = "exponential",
+    [TOPO_EDGE_LIST]       = "edge_list",
+};
+#define N_KINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
+
+const char *topo_kind_name(topo_kind k)
+{
+    if ((int)k < 0 || (int)k >= N_KINDS)
+        return "unknown";
+    return kind_names[k];
+}
+
+int topo_kind_from_name(const char *name)
+{
+    if (name == NULL)
+        return -1;
+    for (int k = 0; k < N_KINDS; k++)
+        if (strcmp(name, kind_names[k]) == 0)
+            return k;
+    return -1;
+}
+
+const char *topo_kind_names(void)
+{
+    return "ring, complete, torus2d, erdos_renyi, random_regular, ring_lattice, torus3d, "
+           "hypercube, star, binary_tree, watts_strogatz, barabasi_albert, exponential, "
+           "edge_list";
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+void topo_i_set_error(char *err, size_t err_size, const char *fmt, ...)
+{
+    if (err == NULL || err_size == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, err_size, fmt, ap);
+    va_end(ap);
+}
+
+/* igraph calls its error handler once at the failing site with the real
+ * reason, then once per unwinding level with an empty one; keep the first
+ * non-empty reason.  The handler must free igraph's temporaries and return
+ * (igraph's rule); we then see the error code returned by the call. */
+static char recorded_reason[256];
+
+static void record_igraph_error(const char *reason, const char *file, int line,
+                                igraph_error_t code)
+{
+    (void)file;
+    (void)line;
+    (void)code;
+    if (recorded_reason[0] == '\0' && reason != NULL && reason[0] != '\0')
+        snprintf(recorded_reason, sizeof recorded_reason, "%s", reason);
+    IGRAPH_FINALLY_FREE();
+}
+
+/* ARPACK reports slow convergence as a warning; the caller sees the
+ * result's info instead, and nothing is printed behind the user's back. */
+static void ignore_warning(const char *reason, const char *file, int line)
+{
+    (void)reason;
+    (void)file;
+    (void)line;
+}
+
+topo_i_igraph_state topo_i_enter_igraph(void)
+{
+    recorded_reason[0] = '\0';
+    topo_i_igraph_state st = { igraph_set_error_handler(record_igraph_error),
+                               igraph_set_warning_handler(ignore_warning) };
+    return st;
+}
+
+void topo_i_leave_igraph(topo_i_igraph_state previous)
+{
+    igraph_set_error_handler(previous.error);
+    igraph_set_warning_handler(previous.warning);
+}
+
+/* igraph's reasons read like sentences ("Invalid number of vertices.");
+ * ours are GNU style: lowercase first letter, no trailing full stop. */
+const char *topo_i_igraph_error_text(igraph_error_t code)
+{
+    static char msg[sizeof recorded_reason];
+    if (code == IGRAPH_ENOMEM)
+        return "out of memory";
+    snprintf(msg, sizeof msg, "%s",
+             recorded_reason[0] != '\0' ? recorded_reason : igraph_strerror(code));
+    size_t len = strlen(msg);
+    while (len > 0 && (msg[len - 1] == '.' || isspace((unsigned char)msg[len - 1])))
+        msg[--len] = '\0';
+    if (len > 1 && isupper((unsigned char)msg[0]) && !isupper((unsigned char)msg[1]))
+        msg[0] = (char)tolower((unsigned char)msg[0]);
+    return msg;
+}
+
+static void fail_igraph(char *err, size_t err_size, const char *name, const char *params,
+                        igraph_error_t code)
+{
+    topo_i_set_error(err, err_size, "%s graph with %s: %s%s", name, params,
+                     code == IGRAPH_ENOMEM ? "" : "igraph: ", topo_i_igraph_error_text(code));
+}
+
+/* "n=8, p=0.1" and the like: the parameters that define the graph. */
+static void describe(const topo_spec *spec, char *buf, size_t size)
+{
+    switch (spec->kind) {
+    case TOPO_TORUS2D:
+        snprintf(buf, size, "n=%d, rows=%d, cols=%d", spec->n, spec->rows, spec->cols);
+        break;
+    case TOPO_TORUS3D:
+        snprintf(buf, size, "n=%d, rows=%d, cols=%d, layers=%d", spec->n, spec->rows,
+                 spec->cols, spec->layers);
+        break;
+    case TOPO_ERDOS_RENYI:
+        snprintf(buf, size, "n=%d, p=%g", spec->n, spec->p);
+        break;
+    case TOPO_RANDOM_REGULAR:
+        snprintf(buf, size, "n=%d, degree=%d", spec->n, spec->degree);
+        break;
+    case TOPO_RING_LATTICE:
+        snprintf(buf, size, "n=%d, k=%d", spec->n, spec->k);
+        break;
+    case TOPO_WATTS_STROGATZ:
+        snprintf(buf, size, "n=%d, k=%d, beta=%g", spec->n, spec->k, spec->beta);
+        break;
+    case TOPO_BARABASI_ALBERT:
+        snprintf(buf, size, "n=%d, m=%d", spec->n, spec->m);
+        break;
+    case TOPO_EDGE_LIST:
+        snprintf(buf, size, "n=%d from %s", spec->n, spec->path ? spec->path : "(null)");
+        break;
+    default:
+        snprintf(buf, size, "n=%d", spec->n);
+        break;
+    }
+}
+
+/* ---- validation and generation ----------------------------------------- */
+
+static int is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+static int check_spec(const topo_spec *spec, char *err, size_t err_size)
+{
+    if ((int)spec->kind < 0 || (int)spec->kind >= N_KINDS) {
+        topo_i_set_error(err, err_size, "unknown topology kind %d (expected one of: %s)",
+                         (int)spec->kind, topo_kind_names());
+        return -1;
+    }
+    const char *name = kind_names[spec->kind];
+    if (spec->n < 1) {
+        topo_i_set_error(err, err_size, "%s graph needs n >= 1, got n=%d", name, spec->n);
+        return -1;
+    }
+    if (topo_mixing_name(spec->mixing)[0] == '?') {
+        topo_i_set_error(err, err_size, "unknown mixing %d (expected one of: %s)",
+                         (int)spec->mixing, topo_mixing_names());
+        return -1;
+    }
+    if (!(spec->lazy_alpha >= 0.0 && spec->lazy_alpha < 1.0)) {
+        topo_i_set_error(err, err_size, "lazy_alpha must be in [0, 1), got %g",
+                         spec->lazy_alpha);
+        return -1;
+    }
+    switch (spec->kind) {
+    case TOPO_TORUS2D:
+        if (spec->rows < 1 || spec->cols < 1) {
+            topo_i_set_error(err, err_size,
+                             "torus2d graph needs rows >= 1 and cols >= 1, got rows=%d, cols=%d",
+                             spec->rows, spec->cols);
+            return -1;
+        }
+        if ((long long)spec->rows * spec->cols != spec->n) {
+            topo_i_set_error(err, err_size,
+                             "torus2d graph needs rows * cols == n, got rows=%d, cols=%d, n=%d",
+                             spec->rows, spec->cols, spec->n);
+            return -1;
+        }
+        break;
+    case TOPO_TORUS3D:
+        if (spec->rows < 1 || spec->cols < 1 || spec->layers < 1) {
+            topo_i_set_error(err, err_size,
+                             "torus3d graph needs rows, cols and layers >= 1, got rows=%d, "
+                             "cols=%d, layers=%d", spec->rows, spec->cols, spec->layers);
+            return -1;
+        }
+        if ((long long)spec->rows * spec->cols * spec->layers != spec->n) {
+            topo_i_set_error(err, err_size,
+                             "torus3d graph needs rows * cols * layers == n, got rows=%d, "
+                             "cols=%d, layers=%d, n=%d",
+                             spec->rows, spec->cols, spec->layers, spec->n);
+            return -1;
+        }
+        break;
+    case TOPO_ERDOS_RENYI:
+        if (!(spec->p > 0.0 && spec->p <= 1.0)) {
+            topo_i_set_error(err, err_size, "erdos_renyi graph needs 0 < p <= 1, got p=%g",
+                             spec->p);
+            return -1;
+        }
+        break;
+    case TOPO_RANDOM_REGULAR:
+        if (spec->degree < 0 || spec->degree >= spec->n) {
+            topo_i_set_error(err, err_size,
+                             "random_regular graph needs 0 <= degree < n, got degree=%d, n=%d",
+                             spec->degree, spec->n);
+            return -1;
+        }
+        if (((long long)spec->n * spec->degree) % 2 != 0) {
+            topo_i_set_error(err, err_size,
+                             "random_regular graph needs n * degree even, got n=%d, degree=%d",
+                             spec->n, spec->degree);
+            return -1;
+        }
+        break;
+    case TOPO_RING_LATTICE:
+    case TOPO_WATTS_STROGATZ:
+        /* 2k < n keeps the lattice simple: i + k and i - k stay distinct */
+        if (spec->k < 1 || 2LL * spec->k >= spec->n) {
+            topo_i_set_error(err, err_size,
+                             "%s graph needs 1 <= k <= (n - 1) / 2, got k=%d, n=%d", name,
+                             spec->k, spec->n);
+            return -1;
+        }
+        if (spec->kind == TOPO_WATTS_STROGATZ && !(spec->beta >= 0.0 && spec->beta <= 1.0)) {
+            topo_i_set_error(err, err_size,
+                             "watts_strogatz graph needs 0 <= beta <= 1, got beta=%g",
+                             spec->beta);
+            return -1;
+        }
+        break;
+    case TOPO_HYPERCUBE:
+        if (!is_power_of_two(spec->n)) {
+            topo_i_set_error(err, err_size,
+                             "hypercube graph needs n a power of two, got n=%d", spec->n);
+            return -1;
+        }
+        break;
+    case TOPO_BARABASI_ALBERT:
+        if (spec->m < 1 || (spec->n > 1 && spec->m >= spec->n)) {
+            topo_i_set_error(err, err_size,
+                             "barabasi_albert graph needs 1 <= m < n, got m=%d, n=%d",
+                             spec->m, spec->n);
+            return -1;
+        }
+        break;
+    case TOPO_EDGE_LIST:
+        if (spec->path == NULL || spec->path[0] == '\0') {
+            topo_i_set_error(err, err_size, "edge_list graph needs a file name");
+            return -1;
+        }
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+/* igraph_uint_t is 64 bits on this build and PCG32, igraph 0.10's default,
+ * uses all of them; on a 32-bit igraph fold the halves together. */
+igraph_error_t topo_i_seed_igraph(uint64_t seed)
+{
+    igraph_uint_t s = (igraph_uint_t)seed;
+    if (sizeof(igraph_uint_t) < sizeof(uint64_t))
+        s = (igraph_uint_t)(seed ^ (seed >> 32));
+    return igraph_rng_seed(igraph_rng_default(), s);
+}
+
+/* A lattice of lengths dims[0..nd-1] (the first varies fastest), each
+ * dimension wrapping around from length 3 on. */
+static igraph_error_t make_lattice(igraph_t *graph, const int *dims, int nd, int nei)
+{
+    igraph_vector_int_t dv;
+    igraph_vector_bool_t circular;
+    igraph_error_t rc = igraph_vector_int_init(&dv, nd);
+    if (rc != IGRAPH_SUCCESS)
+        return rc;
+    rc = igraph_vector_bool_init(&circular, nd);
+    if (rc != IGRAPH_SUCCESS)
+        goto out_free_dims;
+    for (int i = 0; i < nd; i++) {
+        VECTOR(dv)[i] = dims[i];
+        /* igraph 0.10.2 already drops the wrap of lengths 1 and 2 (igraph_ring
+         * does not: it makes a loop at 1 and a double edge at 2); asking only
+         * from 3 keeps the result independent of that */
+        VECTOR(circular)[i] = dims[i] >= 3;
+    }
+    rc = igraph_square_lattice(graph, &dv, nei, IGRAPH_UNDIRECTED, false, &circular);
+    igraph_vector_bool_destroy(&circular);
+out_free_dims:
+    igraph_vector_int_destroy(&dv);
+    return rc;
+}
+
+/* A graph from pairs we computed ourselves (hypercube, exponential graph,
+ * edge-list file): igraph only holds it, for the same checks as the rest. */
+static igraph_error_t make_from_pairs(igraph_t *graph, int n, const int *uv, size_t m)
+{
+    igraph_vector_int_t edges;
+    igraph_error_t rc = igraph_vector_int_init(&edges, (igraph_integer_t)(2 * m));
+    if (rc != IGRAPH_SUCCESS)
+        return rc;
+    for (size_t e = 0; e < 2 * m; e++)
+        VECTOR(edges)[e] = uv[e];
+    rc = igraph_create(graph, &edges, n, IGRAPH_UNDIRECTED);
+    igraph_vector_int_destroy(&edges);
+    return rc;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    if (x[0] != y[0])
+        return (x[0] > y[0]) - (x[0] < y[0]);
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Undirected exponential graph: i ~ i + 2^j mod n for 2^j < n, each pair
+ * once (for n = 2^t the hops 2^(t-1) forwards and backwards coincide). */
+static int exponential_pairs(int n, int **uv_out, size_t *m_out)
+{
+    int hops = 0;
+    while (hops < 31 && (1 << hops) < n)
+        hops++;
+    size_t cap = (size_t)n * (size_t)hops;
+    int *uv = malloc((cap > 0 ? cap : 1) * 2 * sizeof *uv);
+    if (uv == NULL)
+        return -1;
+    size_t m = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < hops; j++) {
+            int t = (int)(((long long)i + (1LL << j)) % n);
+            if (t == i)
+                continue;
+            uv[2 * m] = i < t ? i : t;
+            uv[2 * m + 1] = i < t ? t : i;
+            m++;
+        }
+    qsort(uv, m, 2 * sizeof *uv, cmp_pair);
+    size_t u = 0;
+    for (size_t e = 0; e < m; e++)
+        if (u == 0 || cmp_pair(uv + 2 * e, uv + 2 * (u - 1)) != 0) {
+            uv[2 * u] = uv[2 * e];
+            uv[2 * u + 1] = uv[2 * e + 1];
+            u++;
+        }
+    *uv_out = uv;
+    *m_out = u;
+    return 0;
+}
+
+static int hypercube_pairs(int n, int **uv_out, size_t *m_out)
+{
+    int d = 0;
+    while ((1 << d) < n)
+        d++;
+    size_t m = (size_t)n * (size_t)d / 2;
+    int *uv = malloc((m > 0 ? m : 1) * 2 * sizeof *uv);
+    if (uv == NULL)
+        return -1;
+    size_t e = 0;
+    for (int i = 0; i < n; i++)
+        for (int b = 0; b < d; b++)
+            if ((i ^ (1 << b)) > i) {
+                uv[2 * e] = i;
+                uv[2 * e + 1] = i ^ (1 << b);
+                e++;
+            }
+    assert(e == m);
+    *uv_out = uv;
+    *m_out = m;
+    return 0;
+}
+
+/* Returns an igraph code; a bad edge-list file is reported through err and
+ * IGRAPH_EINVAL with *file_error set. */
+static igraph_error_t generate(igraph_t *graph, const topo_spec *spec, uint64_t seed,
+                               int *file_error, char *err, size_t err_size)
+{
+    igraph_error_t rc;
+    int *uv = NULL;
+    size_t m = 0;
+    switch (spec->kind) {
+    case TOPO_RING:
+        /* circular only from 3 nodes: igraph would add a self-loop at 1
+         * and a second edge at 2 */
+        return igraph_ring(graph, spec->n, IGRAPH_UNDIRECTED, false, spec->n >= 3);
+    case TOPO_RING_LATTICE:
+        return make_lattice(graph, &spec->n, 1, spec->k);
+    case TOPO_COMPLETE:
+        return igraph_full(graph, spec->n, IGRAPH_UNDIRECTED, false);
+    case TOPO_TORUS2D: {
+        /* igraph's first dimension varies fastest, so (cols, rows) puts node
+         * r * cols + c at row r, column c. */
+        int dims[2] = { spec->cols, spec->rows };
+        return make_lattice(graph, dims, 2, 1);
+    }
+    case TOPO_TORUS3D: {
+        int dims[3] = { spec->cols, spec->rows, spec->layers };
+        return make_lattice(graph, dims, 3, 1);
+    }
+    case TOPO_STAR:
+        return igraph_star(graph, spec->n, IGRAPH_STAR_UNDIRECTED, 0);
+    case TOPO_BINARY_TREE:
+        return igraph_kary_tree(graph, spec->n, 2, IGRAPH_TREE_UNDIRECTED);
+    case TOPO_ERDOS_RENYI:
+        rc = topo_i_seed_igraph(seed);
+        if (rc != IGRAPH_SUCCESS)
+            return rc;
+        return igraph_erdos_renyi_game_gnp(graph, spec->n, spec->p, IGRAPH_UNDIRECTED, false);
+    case TOPO_RANDOM_REGULAR:
+        rc = topo_i_seed_igraph(seed);
+        if (rc != IGRAPH_SUCCESS)
+            return rc;
+        return igraph_k_regular_game(graph, spec->n, spec->degree, IGRAPH_UNDIRECTED, false);
+    case TOPO_WATTS_STROGATZ:
+        rc = topo_i_seed_igraph(seed);
+        if (rc != IGRAPH_SUCCESS)
+            return rc;
+        return igraph_watts_strogatz_game(graph, 1, spec->n, spec->k, spec->beta, false, false);
+    case TOPO_BARABASI_ALBERT:
+        rc = topo_i_seed_igraph(seed);
+        if (rc != IGRAPH_SUCCESS)
+            return rc;
+        /* psumtree never draws the same target twice: a simple graph */
+        return igraph_barabasi_game(graph, spec->n, 1.0, spec->m, NULL, false, 1.0,
+                                    IGRAPH_UNDIRECTED, IGRAPH_BARABASI_PSUMTREE, NULL);
+    case TOPO_HYPERCUBE:
+    case TOPO_EXPONENTIAL:
+        if ((spec->kind == TOPO_HYPERCUBE ? hypercube_pairs : exponential_pairs)(spec->n, &uv,
+                                                                                &m) != 0)
+            return IGRAPH_ENOMEM;
+        rc = make_from_pairs(graph, spec->n, uv, m);
+        free(uv);
+        return rc;
+    case TOPO_EDGE_LIST: {
+        topo_i_edges e;
+        if (topo_i_read_edges(spec->path, spec->n, 2, &e, err, err_size) != 0) {
+            *file_error = 1;
+            return IGRAPH_EINVAL;
+        }
+        rc = make_from_pairs(graph, spec->n, e.uv, e.m);
+        topo_i_edges_fini(&e);
+        return rc;
+    }
+    }
+    return IGRAPH_EINVAL;   /* unreachable: check_spec rejected the kind */
+}
+
+/* ---- conversion -------------------------------------------------------- */
+
+/* Sides 0/1 with node 0 on side 0; a connected bipartite graph has exactly
+ * two such colourings, so the result does not depend on igraph's search. */
+static igraph_error_t fill_bipartition(topo_graph *g, const igraph_t *graph)
+{
+    igraph_vector_bool_t types;
+    igraph_bool_t is_bip = false;
+    igraph_error_t rc = igraph_vector_bool_init(&types, 0);
+    if (rc != IGRAPH_SUCCESS)
+        return rc;
+    rc = igraph_is_bipartite(graph, &is_bip, &types);
+    if (rc != IGRAPH_SUCCESS)
+        goto out_free_types;
+    g->bipartite = is_bip ? 1 : 0;
+    if (is_bip) {
+        g->side = malloc((size_t)g->n * sizeof *g->side);
+        if (g->side == NULL) {
+            rc = IGRAPH_ENOMEM;
+            goto out_free_types;
+        }
+        int flip = VECTOR(types)[0] ? 1 : 0;
+        for (int i = 0; i < g->n; i++)
+            g->side[i] = (VECTOR(types)[i] ? 1 : 0) ^ flip;
+    }
+out_free_types:
+    igraph_vector_bool_destroy(&types);
+    return rc;
+}
+
+/* The first node (in index order) outside node 0's component. */
+static int first_unreached(const igraph_vector_int_t *membership)
+{
+    igraph_integer_t n = igraph_vector_int_size(membership);
+    for (igraph_integer_t i = 1; i < n; i++)
+        if (VECTOR(*membership)[i] != VECTOR(*membership)[0])
+            return (int)i;
+    return 0;
+}
+
+topo_graph *topo_build(const topo_spec *spec, uint64_t seed, char *err, size_t err_size)
+{
+    assert(spec != NULL);
+    if (err != NULL && err_size > 0)
+        err[0] = '\0';
+    if (check_spec(spec, err, err_size) != 0)
+        return NULL;
+
+    const char *name = kind_names[spec->kind];
+    char params[4200];
+    describe(spec, params, sizeof params);
+
+    topo_graph *result = NULL;
+    topo_graph *g = calloc(1, sizeof *g);
+    if (g == NULL) {
+        topo_i_set_error(err, err_size, "%s graph with %s: out of memory", name, params);
+        return NULL;
+    }
+    g->n = spec->n;
+    g->mixing = spec->mixing;
+    g->lazy_alpha = spec->lazy_alpha;
+
+    topo_i_igraph_state previous = topo_i_enter_igraph();
+    igraph_t graph;
+    igraph_vector_int_t edges, membership;
+    igraph_integer_t n_comp = 0;
+    int file_error = 0;
+    igraph_error_t rc = generate(&graph, spec, seed, &file_error, err, err_size);
+    if (rc != IGRAPH_SUCCESS) {
+        if (!file_error)
+            fail_igraph(err, err_size, name, params, rc);
+        goto out_free_g;
+    }
+    rc = igraph_vector_int_init(&membership, 0);
+    if (rc != IGRAPH_SUCCESS) {
+        fail_igraph(err, err_size, name, params, rc);
+        goto out_free_graph;
+    }
+    rc = igraph_connected_components(&graph, &membership, NULL, &n_comp, IGRAPH_WEAK);
+    int unreached = rc == IGRAPH_SUCCESS ? first_unreached(&membership) : 0;
+    igraph_vector_int_destroy(&membership);
+    if (rc != IGRAPH_SUCCESS) {
+        fail_igraph(err, err_size, name, params, rc);
+        goto out_free_graph;
+    }
+    if (n_comp > 1) {
+        char advice[64] = "";
+        if (spec->kind == TOPO_ERDOS_RENYI)
+            snprintf(advice, sizeof advice, "; raise p");
+        else if (spec->kind == TOPO_RANDOM_REGULAR)
+            snprintf(advice, sizeof advice, "; raise degree");
+        else if (spec->kind == TOPO_WATTS_STROGATZ)
+            snprintf(advice, sizeof advice, "; lower beta or raise k");
+        else if (spec->kind == TOPO_EDGE_LIST)
+            snprintf(advice, sizeof advice, "; node %d cannot reach node 0", unreached);
+        topo_i_set_error(err, err_size, "%s graph with %s is disconnected (%lld components)%s",
+                         name, params, (long long)n_comp, advice);
+        goto out_free_graph;
+    }
+    rc = igraph_vector_int_init(&edges, 0);
+    if (rc != IGRAPH_SUCCESS) {
+        fail_igraph(err, err_size, name, params, rc);
+        goto out_free_graph;
+    }
+    rc = igraph_get_edgelist(&graph, &edges, false);
+    if (rc != IGRAPH_SUCCESS) {
+        igraph_vector_int_destroy(&edges);
+        fail_igraph(err, err_size, name, params, rc);
+        goto out_free_graph;
+    }
+    int *uv = malloc(((size_t)igraph_vector_int_size(&edges) + 1) * sizeof *uv);
+    int csr = -1;
+    if (uv != NULL) {
+        for (igraph_integer_t e = 0; e < igraph_vector_int_size(&edges); e++)
+            uv[e] = (int)VECTOR(edges)[e];
+        csr = topo_i_fill_csr(g, uv, (size_t)igraph_vector_int_size(&edges) / 2);
+        free(uv);
+    }
+    igraph_vector_int_destroy(&edges);
+    if (csr == -2) {
+        topo_i_set_error(err, err_size, "%s graph with %s has a self-loop or multiple edge",
+                         name, params);
+        goto out_free_graph;
+    }
+    if (csr != 0 || topo_i_fill_weights(g) != 0) {
+        topo_i_set_error(err, err_size, "%s graph with %s: out of memory", name, params);
+        goto out_free_graph;
+    }
+    rc = fill_bipartition(g, &graph);
+    if (rc != IGRAPH_SUCCESS) {
+        fail_igraph(err, err_size, name, params, rc);
+        goto out_free_graph;
+    }
+    if (topo_i_oscillates(g)) {
+        topo_i_set_error(err, err_size,
+                         "%s mixing on the %s graph with %s oscillates: the graph is bipartite "
+                         "and no node keeps weight on itself, so the mixing matrix has "
+                         "eigenvalue -1 and consensus never converges; set lazy_alpha > 0 or "
+                         "use metropolis_hastings", topo_mixing_name(g->mixing), name, params);
+        goto out_free_graph;
+    }
+    result = g;
+    g = NULL;
+
+out_free_graph:
+    igraph_destroy(&graph);
+out_free_g:
+    topo_i_leave_igraph(previous);
+    topo_destroy(g);
+    return result;
+}
+
+void topo_destroy(topo_graph *g)
+{
+    if (g == NULL)
+        return;
+    free(g->side);
+    free(g->self_w);
+    free(g->w);
+    free(g->nbr);
+    free(g->off);
+    free(g);
+}
