@@ -42,7 +42,7 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 # tests/fuzz/regressions/HARNESS/ once fixed.
 FUZZ_BUILD    ?= build-fuzz
 FUZZ_SECONDS  ?= 600
-FUZZ_HARNESSES ?= scenario scenario_set trace libsvm csv idx
+FUZZ_HARNESSES ?= scenario scenario_set trace libsvm csv idx edges
 fuzz: deps
 	@scripts/install-deps --fuzz
 	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang-14 cmake -S . -B $(FUZZ_BUILD) \

@@ -18,7 +18,7 @@
 #define FUZZ_DIR DTSIM_SOURCE_DIR "/tests/fuzz/"
 
 static const char *const harnesses[] = {"scenario", "scenario_set", "trace", "libsvm", "csv",
-                                        "idx", NULL};
+                                        "idx", "edges", NULL};
 
 static unsigned char *slurp(const char *path, size_t *size)
 {

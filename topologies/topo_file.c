@@ -145,7 +145,8 @@ int topo_i_read_edges(const char *path, int n, int cols, topo_i_edges *e, char *
     rec *sorted = malloc((m > 0 ? m : 1) * sizeof *sorted);
     if (sorted == NULL)
         goto out_oom;
-    memcpy(sorted, recs, m * sizeof *sorted);
+    if (m > 0)   /* recs is NULL for a file without edges */
+        memcpy(sorted, recs, m * sizeof *sorted);
     qsort(sorted, m, sizeof *sorted, cmp_rec);
     long dup_line = 0, first_line = 0;
     for (size_t i = 1; i < m; i++)

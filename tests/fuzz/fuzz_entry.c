@@ -1,5 +1,6 @@
 /* fuzz_entry.c -- feeds arbitrary bytes to the scenario loader and to
- * every file reader (trace CSVs, LIBSVM, CSV data, IDX).  Readers that take
+ * every file reader (trace CSVs, LIBSVM, CSV data, IDX, edge lists and
+ * schedule files).  Readers that take
  * a path get the bytes through one scratch file per process, rewritten for
  * each input.  Nothing here judges the result: success and a clean error
  * are both fine; the sanitizers judge everything else.
@@ -7,6 +8,7 @@
 #include "fuzz_entry.h"
 #include "mdl.h"
 #include "scn.h"
+#include "topo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,12 +181,40 @@ int fuzz_idx(const uint8_t *data, size_t size)
     return 0;
 }
 
+int fuzz_edges(const uint8_t *data, size_t size)
+{
+    if (size < 1 || size > MAX_INPUT)
+        return 1;
+    const int n = 1 + (data[0] & 63);
+    const char *path = put(0, data + 1, size - 1);
+    char err[1024] = "";
+    if (data[0] & 64) {
+        topo_sched_spec sp = { .kind = TOPO_SCHED_FILE, .n = n, .path = path };
+        topo_schedule *sc = topo_schedule_create(&sp, 1, err, sizeof err);
+        if (!sc)
+            return text_failed(err);
+        for (uint64_t r = 0; r < 4; r++)
+            (void)topo_schedule_round(sc, r);
+        topo_schedule_destroy(sc);
+        return 0;
+    }
+    topo_spec sp = { .kind = TOPO_EDGE_LIST, .n = n, .path = path };
+    topo_graph *g = topo_build(&sp, 1, err, sizeof err);
+    if (!g)
+        return text_failed(err);
+    topo_stats st;
+    int rc = topo_compute_stats(g, &st) != 0;
+    topo_destroy(g);
+    return rc;
+}
+
 fuzz_fn fuzz_entry_find(const char *name)
 {
     static const struct { const char *name; fuzz_fn fn; } all[] = {
         {"scenario", fuzz_scenario}, {"scenario_set", fuzz_scenario_set},
         {"trace", fuzz_trace},       {"libsvm", fuzz_libsvm},
         {"csv", fuzz_csv},           {"idx", fuzz_idx},
+        {"edges", fuzz_edges},
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (strcmp(all[i].name, name) == 0)

@@ -31,8 +31,14 @@ int fuzz_csv(const uint8_t *data, size_t size);
  * length of the image file, which follows; the rest is the label file. */
 int fuzz_idx(const uint8_t *data, size_t size);
 
+/* The input as an edge-list file: the first byte gives the node count
+ * (1 + its low 6 bits) and, with bit 6, reads the rest as a file schedule
+ * ("round u v", a few rounds built) instead of a static edge list ("u v",
+ * built with its statistics). */
+int fuzz_edges(const uint8_t *data, size_t size);
+
 /* The harnesses by name ("scenario", "scenario_set", "trace", "libsvm",
- * "csv", "idx"), for the regression suite; NULL when unknown. */
+ * "csv", "idx", "edges"), for the regression suite; NULL when unknown. */
 typedef int (*fuzz_fn)(const uint8_t *data, size_t size);
 fuzz_fn fuzz_entry_find(const char *name);
 
