@@ -243,6 +243,37 @@ START_TEST(test_divergence_cli)
 }
 END_TEST
 
+/* --force skips the memory check; without it the same run is refused
+ * with exit status 2 and nothing written. */
+START_TEST(test_force_cli)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/dtsim-test-rel-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    char cmd[2048], p[512];
+    snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.json --set limits.memory_bytes=1000 "
+             "--set stop.time_s=0.5 -o %s/a --quiet 2>%s/err", DTSIM_BINARY, DTSIM_SOURCE_DIR,
+             tmpdir, tmpdir);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+    snprintf(p, sizeof p, "%s/err", tmpdir);
+    char *e = slurp(p);
+    ck_assert_msg(strstr(e, "more than the limit of 1 KB (limits.memory_bytes); lower the size, "
+                         "set limits.memory_bytes, or run with --force\n") != NULL, "%s", e);
+    free(e);
+    snprintf(p, sizeof p, "%s/a", tmpdir);
+    ck_assert_int_ne(access(p, F_OK), 0);
+    snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.json --set limits.memory_bytes=1000 "
+             "--set stop.time_s=0.5 --force -o %s/b --quiet", DTSIM_BINARY, DTSIM_SOURCE_DIR,
+             tmpdir);
+    st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* A NaN planted in node 2's starting parameters: the evaluation at t=0
  * finds it before any step ends and names the node and the parameter. */
 static void plant_nan(void *ctx, int node, double *params, size_t n)
@@ -359,6 +390,7 @@ int main(void)
     tcase_add_loop_test(tc, test_absurd_values, 0, (int)(sizeof cases / sizeof cases[0]));
     tcase_add_test(tc, test_divergence_cli);
     tcase_add_test(tc, test_divergence_nan_parameter);
+    tcase_add_test(tc, test_force_cli);
     tcase_add_test(tc, test_watchdog_same_instant);
     tcase_add_test(tc, test_watchdog_no_step);
     tcase_add_test(tc, test_watchdog_default);
