@@ -149,6 +149,7 @@ int mdl_libsvm_load(const char *path, size_t d_min, mdl_dataset *ds, char *err, 
     char *text = slurp(path, err, es);
     if (!text)
         return -1;
+    const double text_bytes = (double)strlen(text);
 
     /* Pass 1: the largest index, so rows can be dense from the start. */
     size_t d = d_min, line = 0, rows = 0;
@@ -223,11 +224,19 @@ int mdl_libsvm_load(const char *path, size_t d_min, mdl_dataset *ds, char *err, 
         goto out_free;
     }
     /* Rows are dense: a small sparse file can name a feature index that
-     * makes them huge.  Refuse what cannot fit in this machine's memory
+     * makes them huge.  Refuse rows more than 4096 times the size of the
+     * text (below 0.02% nonzeros: such data is not for dense rows) once
+     * they pass 256 MB, and anything larger than this machine's memory,
      * rather than let the allocation or the first pass over it fail. */
     {
         long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
         double need = (double)rows * (double)d * sizeof(double);
+        if (need > 256e6 && need > 4096 * text_bytes) {
+            fail(err, es, path, 0, "too sparse: %zu samples of %zu features need %.3g GB as "
+                 "dense rows, more than 4096 times the file's %.0f bytes", rows, d,
+                 need / 1e9, text_bytes);
+            goto out_free;
+        }
         if (pages > 0 && psize > 0 && need > (double)pages * (double)psize) {
             fail(err, es, path, 0, "too large: %zu samples of %zu features need %.3g GB as "
                  "dense rows, more than this machine's memory (%.3g GB)", rows, d, need / 1e9,
