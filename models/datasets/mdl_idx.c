@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include "mdl_data.h"
 
@@ -57,6 +58,14 @@ static int read_all(gzFile f, void *buf, size_t n, const char *path, const char 
                     char *err, size_t es)
 {
     return read_span(f, buf, n, n, 0, path, what, err, es);
+}
+
+/* Half the machine's physical memory, in bytes (unbounded when unknown):
+ * a gzip bomb or a huge file fails here instead of exhausting memory. */
+static double half_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && psize > 0 ? 0.5 * (double)pages * (double)psize : 1e300;
 }
 
 static uint32_t be32(const unsigned char *b)
@@ -212,6 +221,11 @@ int mdl_idx_load(const char *images_path, const char *labels_path, mdl_dataset *
                     nc = at + k;
                 if (nc > total)
                     nc = total;
+                if ((double)nc * sizeof(double) > half_memory()) {
+                    fail(err, es, images_path, "too large: %zu images of %zu values need more "
+                         "than half this machine's memory as doubles", n, d);
+                    goto out_close;
+                }
                 double *nx = realloc(ds->x, nc * sizeof *nx);
                 if (!nx) {
                     fail(err, es, images_path, "out of memory for %zu images of %zu values",

@@ -33,9 +33,19 @@ static int fail(char *err, size_t es, const char *path, size_t line, const char 
     return -1;
 }
 
-/* The whole (decompressed) file as one NUL-terminated string. */
+/* Half the machine's physical memory, in bytes (unbounded when unknown). */
+static double half_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && psize > 0 ? 0.5 * (double)pages * (double)psize : 1e300;
+}
+
+/* The whole (decompressed) file as one NUL-terminated string; a text
+ * larger than half the machine's memory (a gzip bomb, or simply too big)
+ * is an error rather than a machine brought to its knees. */
 static char *slurp(const char *path, char *err, size_t es)
 {
+    const double max_text = half_memory();
     errno = 0;
     gzFile f = gzopen(path, "rb");
     if (!f) {
@@ -50,6 +60,13 @@ static char *slurp(const char *path, char *err, size_t es)
             break;
         }
         if (cap - len < 2) {
+            if (2.0 * (double)cap > max_text) {
+                fail(err, es, path, 0, "too large: more than %.3g GB of text, half this "
+                     "machine's memory", (double)cap / 1e9);
+                free(buf);
+                buf = NULL;
+                break;
+            }
             char *nb = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
             if (!nb) {
                 free(buf);
