@@ -5,7 +5,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo test test-fast test-asan bench golden plots replications clean
+.PHONY: all deps build demo test test-fast test-asan bench golden plots replications fuzz valgrind clean
 
 all: build
 
@@ -34,6 +34,35 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+# libFuzzer on every reader (docs/reliability.md): builds build-fuzz/ with
+# clang, then runs each harness for FUZZ_SECONDS (default 600) on a copy of
+# its seed corpus under build-fuzz/corpus/, which grows from run to run.
+# Crash inputs land in build-fuzz/crashes/; copy them to
+# tests/fuzz/regressions/HARNESS/ once fixed.
+FUZZ_BUILD    ?= build-fuzz
+FUZZ_SECONDS  ?= 600
+FUZZ_HARNESSES ?= scenario scenario_set trace libsvm csv idx edges
+fuzz: deps
+	@scripts/install-deps --fuzz
+	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang-14 cmake -S . -B $(FUZZ_BUILD) \
+	  -DCMAKE_BUILD_TYPE=Debug -DDTSIM_FUZZ=ON >/dev/null
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) $(addprefix --target fuzz_,$(FUZZ_HARNESSES))
+	@mkdir -p $(FUZZ_BUILD)/crashes
+	for h in $(FUZZ_HARNESSES); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$h && \
+	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(FUZZ_BUILD)/tests/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+	    -malloc_limit_mb=32768 -max_len=65536 -timeout=10 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$h- \
+	    $(FUZZ_BUILD)/corpus/$$h tests/fuzz/corpus/$$h || exit 1; \
+	done
+
+# The quickstart under valgrind memcheck (ctest runs the same check as
+# test_valgrind when valgrind is installed).
+valgrind: build
+	@scripts/install-deps --valgrind
+	tests/valgrind_quickstart.sh valgrind $(BUILD)/dtsim .
 
 # Figures (PNG and PDF) of the quickstart run, of two small quickstart
 # sweeps (three protocols, three replicates; and the same with a target

@@ -67,7 +67,7 @@ static const struct bad_case {
     {"seed_negative", ": /seed: error: must be >= 0, got -1"},
     {"unknown_top_key", ": /: error: unknown key \"stopp\" (expected one of: seed, nodes, "
                         "compute, faults, network, topology, model, data, algorithm, "
-                        "optimizer, stop, metrics, output)"},
+                        "optimizer, stop, metrics, output, limits)"},
     {"unknown_nested_key", ": /network: error: unknown key \"latncy_s\" "
                            "(expected one of: latency_s, bandwidth_Bps, bytes_per_param, "
                            "compression_ratio, discipline, up_Bps, down_Bps, nics, jitter, "
@@ -673,7 +673,7 @@ static const struct bad_set {
                                    "0..3, got 9"},
     {"/foo~1bar=1", "base.json: /: error: unknown key \"foo/bar\" (expected one of: seed, "
                     "nodes, compute, faults, network, topology, model, data, algorithm, "
-                    "optimizer, stop, metrics, output)"},
+                    "optimizer, stop, metrics, output, limits)"},
     {"network.latncy=x", "base.json: /network: error: unknown key \"latncy\" (expected one "
                          "of: latency_s, bandwidth_Bps, bytes_per_param, compression_ratio, "
                          "discipline, up_Bps, down_Bps, nics, jitter, loss, reorder, outages, "

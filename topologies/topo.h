@@ -185,6 +185,9 @@ typedef enum topo_sched_kind {
     TOPO_SCHED_FILE                      /* rounds of edges from a file, cycled */
 } topo_sched_kind;
 
+/* A schedule file's rounds are numbered 0 .. TOPO_SCHED_MAX_ROUNDS - 1. */
+#define TOPO_SCHED_MAX_ROUNDS 100000
+
 typedef struct topo_sched_spec {
     topo_sched_kind kind;
     int    n;

@@ -107,9 +107,11 @@ int topo_i_read_edges(const char *path, int n, int cols, topo_i_edges *e, char *
             goto out;
         }
         long r = cols == 3 ? v[0] : 0, a = v[cols - 2], b = v[cols - 1];
-        if (cols == 3 && r > INT_MAX) {
-            topo_i_set_error(err, err_size, "%s:%ld: error: round %ld too large", path,
-                             lineno, r);
+        /* every round up to the last is built (empty ones too): a bound
+         * keeps a typo such as 22221110 from building millions of graphs */
+        if (cols == 3 && r >= TOPO_SCHED_MAX_ROUNDS) {
+            topo_i_set_error(err, err_size, "%s:%ld: error: round %ld too large (at most %d)",
+                             path, lineno, r, TOPO_SCHED_MAX_ROUNDS - 1);
             goto out;
         }
         for (int c = 0; c < 2; c++) {
@@ -145,7 +147,8 @@ int topo_i_read_edges(const char *path, int n, int cols, topo_i_edges *e, char *
     rec *sorted = malloc((m > 0 ? m : 1) * sizeof *sorted);
     if (sorted == NULL)
         goto out_oom;
-    memcpy(sorted, recs, m * sizeof *sorted);
+    if (m > 0)   /* recs is NULL for a file without edges */
+        memcpy(sorted, recs, m * sizeof *sorted);
     qsort(sorted, m, sizeof *sorted, cmp_rec);
     long dup_line = 0, first_line = 0;
     for (size_t i = 1; i < m; i++)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include "mdl_data.h"
 
@@ -30,10 +31,11 @@ static int fail(char *err, size_t es, const char *path, const char *fmt, ...)
     return -1;
 }
 
-/* Reads exactly n bytes; on a short read says how many of what were
- * expected.  Returns 0 or -1. */
-static int read_all(gzFile f, void *buf, size_t n, const char *path, const char *what,
-                    char *err, size_t es)
+/* Reads exactly n bytes, the part of a `what` of `need` bytes that starts
+ * after its first `before` bytes; on a short read says how many bytes of
+ * the whole were expected and found.  Returns 0 or -1. */
+static int read_span(gzFile f, void *buf, size_t n, size_t need, size_t before,
+                     const char *path, const char *what, char *err, size_t es)
 {
     size_t got = 0;
     while (got < n) {
@@ -46,10 +48,24 @@ static int read_all(gzFile f, void *buf, size_t n, const char *path, const char 
         }
         if (k == 0)
             return fail(err, es, path, "truncated: %s needs %zu bytes, the file ends after %zu",
-                        what, n, got);
+                        what, need, before + got);
         got += (size_t)k;
     }
     return 0;
+}
+
+static int read_all(gzFile f, void *buf, size_t n, const char *path, const char *what,
+                    char *err, size_t es)
+{
+    return read_span(f, buf, n, n, 0, path, what, err, es);
+}
+
+/* Half the machine's physical memory, in bytes (unbounded when unknown):
+ * a gzip bomb or a huge file fails here instead of exhausting memory. */
+static double half_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && psize > 0 ? 0.5 * (double)pages * (double)psize : 1e300;
 }
 
 static uint32_t be32(const unsigned char *b)
@@ -182,21 +198,57 @@ int mdl_idx_load(const char *images_path, const char *labels_path, mdl_dataset *
         fail(err, es, images_path, "too large: %zu images of %zu values", n, d);
         goto out_close;
     }
-    ds->x = malloc(n * d * sizeof *ds->x);
-    ds->y = malloc(n * sizeof *ds->y);
-    raw = malloc(d * es_i > n ? d * es_i : n);
-    if (!ds->x || !ds->y || !raw) {
+    /* Memory follows the bytes actually read, never the header's claim:
+     * x grows by doubling and images are read in pieces of at most
+     * RAW_BYTES, so a 50-byte file that announces 2^32 images fails as
+     * truncated instead of allocating gigabytes. */
+    enum { RAW_BYTES = 1 << 16 };
+    const size_t total = n * d, per = RAW_BYTES / es_i;
+    size_t cap = 0;
+    raw = malloc(RAW_BYTES);
+    if (!raw) {
         fail(err, es, images_path, "out of memory for %zu images of %zu values", n, d);
         goto out_close;
     }
     char what[96];
     for (size_t i = 0; i < n; i++) {
         snprintf(what, sizeof what, "image %zu of %zu", i + 1, n);
-        if (read_all(fi, raw, d * es_i, images_path, what, err, es) != 0)
-            goto out_close;
-        double *x = ds->x + i * d;
-        for (size_t j = 0; j < d; j++)
-            x[j] = elem_value(raw + j * es_i, ti);
+        for (size_t j = 0; j < d;) {
+            const size_t k = d - j < per ? d - j : per, at = i * d + j;
+            if (at + k > cap) {
+                size_t nc = cap ? 2 * cap : (size_t)1 << 16;
+                if (nc < at + k)
+                    nc = at + k;
+                if (nc > total)
+                    nc = total;
+                if ((double)nc * sizeof(double) > half_memory()) {
+                    fail(err, es, images_path, "too large: %zu images of %zu values need more "
+                         "than half this machine's memory as doubles", n, d);
+                    goto out_close;
+                }
+                double *nx = realloc(ds->x, nc * sizeof *nx);
+                if (!nx) {
+                    fail(err, es, images_path, "out of memory for %zu images of %zu values",
+                         n, d);
+                    goto out_close;
+                }
+                ds->x = nx;
+                cap = nc;
+            }
+            if (read_span(fi, raw, k * es_i, d * es_i, j * es_i, images_path, what, err, es))
+                goto out_close;
+            for (size_t q = 0; q < k; q++)
+                ds->x[at + q] = elem_value(raw + q * es_i, ti);
+            j += k;
+        }
+    }
+    /* n images were in the file, so n labels cost no more than it did */
+    free(raw);
+    ds->y = malloc(n * sizeof *ds->y);
+    raw = malloc(n);
+    if (!ds->y || !raw) {
+        fail(err, es, images_path, "out of memory for %zu labels", n);
+        goto out_close;
     }
     if (!at_end(fi, images_path, err, es))
         goto out_close;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include "mdl_data.h"
 
@@ -32,9 +33,19 @@ static int fail(char *err, size_t es, const char *path, size_t line, const char 
     return -1;
 }
 
-/* The whole (decompressed) file as one NUL-terminated string. */
+/* Half the machine's physical memory, in bytes (unbounded when unknown). */
+static double half_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && psize > 0 ? 0.5 * (double)pages * (double)psize : 1e300;
+}
+
+/* The whole (decompressed) file as one NUL-terminated string; a text
+ * larger than half the machine's memory (a gzip bomb, or simply too big)
+ * is an error rather than a machine brought to its knees. */
 static char *slurp(const char *path, char *err, size_t es)
 {
+    const double max_text = half_memory();
     errno = 0;
     gzFile f = gzopen(path, "rb");
     if (!f) {
@@ -49,6 +60,13 @@ static char *slurp(const char *path, char *err, size_t es)
             break;
         }
         if (cap - len < 2) {
+            if (2.0 * (double)cap > max_text) {
+                fail(err, es, path, 0, "too large: more than %.3g GB of text, half this "
+                     "machine's memory", (double)cap / 1e9);
+                free(buf);
+                buf = NULL;
+                break;
+            }
             char *nb = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
             if (!nb) {
                 free(buf);
@@ -148,6 +166,7 @@ int mdl_libsvm_load(const char *path, size_t d_min, mdl_dataset *ds, char *err, 
     char *text = slurp(path, err, es);
     if (!text)
         return -1;
+    const double text_bytes = (double)strlen(text);
 
     /* Pass 1: the largest index, so rows can be dense from the start. */
     size_t d = d_min, line = 0, rows = 0;
@@ -220,6 +239,27 @@ int mdl_libsvm_load(const char *path, size_t d_min, mdl_dataset *ds, char *err, 
     if (rows > SIZE_MAX / sizeof(double) / d) {
         fail(err, es, path, 0, "too large: %zu samples of %zu features", rows, d);
         goto out_free;
+    }
+    /* Rows are dense: a small sparse file can name a feature index that
+     * makes them huge.  Refuse rows more than 4096 times the size of the
+     * text (below 0.02% nonzeros: such data is not for dense rows) once
+     * they pass 256 MB, and anything larger than this machine's memory,
+     * rather than let the allocation or the first pass over it fail. */
+    {
+        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+        double need = (double)rows * (double)d * sizeof(double);
+        if (need > 256e6 && need > 4096 * text_bytes) {
+            fail(err, es, path, 0, "too sparse: %zu samples of %zu features need %.3g GB as "
+                 "dense rows, more than 4096 times the file's %.0f bytes", rows, d,
+                 need / 1e9, text_bytes);
+            goto out_free;
+        }
+        if (pages > 0 && psize > 0 && need > (double)pages * (double)psize) {
+            fail(err, es, path, 0, "too large: %zu samples of %zu features need %.3g GB as "
+                 "dense rows, more than this machine's memory (%.3g GB)", rows, d, need / 1e9,
+                 (double)pages * (double)psize / 1e9);
+            goto out_free;
+        }
     }
 
     /* Pass 2 over the same text: pass 1 already validated every token.

@@ -7,13 +7,15 @@
 
 #include <signal.h>
 
-/* Set by the SIGINT handler cli_interrupt_install puts in place.  The
- * handler is installed once (SA_RESETHAND): a second Ctrl-C kills. */
+/* Set to the signal's number by the SIGINT and SIGTERM handler
+ * cli_interrupt_install puts in place.  The handler is installed once
+ * (SA_RESETHAND): a second Ctrl-C or SIGTERM kills. */
 extern volatile sig_atomic_t cli_interrupted;
 void cli_interrupt_install(void);
 
-/* Exit status of a command ended by SIGINT (128 + SIGINT, as shells do). */
-#define CLI_EXIT_INTERRUPTED 130
+/* Exit status of a command ended by a signal, as shells report it: 130
+ * after SIGINT, 143 after SIGTERM. */
+int cli_exit_interrupted(void);
 
 int cli_sweep(int argc, char **argv);
 int cli_merge(int argc, char **argv);

@@ -1,7 +1,8 @@
-/* cli_signal.c -- Ctrl-C for long commands: the first SIGINT sets a flag
- * that the run loop and the sweep's worker pool read, so they stop cleanly
- * and keep what was measured; the second one kills as usual.  Nothing
- * else is done inside the handler.
+/* cli_signal.c -- Ctrl-C and SIGTERM for long commands: the first SIGINT
+ * or SIGTERM sets a flag (to the signal's number) that the run loop and the
+ * sweep's worker pool read, so they stop cleanly and keep what was
+ * measured; a second one kills as usual.  Nothing else is done inside the
+ * handler.
  */
 #include "cli.h"
 
@@ -11,8 +12,7 @@ volatile sig_atomic_t cli_interrupted = 0;
 
 static void on_sigint(int sig)
 {
-    (void)sig;
-    cli_interrupted = 1;
+    cli_interrupted = sig;
 }
 
 void cli_interrupt_install(void)
@@ -24,4 +24,10 @@ void cli_interrupt_install(void)
     /* no SA_RESTART: waitpid returns EINTR so the sweep notices at once */
     sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int cli_exit_interrupted(void)
+{
+    return 128 + (cli_interrupted ? (int)cli_interrupted : SIGINT);
 }

@@ -76,7 +76,7 @@ static int sweep_ranked(const swp_spec *sp, const swp_exec_options *eo_, int qui
         fprintf(stderr, "dtsim sweep: interrupted: %zu of %zu runs complete in %s; run the same "
                 "command again to resume\n", xr.skipped + xr.done, xr.in_shard, eo.out_dir);
         swp_plan_fini(&plan);
-        return CLI_EXIT_INTERRUPTED;
+        return cli_exit_interrupted();
     }
     if (xr.failed) {
         fprintf(stderr, "dtsim sweep: error: %zu of %zu runs failed; the others are kept in %s "

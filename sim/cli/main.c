@@ -3,10 +3,12 @@
  * parses arguments, loads the scenario, hands it to the runner and prints a
  * short summary, with a progress line on a terminal (for `topo`: the
  * topology's statistics, and its edge list or DOT to stdout or a file).
- * Exit status: 0 success, 1 a run that failed (stalled, out of memory,
- * output not written), 2 bad usage or a bad scenario, 130 a run ended by
- * Ctrl-C (its outputs are written and marked "interrupted").  It holds no
- * simulation logic.
+ * Exit status: 0 success, 1 a run that failed (stalled, diverged, stopped
+ * by the watchdog, out of memory, output not written; all but the last
+ * with their outputs written and the status in run.json), 2 bad usage or a
+ * bad scenario (or one too large for the memory limit), 130 (143) a run
+ * ended by Ctrl-C (SIGTERM) (its outputs are written and marked
+ * "interrupted").  It holds no simulation logic.
  */
 #include "cli.h"
 #include "out.h"
@@ -23,7 +25,7 @@
 #define MAX_SETS 256
 
 static const char usage[] =
-    "usage: dtsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--seed N] [--quiet]\n"
+    "usage: dtsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--seed N] [--quiet] [--force]\n"
     "       dtsim validate SCENARIO.json...\n"
     "       dtsim topo SCENARIO.json [--set PATH=VALUE]... [--edges | --dot] [-o FILE]\n"
     "       dtsim sweep SCENARIO.json [--grid PATH=V1,V2,...]... [--zip PATH=V1,V2,...]...\n"
@@ -44,7 +46,7 @@ typedef struct args {
     const char *sets[MAX_SETS];
     size_t      n_sets;
     char        seed_set[64];
-    int         quiet, edges, dot;
+    int         quiet, edges, dot, force;
 } args;
 
 /* Options common to run and topo; returns 0 or an exit status. */
@@ -76,6 +78,8 @@ static int parse(int argc, char **argv, args *a, int allow_run_opts)
             snprintf(a->seed_set, sizeof a->seed_set, "seed=%llu", v);
         } else if (allow_run_opts && strcmp(s, "--quiet") == 0) {
             a->quiet = 1;
+        } else if (allow_run_opts && strcmp(s, "--force") == 0) {
+            a->force = 1;   /* skip the memory check (docs/reliability.md) */
         } else if (!allow_run_opts && strcmp(s, "--edges") == 0) {
             a->edges = 1;
         } else if (!allow_run_opts && strcmp(s, "--dot") == 0) {
@@ -98,6 +102,11 @@ static int parse(int argc, char **argv, args *a, int allow_run_opts)
         if (a->n_sets == MAX_SETS)
             return bad_usage("too many --set options");
         a->sets[a->n_sets++] = a->seed_set;
+    }
+    if (a->force) {
+        if (a->n_sets == MAX_SETS)
+            return bad_usage("too many --set options");
+        a->sets[a->n_sets++] = "limits.check_memory=false";
     }
     return 0;
 }
@@ -182,7 +191,8 @@ static int cmd_run(int argc, char **argv)
                 printf("dtsim: %s: %s on %d nodes (%s), %zu parameters per model\n", s.path,
                        s.algorithm, s.n_nodes, s.topology, x->n_params);
             printf("  stopped by %s at t=%.6g s simulated, %llu steps",
-                   x->status == RUN_INTERRUPTED ? "ctrl-c" : x->stop_reason, x->sim_time_s,
+                   x->status != RUN_INTERRUPTED ? x->stop_reason
+                   : cli_interrupted == SIGTERM ? "SIGTERM" : "ctrl-c", x->sim_time_s,
                    (unsigned long long)x->last.steps);
             if (timing_only)
                 printf(", %.6g bytes sent\n", x->last.bytes_sent);
@@ -195,14 +205,15 @@ static int cmd_run(int argc, char **argv)
                    x->cpu_s > 0 ? (double)x->events / x->cpu_s / 1e6 : 0.0, x->wall_s);
             printf("  wrote %s/metrics.csv, nodes.csv, run.json\n", out_dir);
         }
-        if (res.status == RUN_STALLED) {
+        if (res.status == RUN_STALLED || res.status == RUN_DIVERGED
+            || res.status == RUN_NO_PROGRESS) {
             fprintf(stderr, "%s: error: %s\n", s.path, res.message);
             rc = 1;
         } else if (res.status == RUN_INTERRUPTED) {
             fprintf(stderr, "%s: interrupted at t=%.6g s simulated; %s/ holds everything "
                     "measured so far (status \"interrupted\" in run.json)\n", s.path,
                     res.sim_time_s, out_dir);
-            rc = CLI_EXIT_INTERRUPTED;
+            rc = cli_exit_interrupted();
         }
     }
     run_destroy(r);

@@ -171,6 +171,7 @@ void cl_destroy(cl_cluster *c)
 }
 
 int cl_n_nodes(const cl_cluster *c) { return c->n; }
+const cl_divergence *cl_divergence_get(const cl_cluster *c) { return &c->div; }
 size_t cl_n_params(const cl_cluster *c) { return c->P; }
 double cl_now(const cl_cluster *c) { return sim_engine_now(c->eng); }
 double *cl_params(cl_cluster *c, int i) { return c->params + (size_t)i * c->P; }
@@ -239,8 +240,15 @@ void cl_start_step(cl_cluster *c, int i)
             gsl_ran_shuffle(nd->rng_data, nd->perm, nd->n_local, sizeof(size_t));
             nd->cursor = 0;
         }
-        mdl_loss_grad(c->cfg.model, cl_params(c, i), c->cfg.train, nd->perm + nd->cursor, B,
-                      c->grads + (size_t)i * c->P);
+        double loss = mdl_loss_grad(c->cfg.model, cl_params(c, i), c->cfg.train,
+                                    nd->perm + nd->cursor, B, c->grads + (size_t)i * c->P);
+        if (!isfinite(loss) && !c->div.diverged) {
+            c->div.diverged = 1;
+            c->div.node = i;
+            c->div.step = nd->st.steps + 1;
+            c->div.time_s = sim_engine_now(c->eng);
+            c->div.loss = loss;
+        }
         nd->cursor += B;
     }
     cl_i_account(c, i);

@@ -324,4 +324,17 @@ uint64_t cl_total_steps(const cl_cluster *c);
 double   cl_total_bytes_sent(const cl_cluster *c);
 uint64_t cl_samples_processed(const cl_cluster *c);
 
+/* Divergence: the first step (over all nodes) whose minibatch loss was NaN
+ * or infinite when cl_start_step computed its gradient, i.e. the node's
+ * parameters had already blown up or the loss overflowed.  The step still
+ * runs; the caller decides to stop.  Costs one isfinite per step. */
+typedef struct cl_divergence {
+    int      diverged;  /* 0: every loss so far was finite */
+    int      node;
+    uint64_t step;      /* the node's step number, from 1 */
+    double   time_s;    /* simulated time the step started */
+    double   loss;      /* NaN or +-Inf */
+} cl_divergence;
+const cl_divergence *cl_divergence_get(const cl_cluster *c);
+
 #endif

@@ -119,6 +119,7 @@ struct cl_cluster {
     int           any_jitter;
     struct wf { double bw; uint32_t k; } *wf;   /* water-filling scratch */
     size_t        wf_cap;
+    cl_divergence div;      /* the first step whose loss was not finite */
 };
 
 void cl_i_die_oom(void);

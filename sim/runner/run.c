@@ -18,11 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_randist.h>
 
 enum { EV_METRICS = CL_EV_USER };
-enum { STOP_STEPS = 1, STOP_TARGET_LOSS, STOP_TARGET_ACCURACY, STOP_STALL, STOP_INTERRUPT };
+enum { STOP_STEPS = 1, STOP_TARGET_LOSS, STOP_TARGET_ACCURACY, STOP_STALL, STOP_INTERRUPT,
+       STOP_DIVERGED, STOP_NO_PROGRESS };
 
 struct run_sim {
     const scn_scenario *s;
@@ -60,12 +62,22 @@ struct run_sim {
     out_metrics_row last;
     int           have_last;
     uint64_t      metrics_k, stop_steps_total;
+    char          diverged[512];  /* why the run diverged, or empty */
+    /* watchdog: events at the current instant and message/timer events
+     * since the last step; per-node counts once past half the limit */
+    uint64_t      wd_limit, wd_instant, wd_nostep, wd_steps;
+    double        wd_time;
+    uint64_t     *wd_hits;
+    int           wd_counting;
+    char          stuck[1024];
 };
 
 static void value_error(scn_error *err, const scn_scenario *s, const char *ptr, const char *msg)
 {
     snprintf(err->msg, sizeof err->msg, "%s: %s: error: %s", s->path, ptr, msg);
 }
+
+static int check_memory(const run_sim *r, size_t P, double data_bytes, scn_error *err);
 
 static int build_topology(run_sim *r, scn_error *err)
 {
@@ -167,6 +179,14 @@ static int load_text(run_sim *r, char *m, size_t ms)
     if (csv ? mdl_csv_load(tf, s->data_label_column, s->data_header, &all, m, ms)
             : mdl_libsvm_load(tf, s->data_features, &all, m, ms))
         return -1;
+    /* Loading touched only the nonzero entries of sparse rows; splitting,
+     * widening and scaling touch them all (twice, for the split) */
+    scn_error me;
+    if (check_memory(r, 0, 2.0 * (double)all.n * ((double)all.d + 1) * 8, &me) != 0) {
+        snprintf(m, ms, "%s", me.msg);
+        mdl_dataset_fini(&all);
+        return -1;
+    }
     if (s->data_test_file) {
         r->train = all;
         data_path(s, NULL, s->data_test_file, vf, sizeof vf);
@@ -296,6 +316,9 @@ static int build_data(run_sim *r, scn_error *err)
     } else if (load_files(r, err) != 0) {
         return -1;
     }
+    /* a file's size is known only now: check before touching it again */
+    if (check_memory(r, 0, 0, err) != 0)
+        return -1;
     if (mdl_dataset_scale(&r->train, &r->test, (mdl_scale)s->data_scale) != 0)
         goto out_oom;
 
@@ -489,6 +512,128 @@ static int build_heterogeneity(run_sim *r)
     return 0;
 }
 
+/* ---- memory estimate ---- */
+
+/* The default limit: half the machine's physical memory.  The estimate
+ * leaves out what protocols keep per neighbour, and the machine is rarely
+ * ours alone; limits.memory_bytes or --force go further. */
+static double default_memory_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? 0.5 * (double)pages * (double)size : INFINITY;
+}
+
+static void fmt_bytes(char *buf, size_t n, double b)
+{
+    static const char *const unit[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+    int k = 0;
+    while (b >= 1000 && k < 6) {
+        b /= 1000;
+        k++;
+    }
+    snprintf(buf, n, "%.3g %s", b, unit[k]);
+}
+
+/* Edges of the topology as the scenario describes it (an upper bound for
+ * the random kinds), before it is built. */
+static double edges_estimate(const scn_scenario *s)
+{
+    double n = s->n_nodes;
+    if (strcmp(s->topology, "complete") == 0)
+        return n * (n - 1) / 2;
+    if (strcmp(s->topology, "erdos_renyi") == 0)
+        return s->topo_p * n * (n - 1) / 2;
+    if (strcmp(s->topology, "random_regular") == 0)
+        return n * s->topo_degree / 2;
+    return 2 * n;
+}
+
+/* Refuses (exit 2, see docs/reliability.md) a run whose estimate exceeds
+ * the limit.  Before anything is built (P == 0) only the nodes, the
+ * topology and generated data are counted; once the data and model exist,
+ * the whole run: P doubles x RUN_MEM_COPIES (+1 with momentum) per node
+ * (servers included), the data held, RUN_MEM_PER_NODE bytes of per-node
+ * state (RNG streams, queues, statistics) and 64 bytes per edge. */
+#define RUN_MEM_COPIES   4        /* parameters, gradient, two in flight or kept */
+#define RUN_MEM_PER_NODE 24576.0  /* four mt19937 streams and the node records */
+static int check_memory(const run_sim *r, size_t P, double data_bytes, scn_error *err)
+{
+    const scn_scenario *s = r->s;
+    if (!s->limit_check_memory)
+        return 0;
+    double data = 0;
+    if (P == 0) {
+        double rows = (double)s->data_train + (double)s->data_test;
+        data = strncmp(s->data_kind, "synthetic", 9) == 0
+             ? rows * ((double)s->data_features + 2) * 8 : 0;
+    }
+    if (r->train.x)   /* loaded or generated: what it really holds */
+        data = ((double)r->train.n * ((double)r->train.d + 3)
+                + (double)r->test.n * ((double)r->test.d + 2)) * 8;
+    if (data_bytes > 0)
+        data = data_bytes;
+    int copies = RUN_MEM_COPIES + (s->opt_momentum > 0);
+    double model = (double)r->n_all * (double)P * copies * 8;
+    double nodes = (double)r->n_all * RUN_MEM_PER_NODE;
+    double edges = edges_estimate(s) * 64;
+    double total = model + data + nodes + edges;
+    double limit = s->limit_memory_bytes > 0 ? s->limit_memory_bytes : default_memory_limit();
+    if (total <= limit)
+        return 0;
+    char t[32], l[32], m[32], d[32], n[32], e[32];
+    fmt_bytes(t, sizeof t, total);
+    fmt_bytes(l, sizeof l, limit);
+    fmt_bytes(m, sizeof m, model);
+    fmt_bytes(d, sizeof d, data);
+    fmt_bytes(n, sizeof n, nodes);
+    fmt_bytes(e, sizeof e, edges);
+    char models[160];
+    if (P > 0)
+        snprintf(models, sizeof models, "models %d nodes x %zu parameters x %d copies = %s, ",
+                 r->n_all, P, copies, m);
+    else
+        models[0] = '\0';   /* before the model exists */
+    snprintf(err->msg, sizeof err->msg,
+             "%s: error: this run needs about %s of memory (%sdata %s, per-node state %s, "
+             "topology %s), more than the limit of %s (%s); lower the size, set "
+             "limits.memory_bytes, or run with --force", s->path, t, models, d, n, e, l,
+             s->limit_memory_bytes > 0 ? "limits.memory_bytes" : "half this machine's memory");
+    return -1;
+}
+
+/* Refuses a run that would take more than RUN_MAX_STEPS steps in all (at
+ * a million steps per second, eleven days): a stop time far beyond the
+ * step time (e.g. step_time_s 1e-300) or an absurd stop.steps would
+ * otherwise look like a hang.  The bound counts steps at each worker's
+ * base step time, as if nothing ever waited. */
+static int check_work(const run_sim *r, scn_error *err)
+{
+    const scn_scenario *s = r->s;
+    double fastest = INFINITY, steps;
+    int who = 0;
+    for (int i = 0; i < s->n_nodes; i++)
+        if (r->step_times[i] < fastest) {
+            fastest = r->step_times[i];
+            who = i;
+        }
+    char m[512];
+    if (s->stop_steps > 0 && (double)s->stop_steps * s->n_nodes > RUN_MAX_STEPS) {
+        snprintf(m, sizeof m, "%ld steps per node on %d nodes is more than %.0e steps in all; "
+                 "lower stop.steps", s->stop_steps, s->n_nodes, RUN_MAX_STEPS);
+        value_error(err, s, "/stop/steps", m);
+        return -1;
+    }
+    steps = s->stop_time_s / fastest * s->n_nodes;
+    if (s->stop_steps == 0 && !(steps <= RUN_MAX_STEPS)) {
+        snprintf(m, sizeof m, "reaching %g s takes about %.3g steps at node %d's step time of "
+                 "%g s (%d nodes), more than %.0e in all; lower stop.time_s or set "
+                 "stop.steps", s->stop_time_s, steps, who, fastest, s->n_nodes, RUN_MAX_STEPS);
+        value_error(err, s, "/stop/time_s", m);
+        return -1;
+    }
+    return 0;
+}
+
 run_sim *run_prepare(const scn_scenario *s, scn_error *err)
 {
     run_sim *r = calloc(1, sizeof *r);
@@ -513,7 +658,9 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;
     r->n_all = s->n_nodes + servers;
     r->timing_only = strcmp(s->model, "none") == 0;
-    if (build_topology(r, err) != 0 || build_data(r, err) != 0)
+    if (check_memory(r, 0, 0, err) != 0 || build_topology(r, err) != 0
+        || build_data(r, err) != 0
+        || check_memory(r, r->model ? mdl_n_params(r->model) : 0, 0, err) != 0)
         goto out_destroy;
 
     r->ctx.g = r->g;
@@ -529,10 +676,13 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     }
     r->step_times = malloc((size_t)r->n_all * sizeof(double));
     r->avg = malloc((r->ctx.P ? r->ctx.P : 1) * sizeof(double));
-    if (!r->step_times || !r->avg || build_heterogeneity(r) != 0) {
+    r->wd_hits = calloc((size_t)r->n_all, sizeof *r->wd_hits);
+    if (!r->step_times || !r->avg || !r->wd_hits || build_heterogeneity(r) != 0) {
         snprintf(err->msg, sizeof err->msg, "%s: error: out of memory", s->path);
         goto out_destroy;
     }
+    if (check_work(r, err) != 0)
+        goto out_destroy;
     return r;
 
 out_destroy:
@@ -545,6 +695,7 @@ void run_destroy(run_sim *r)
     if (!r)
         return;
     free(r->avg);
+    free(r->wd_hits);
     free(r->step_times);
     free(r->noise);
     free(r->up_Bps);
@@ -680,10 +831,44 @@ static void record(run_sim *r, const out_metrics_row *row)
     r->have_last = 1;
 }
 
+/* An evaluation whose loss is NaN or infinite ends the run as diverged
+ * before the row is written, so metrics.csv holds only finite rows.  It
+ * names the first node (in node order) holding a parameter that is not
+ * finite, or the average model when every node's parameters are finite
+ * but the loss overflowed.  O(n P), only on this path. */
+static int metrics_diverged(run_sim *r, const out_metrics_row *row)
+{
+    /* timing only: there is no loss (nan by design) */
+    if (r->timing_only || (isfinite(row->train_loss) && isfinite(row->test_loss)))
+        return 0;
+    const char *what = isfinite(row->train_loss) ? "test loss" : "train loss";
+    double v = isfinite(row->train_loss) ? row->test_loss : row->train_loss;
+    for (int i = 0; i < r->n_all; i++) {
+        const double *x = cl_params_const(r->cl, i);
+        for (size_t k = 0; k < r->ctx.P; k++) {
+            if (!isfinite(x[k])) {
+                snprintf(r->diverged, sizeof r->diverged,
+                         "diverged at t=%.10g s: the evaluated %s is %s; node %d (after %"
+                         PRIu64 " steps) holds parameter %zu = %s", row->time_s, what,
+                         isnan(v) ? "nan" : "inf", i, cl_stats(r->cl, i)->steps, k,
+                         isnan(x[k]) ? "nan" : x[k] > 0 ? "inf" : "-inf");
+                return 1;
+            }
+        }
+    }
+    snprintf(r->diverged, sizeof r->diverged,
+             "diverged at t=%.10g s: the evaluated %s of the average model is %s "
+             "(every parameter finite; the loss overflowed)", row->time_s, what,
+             isnan(v) ? "nan" : "inf");
+    return 1;
+}
+
 static int on_metrics_event(run_sim *r)
 {
     out_metrics_row row;
     evaluate(r, &row);
+    if (metrics_diverged(r, &row))
+        return STOP_DIVERGED;
     record(r, &row);
     const scn_scenario *s = r->s;
     if (!isnan(s->stop_target_loss) && row.train_loss <= s->stop_target_loss)
@@ -714,12 +899,103 @@ static int handle_event(run_sim *r, const sim_event *ev)
     return 0;
 }
 
+uint64_t run_watchdog_limit(int n_all)
+{
+    return RUN_WATCHDOG_BASE + RUN_WATCHDOG_PER_NODE * (uint64_t)(n_all > 0 ? n_all : 0);
+}
+
+/* The busiest nodes of the second half of a watchdog window, most events
+ * first (ties by node number), up to 8 of them, with each one's own
+ * description of what it waits for. */
+static void describe_busy(run_sim *r, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int shown = 0; shown < 8; shown++) {
+        int best = -1;
+        for (int i = 0; i < r->n_all; i++)
+            if (r->wd_hits[i] && (best < 0 || r->wd_hits[i] > r->wd_hits[best]))
+                best = i;
+        if (best < 0 || len >= size)
+            break;
+        char what[256] = "";
+        if (r->alg->describe_wait)
+            r->alg->describe_wait(&r->ctx, alg_state(&r->ctx, best), best, what, sizeof what);
+        len += (size_t)snprintf(buf + len, size - len, "%s node %d (%" PRIu64 " events%s%s)",
+                                shown ? ";" : "", best, r->wd_hits[best],
+                                what[0] ? ", waiting for " : "", what);
+        r->wd_hits[best] = 0;
+    }
+}
+
+static void watchdog_reset(run_sim *r)
+{
+    if (r->wd_counting) {
+        memset(r->wd_hits, 0, (size_t)r->n_all * sizeof *r->wd_hits);
+        r->wd_counting = 0;
+    }
+}
+
+/* After each event: O(1) unless a window passes half the limit. */
+static int watchdog(run_sim *r, const sim_event *ev)
+{
+    double now = sim_engine_now(r->eng);
+    uint64_t steps = cl_total_steps(r->cl);
+    int progress = 0;
+    if (now > r->wd_time) {
+        r->wd_time = now;
+        r->wd_instant = 0;
+        progress = 1;
+    }
+    if (steps != r->wd_steps) {
+        r->wd_steps = steps;
+        r->wd_nostep = 0;
+        progress = 1;
+    }
+    if (progress && (r->wd_instant < r->wd_limit / 2 && r->wd_nostep < r->wd_limit / 2))
+        watchdog_reset(r);
+    r->wd_instant++;
+    if (ev->kind == CL_EV_ARRIVE || ev->kind == CL_EV_DELIVER || ev->kind == CL_EV_TIMER
+        || ev->kind == CL_EV_NIC)
+        r->wd_nostep++;
+    if (r->wd_instant > r->wd_limit / 2 || r->wd_nostep > r->wd_limit / 2) {
+        r->wd_counting = 1;
+        if (ev->target < (uint32_t)r->n_all)
+            r->wd_hits[ev->target]++;
+    }
+    if (r->wd_instant <= r->wd_limit && r->wd_nostep <= r->wd_limit)
+        return 0;
+    char busy[768];
+    describe_busy(r, busy, sizeof busy);
+    if (r->wd_instant > r->wd_limit)
+        snprintf(r->stuck, sizeof r->stuck,
+                 "no progress at t=%.10g s: %" PRIu64 " events without simulated time "
+                 "advancing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_instant,
+                 r->wd_limit, busy);
+    else
+        snprintf(r->stuck, sizeof r->stuck,
+                 "no progress at t=%.10g s: %" PRIu64 " message and timer events without a "
+                 "step completing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_nostep,
+                 r->wd_limit, busy);
+    return STOP_NO_PROGRESS;
+}
+
 /* The interrupt flag is read after the event is handled, so the state an
  * interrupted run reports is that of a whole number of events. */
 static int handle(void *vr, const sim_event *ev)
 {
     run_sim *r = vr;
     int code = handle_event(r, ev);
+    if (code == 0)
+        code = watchdog(r, ev);
+    if (code == 0 && cl_divergence_get(r->cl)->diverged) {
+        const cl_divergence *d = cl_divergence_get(r->cl);
+        snprintf(r->diverged, sizeof r->diverged,
+                 "diverged at t=%.10g s: node %d's minibatch loss was %s at the start of its "
+                 "step %" PRIu64, d->time_s, d->node, isnan(d->loss) ? "nan"
+                 : d->loss > 0 ? "inf" : "-inf", d->step);
+        code = STOP_DIVERGED;
+    }
     if (code == 0 && r->opt->interrupt && *r->opt->interrupt)
         code = STOP_INTERRUPT;
     if (r->opt->on_progress) {
@@ -803,8 +1079,7 @@ static int write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_string(&j, "cblas", DTSIM_CBLAS);
     out_json_string(&j, "scenario_file", r->s->path);
     out_json_int(&j, "seed", (int64_t)r->s->seed);
-    out_json_string(&j, "status", res->status == RUN_OK ? "ok"
-                                : res->status == RUN_STALLED ? "stalled" : "interrupted");
+    out_json_string(&j, "status", run_status_name(res->status));
     out_json_string(&j, "stop_reason", res->stop_reason);
     if (res->message[0])
         out_json_string(&j, "message", res->message);
@@ -891,6 +1166,18 @@ static int write_run_json(run_sim *r, const char *dir, const run_result *res,
 }
 
 /* ---- one execution ---- */
+
+const char *run_status_name(run_status st)
+{
+    switch (st) {
+    case RUN_OK:          return "ok";
+    case RUN_STALLED:     return "stalled";
+    case RUN_INTERRUPTED: return "interrupted";
+    case RUN_DIVERGED:    return "diverged";
+    case RUN_NO_PROGRESS: return "no_progress";
+    }
+    return "unknown";
+}
 
 static int start(run_sim *r)
 {
@@ -999,6 +1286,14 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     }
     r->have_last = 0;
     r->metrics_k = 0;
+    r->diverged[0] = '\0';
+    r->stuck[0] = '\0';
+    r->wd_limit = r->opt->watchdog_events ? r->opt->watchdog_events
+                                          : run_watchdog_limit(r->n_all);
+    r->wd_instant = r->wd_nostep = r->wd_steps = 0;
+    r->wd_time = 0;
+    r->wd_counting = 1;
+    watchdog_reset(r);
     r->mf = NULL;
     r->nmf = NULL;
     r->tf = NULL;
@@ -1055,18 +1350,37 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
         res->stop_reason = code == STOP_STEPS ? "steps"
                          : code == STOP_TARGET_LOSS ? "target_loss"
                          : code == STOP_TARGET_ACCURACY ? "target_accuracy"
-                         : code == STOP_INTERRUPT ? "interrupted" : "stalled";
+                         : code == STOP_INTERRUPT ? "interrupted"
+                         : code == STOP_DIVERGED ? "diverged"
+                         : code == STOP_NO_PROGRESS ? "no_progress" : "stalled";
+        if (code == STOP_NO_PROGRESS) {
+            res->status = RUN_NO_PROGRESS;
+            snprintf(res->message, sizeof res->message, "%s", r->stuck);
+        }
         if (code == STOP_INTERRUPT)
             res->status = RUN_INTERRUPTED;
+        if (code == STOP_DIVERGED) {
+            res->status = RUN_DIVERGED;
+            snprintf(res->message, sizeof res->message, "%s", r->diverged);
+        }
         if (code == STOP_STALL) {
             res->status = RUN_STALLED;
             describe_stall(r, res);
         }
     }
-    if (!r->have_last || r->last.time_s < sim_engine_now(r->eng)) {
+    /* a final row at the end instant, unless the models are no longer
+     * finite: a diverged run keeps the rows written before */
+    if (res->status != RUN_DIVERGED
+        && (!r->have_last || r->last.time_s < sim_engine_now(r->eng))) {
         out_metrics_row row;
         evaluate(r, &row);
-        record(r, &row);
+        if (metrics_diverged(r, &row)) {
+            res->status = RUN_DIVERGED;
+            res->stop_reason = "diverged";
+            snprintf(res->message, sizeof res->message, "%s", r->diverged);
+        } else {
+            record(r, &row);
+        }
     }
     res->wall_s = seconds(CLOCK_MONOTONIC) - w0;
     res->cpu_s = seconds(CLOCK_THREAD_CPUTIME_ID) - c0;

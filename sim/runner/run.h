@@ -20,8 +20,14 @@ typedef struct run_sim run_sim;
 typedef enum run_status {
     RUN_OK = 0,       /* a stop condition was reached */
     RUN_STALLED = 1,  /* no event left before the stop condition */
-    RUN_INTERRUPTED = 2 /* *run_options.interrupt became nonzero */
+    RUN_INTERRUPTED = 2, /* *run_options.interrupt became nonzero */
+    RUN_DIVERGED = 3, /* a loss or an evaluated metric became NaN or infinite */
+    RUN_NO_PROGRESS = 4 /* the watchdog: events without simulated progress */
 } run_status;
+
+/* "ok", "stalled", "interrupted", "diverged", "no_progress": the status
+ * word of run.json and summary.csv. */
+const char *run_status_name(run_status st);
 
 struct alg_type;
 
@@ -42,7 +48,26 @@ typedef struct run_options {
      * event in hand, evaluates once more and writes everything measured so
      * far, with status "interrupted" in run.json. */
     const volatile sig_atomic_t *interrupt;
+    /* The watchdog's limit (see run_watchdog_limit); 0: the default.
+     * Tests set a small one. */
+    uint64_t watchdog_events;
 } run_options;
+
+/* The watchdog ends a run with status RUN_NO_PROGRESS (exit 1) when an
+ * algorithm has a bug that keeps the queue busy without progress: more
+ * than `limit` events handled at one simulated instant, or more than
+ * `limit` message and timer events since the last step completed anywhere.
+ * The default limit is RUN_WATCHDOG_BASE + RUN_WATCHDOG_PER_NODE * nodes
+ * (servers included): 10^7 for a small cluster, orders of magnitude above
+ * what a correct protocol needs per step (a ring all-reduce round is about
+ * 4 n message events per node's step); see docs/reliability.md. */
+#define RUN_WATCHDOG_BASE     10000000u
+#define RUN_WATCHDOG_PER_NODE 10000u
+uint64_t run_watchdog_limit(int n_all);
+
+/* run_prepare refuses a run that would need more steps than this in all
+ * (stop.steps x nodes, or stop.time_s / the fastest step time x nodes). */
+#define RUN_MAX_STEPS 1e12
 
 #define RUN_PROGRESS_EVENTS 4096
 
@@ -50,8 +75,9 @@ typedef struct run_result {
     run_status status;
     const char *stop_reason;  /* "time", "steps", "target_loss",
                                  "target_accuracy", "stalled",
-                                 "interrupted" */
-    char     message[8192];   /* the stall report, or empty */
+                                 "interrupted", "diverged", "no_progress" */
+    char     message[8192];   /* the stall, divergence or watchdog report,
+                                 or empty */
     double   sim_time_s;
     uint64_t events;
     double   wall_s, cpu_s;   /* of the event loop */

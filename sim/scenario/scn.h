@@ -260,6 +260,12 @@ typedef struct scn_scenario {
     size_t metrics_test_samples; /* test samples for test loss/accuracy; 0: all */
     int    metrics_per_node;     /* also evaluate every node's model (default 0) */
 
+    /* limits (docs/reliability.md): the run is refused before anything is
+     * built when its memory estimate exceeds memory_bytes */
+    double limit_memory_bytes;  /* bytes, > 0; 0 when absent: half the
+                                   machine's physical memory */
+    int    limit_check_memory;  /* default true; false (or --force) skips it */
+
     /* the resolved scenario (defaults filled, overrides applied) as compact
      * JSON text, for run.json */
     char *resolved_json;

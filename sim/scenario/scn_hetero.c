@@ -67,6 +67,14 @@ int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, scn_noise_spec *
             scn_i_ptr_key(dp, p, "floor");
             return scn_i_fail(c, dp, "must be < 1, got %g", out->floor);
         }
+        /* beyond these, factors leave the range of a double (lognormal:
+         * exp(-sigma^2/2) underflows to 0 at sigma 39) or become
+         * meaningless; docs/reliability.md */
+        if (out->sigma > (out->dist == SCN_NOISE_LOGNORMAL ? 10 : 1e3)) {
+            scn_i_ptr_key(dp, p, "sigma");
+            return scn_i_fail(c, dp, "must be <= %g, got %g",
+                              out->dist == SCN_NOISE_LOGNORMAL ? 10 : 1e3, out->sigma);
+        }
         break;
     case SCN_NOISE_SHIFTED_EXPONENTIAL:
         if (scn_i_need_key(c, n, p, "shift", why) ||

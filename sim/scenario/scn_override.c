@@ -96,6 +96,16 @@ static json_t *override_value(scn_ctx *c, const char *arg, const char *text)
         set_fail(c, arg, "invalid JSON value: %s", je.text);
         return NULL;
     }
+    /* A number JSON cannot hold (1e999, an integer beyond 64 bits) is an
+     * error, not a string: "must be a number, got string" would mislead. */
+    if ((*t >= '0' && *t <= '9') || *t == '-' || *t == '+' || *t == '.') {
+        char *end;
+        (void)strtod(t, &end);
+        if (end != t && *(end + strspn(end, " \t\n\r")) == '\0') {
+            set_fail(c, arg, "invalid JSON value: %s", je.text);
+            return NULL;
+        }
+    }
     v = json_string(text);
     if (!v)
         set_fail(c, arg, "value is not valid UTF-8");

@@ -627,6 +627,15 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
             return root;
         add(o, "trace", json_true(), oom);
     }
+    /* only when given: the default limit is the machine's, not the run's */
+    if (s->limit_memory_bytes > 0 || !s->limit_check_memory) {
+        if (!(o = section(root, "limits", oom)))
+            return root;
+        if (s->limit_memory_bytes > 0)
+            add(o, "memory_bytes", json_real(s->limit_memory_bytes), oom);
+        if (!s->limit_check_memory)
+            add(o, "check_memory", json_false(), oom);
+    }
     return root;
 }
 

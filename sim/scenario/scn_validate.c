@@ -720,6 +720,13 @@ static int v_metrics(scn_ctx *c, json_t *root, scn_scenario *s)
         scn_i_opt_int(c, o, p, "test_samples", 0, LLONG_MAX, &test, NULL) ||
         opt_bool(c, o, p, "per_node", &s->metrics_per_node))
         return -1;
+    /* Each evaluation writes a row and reads the evaluation sets: a million
+     * of them is already far more than any plot needs. */
+    if (!isinf(s->stop_time_s) && s->stop_time_s / s->metrics_every_s > 1e6) {
+        scn_i_ptr_key(ep, p, "every_s");
+        return scn_i_fail(c, ep, "must be >= stop.time_s / 1000000 (%g): at most a million "
+                          "evaluations, got %g", s->stop_time_s / 1e6, s->metrics_every_s);
+    }
     /* With file data the sizes are known only after loading: the runner
      * uses min(samples, set size) then. */
     if (s->data_train > 0 && eval > (long long)s->data_train) {
@@ -735,11 +742,33 @@ static int v_metrics(scn_ctx *c, json_t *root, scn_scenario *s)
     return 0;
 }
 
+/* limits: the memory check of the runner (docs/reliability.md). */
+static int v_limits(scn_ctx *c, json_t *root, scn_scenario *s)
+{
+    static const char *const keys[] = {"memory_bytes", "check_memory", NULL};
+    char p[PTR_MAX], tp[PTR_MAX];
+    json_t *o, *t;
+
+    s->limit_memory_bytes = 0;
+    s->limit_check_memory = 1;
+    if (scn_i_opt_obj(c, root, "", "limits", &o, p) || scn_i_check_keys(c, o, p, keys) ||
+        scn_i_opt_num(c, o, p, "memory_bytes", GT0, &s->limit_memory_bytes, NULL))
+        return -1;
+    t = o ? json_object_get(o, "check_memory") : NULL;
+    if (!t)
+        return 0;
+    scn_i_ptr_key(tp, p, "check_memory");
+    if (!json_is_boolean(t))
+        return scn_i_fail(c, tp, "must be true or false, got %s", scn_i_type_name(t));
+    s->limit_check_memory = json_is_true(t);
+    return 0;
+}
+
 int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"seed", "nodes", "compute", "faults", "network",
                                        "topology", "model", "data", "algorithm", "optimizer",
-                                       "stop", "metrics", "output", NULL};
+                                       "stop", "metrics", "output", "limits", NULL};
     long long seed = 1, nodes = 0;
 
     if (scn_i_check_keys(c, root, "", keys) ||
@@ -751,7 +780,7 @@ int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s)
     if (v_compute(c, root, s) || scn_i_v_faults(c, root, s) || v_network(c, root, s) ||
         v_topology(c, root, s) || v_model(c, root, s) || v_data(c, root, s) ||
         v_algorithm(c, root, s) || v_stop(c, root, s) || v_optimizer(c, root, s) ||
-        v_metrics(c, root, s) || scn_i_v_output(c, root, s))
+        v_metrics(c, root, s) || scn_i_v_output(c, root, s) || v_limits(c, root, s))
         return -1;
     return 0;
 }

@@ -178,9 +178,7 @@ static int write_summary(const char *dir, const run_result *res, const target_tr
     fputs("status,stop_reason,sim_time_s,steps,epochs,train_loss,test_loss,test_accuracy,"
           "consensus_distance,bytes_sent,target_loss,time_to_target_loss_s,target_accuracy,"
           "time_to_target_accuracy_s,steps_per_s,events,wall_s\n", f);
-    fprintf(f, "%s,%s,", res->status == RUN_OK ? "ok"
-                         : res->status == RUN_STALLED ? "stalled" : "interrupted",
-            res->stop_reason);
+    fprintf(f, "%s,%s,", run_status_name(res->status), res->stop_reason);
     const double v[] = {
         res->sim_time_s, (double)res->last.steps, res->last.epochs, res->last.train_loss,
         res->last.test_loss, res->last.test_accuracy, res->last.consensus_distance,
@@ -381,6 +379,7 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
             }
             if (pid == 0) {
                 signal(SIGINT, SIG_DFL);
+                signal(SIGTERM, SIG_DFL);
                 _exit(swp_i_run_one(spec, pl, &pl->runs[ri], dir, host));
             }
             for (int j = 0; j < jobs; j++)
@@ -416,7 +415,8 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
                 res->done++;
             } else {
                 swp_i_remove_part(dir, (long)pid, run->name, host);
-                if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT && res->interrupted)) {
+                if (!(WIFSIGNALED(st) && (WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGTERM)
+                      && res->interrupted)) {
                     res->failed++;
                     out_progress_end(&pg);
                     if (WIFSIGNALED(st))

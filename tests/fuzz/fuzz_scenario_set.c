@@ -1,0 +1,10 @@
+/* fuzz_scenario_set.c -- libFuzzer harness: see fuzz_scenario_set in fuzz_entry.h. */
+#include "fuzz_entry.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_scenario_set(data, size);
+    return 0;
+}

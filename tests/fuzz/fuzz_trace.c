@@ -1,0 +1,10 @@
+/* fuzz_trace.c -- libFuzzer harness: see fuzz_trace in fuzz_entry.h. */
+#include "fuzz_entry.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_trace(data, size);
+    return 0;
+}
