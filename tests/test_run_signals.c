@@ -17,48 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char tmpdir[256];
-
-static void make_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/dtsim-test-signals-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmp(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    ck_assert(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
+#include "test_shell.h"
 
 /* A hidden temporary file in dir: the run has opened metrics.csv, so its
  * SIGINT handler is in place and the event loop is about to start. */
@@ -105,7 +64,7 @@ START_TEST(test_sigint_writes_partial_run)
 
     char p[1024];
     snprintf(p, sizeof p, "%s/run.json", out);
-    char *j = slurp(p);
+    char *j = slurp_path(p);
     ck_assert_ptr_nonnull(strstr(j, "\"status\": \"interrupted\",\n"));
     ck_assert_ptr_nonnull(strstr(j, "\"stop_reason\": \"interrupted\",\n"));
     /* the final evaluation is metrics.csv's last row */
@@ -114,7 +73,7 @@ START_TEST(test_sigint_writes_partial_run)
     double final_t = strtod(t + strlen("\"final\": {\n    \"time_s\": "), NULL);
     ck_assert(final_t >= 0 && final_t < 1e7);
     snprintf(p, sizeof p, "%s/metrics.csv", out);
-    char *m = slurp(p);
+    char *m = slurp_path(p);
     size_t len = strlen(m);
     ck_assert(len > 2 && m[len - 1] == '\n');
     m[len - 1] = '\0';
@@ -122,7 +81,7 @@ START_TEST(test_sigint_writes_partial_run)
     /* the same double, printed with %.10g and %.17g */
     ck_assert(fabs(last_t - final_t) <= 1e-9 * final_t);
     snprintf(p, sizeof p, "%s/nodes.csv", out);
-    free(slurp(p));
+    free(slurp_path(p));
     ck_assert(!has_tmp(out));
     free(m);
     free(j);
@@ -138,7 +97,7 @@ START_TEST(test_progress_only_on_a_terminal)
                         QUICKSTART, tmpdir, tmpdir, tmpdir), 0);
     char p[512];
     snprintf(p, sizeof p, "%s/err", tmpdir);
-    char *e = slurp(p);
+    char *e = slurp_path(p);
     ck_assert_str_eq(e, "");
     free(e);
     /* a terminal: the run's line (drawn at the first 4096 events) and the
@@ -146,7 +105,7 @@ START_TEST(test_progress_only_on_a_terminal)
     ck_assert_int_eq(sh("script -qec \"%s run %s --set stop.time_s=100 -o %s/b\" /dev/null "
                         ">%s/tty", DTSIM_BINARY, QUICKSTART, tmpdir, tmpdir), 0);
     snprintf(p, sizeof p, "%s/tty", tmpdir);
-    e = slurp(p);
+    e = slurp_path(p);
     ck_assert_ptr_nonnull(strstr(e, "\rrun: t="));
     ck_assert_ptr_nonnull(strstr(e, "s simulated ("));
     ck_assert_ptr_nonnull(strstr(e, "M events/s"));
@@ -154,7 +113,7 @@ START_TEST(test_progress_only_on_a_terminal)
     ck_assert_int_eq(sh("script -qec \"%s sweep %s --grid algorithm.lr=0.1,0.2 --set "
                         "stop.time_s=1 -j 1 -o %s/s\" /dev/null >%s/tty", DTSIM_BINARY,
                         QUICKSTART, tmpdir, tmpdir), 0);
-    e = slurp(p);
+    e = slurp_path(p);
     ck_assert_ptr_nonnull(strstr(e, "\rsweep: 0/2 runs done, 0 running, 0s elapsed, ~? left"));
     ck_assert_ptr_nonnull(strstr(e, "dtsim sweep: 2 runs (2 ran now, 0 were complete)"));
     free(e);

@@ -20,68 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char tmpdir[256];
-
-static void make_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/dtsim-test-sweep-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmp(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    ck_assert(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-static char *slurpf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *slurpf(const char *fmt, ...)
-{
-    char p[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p, sizeof p, fmt, ap);
-    va_end(ap);
-    char *s = slurp(p);
-    ck_assert_msg(s != NULL, "cannot read %s", p);
-    return s;
-}
-
-static int exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
+#include "test_shell.h"
 
 static int starts_with(const char *s, const char *prefix)
 {
