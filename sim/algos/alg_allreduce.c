@@ -32,7 +32,6 @@ static const alg_param_spec params[] = {
 
 typedef struct ar_shared {
     alg_coll *coll;
-    int      *all;     /* 0 .. n-1 */
 } ar_shared;
 
 typedef struct ar_state {
@@ -54,13 +53,10 @@ static int ar_shared_init(alg_ctx *ctx)
     if (!sh)
         return -1;
     ctx->shared = sh;
-    sh->all = malloc((size_t)ctx->n * sizeof(int));
     sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
                                reduced);
-    if (!sh->all || !sh->coll)
+    if (!sh->coll)
         return -1;
-    for (int i = 0; i < ctx->n; i++)
-        sh->all[i] = i;
     return 0;
 }
 
@@ -70,7 +66,6 @@ static void ar_shared_fini(alg_ctx *ctx)
     if (!sh)
         return;
     alg_coll_destroy(ctx, sh->coll);
-    free(sh->all);
     free(sh);
 }
 
@@ -99,7 +94,7 @@ static void ar_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
 {
     ar_state *st = state;
     ar_shared *sh = ctx->shared;
-    alg_coll_start(ctx, sh->coll, i, st->round, sh->all, ctx->n, grad);
+    alg_coll_start(ctx, sh->coll, i, st->round, alg_coll_everyone(sh->coll), ctx->n, grad);
 }
 
 static void ar_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)

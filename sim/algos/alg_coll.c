@@ -50,6 +50,7 @@ struct alg_coll {
     alg_coll_done done;
     int           n;
     cnode        *nodes;
+    int          *everyone;   /* 0 .. n-1 */
 };
 
 alg_coll *alg_coll_create(const alg_ctx *ctx, alg_coll_kind kind, size_t len, uint32_t tag,
@@ -64,8 +65,11 @@ alg_coll *alg_coll_create(const alg_ctx *ctx, alg_coll_kind kind, size_t len, ui
     co->done = done;
     co->n = ctx->n;
     co->nodes = calloc((size_t)ctx->n, sizeof(cnode));
-    if (!co->nodes)
+    co->everyone = malloc((size_t)(ctx->n ? ctx->n : 1) * sizeof(int));
+    if (!co->nodes || !co->everyone)
         goto out_free;
+    for (int i = 0; i < ctx->n; i++)
+        co->everyone[i] = i;
     for (int i = 0; i < ctx->n; i++) {
         cnode *c = &co->nodes[i];
         c->acc = malloc((len ? len : 1) * sizeof(double));
@@ -81,6 +85,7 @@ out_free:
             free(co->nodes[i].acc);
         }
     free(co->nodes);
+    free(co->everyone);
     free(co);
     return NULL;
 }
@@ -98,8 +103,11 @@ void alg_coll_destroy(alg_ctx *ctx, alg_coll *co)
         free(c->acc);
     }
     free(co->nodes);
+    free(co->everyone);
     free(co);
 }
+
+const int *alg_coll_everyone(const alg_coll *co) { return co->everyone; }
 
 int alg_coll_active(const alg_coll *co, int node) { return co->nodes[node].active; }
 

@@ -49,6 +49,8 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
 int  alg_coll_on_message(alg_ctx *ctx, alg_coll *co, int node, const cl_msg *m);
 
 int  alg_coll_active(const alg_coll *co, int node);
+/* The member list 0 .. ctx->n - 1 (every worker, in order), owned by co. */
+const int *alg_coll_everyone(const alg_coll *co);
 /* What node waits for, for stall reports; empty when not in a collective. */
 void alg_coll_describe_wait(const alg_coll *co, int node, char *buf, size_t size);
 

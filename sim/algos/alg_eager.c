@@ -42,7 +42,6 @@ static const alg_param_spec params[] = {
 
 typedef struct eg_shared {
     alg_coll *coll;
-    int      *all;
     uint64_t  seed;
     uint64_t  fresh, stale, empty;
 } eg_shared;
@@ -94,7 +93,7 @@ static void join(alg_ctx *ctx, eg_state *st, int i)
     }
     st->in_round = 1;
     st->has_grad = 0;   /* the collective copied it */
-    alg_coll_start(ctx, sh->coll, i, st->next_round, sh->all, ctx->n, c);
+    alg_coll_start(ctx, sh->coll, i, st->next_round, alg_coll_everyone(sh->coll), ctx->n, c);
 }
 
 /* Outside a round: join a round it knows was activated, or activate one
@@ -136,13 +135,10 @@ static int eg_shared_init(alg_ctx *ctx)
     if (!sh)
         return -1;
     ctx->shared = sh;
-    sh->all = malloc((size_t)ctx->n * sizeof(int));
     sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
                                reduced);
-    if (!sh->all || !sh->coll)
+    if (!sh->coll)
         return -1;
-    for (int i = 0; i < ctx->n; i++)
-        sh->all[i] = i;
     sh->seed = gsl_rng_get(alg_rng(ctx, 0));
     return 0;
 }
@@ -153,7 +149,6 @@ static void eg_shared_fini(alg_ctx *ctx)
     if (!sh)
         return;
     alg_coll_destroy(ctx, sh->coll);
-    free(sh->all);
     free(sh);
 }
 

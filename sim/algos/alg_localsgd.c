@@ -39,7 +39,6 @@ static const alg_param_spec params[] = {
 
 typedef struct ls_shared {
     alg_coll *coll;
-    int      *all;
 } ls_shared;
 
 typedef struct ls_state {
@@ -92,7 +91,7 @@ static void start_sync(alg_ctx *ctx, ls_state *st, int i)
     ls_shared *sh = ctx->shared;
     st->syncing = 1;
     if ((int)ctx->param[P_SYNC] == SYNC_ALLREDUCE) {
-        alg_coll_start(ctx, sh->coll, i, st->round, sh->all, ctx->n, cl_params(ctx->cl, i));
+        alg_coll_start(ctx, sh->coll, i, st->round, alg_coll_everyone(sh->coll), ctx->n, cl_params(ctx->cl, i));
         return;
     }
     const topo_graph *g = ctx->g;
@@ -111,13 +110,10 @@ static int ls_shared_init(alg_ctx *ctx)
     ctx->shared = sh;
     if ((int)ctx->param[P_SYNC] != SYNC_ALLREDUCE)
         return 0;
-    sh->all = malloc((size_t)ctx->n * sizeof(int));
     sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
                                averaged);
-    if (!sh->all || !sh->coll)
+    if (!sh->coll)
         return -1;
-    for (int i = 0; i < ctx->n; i++)
-        sh->all[i] = i;
     return 0;
 }
 
@@ -127,7 +123,6 @@ static void ls_shared_fini(alg_ctx *ctx)
     if (!sh)
         return;
     alg_coll_destroy(ctx, sh->coll);
-    free(sh->all);
     free(sh);
 }
 
