@@ -1,0 +1,83 @@
+/* run_internal.h -- what the runner's files share and nobody else sees:
+ * the run_sim record (what run_prepare builds and run_execute drives) and
+ * the output writers.  Only sim/runner/ includes it.
+ */
+#ifndef RUN_INTERNAL_H
+#define RUN_INTERNAL_H
+
+#include "run.h"
+#include "alg.h"
+#include "cl_cluster.h"
+#include "mdl.h"
+#include "mdl_optim.h"
+#include "sim_engine.h"
+#include "sim_rng.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <gsl/gsl_cblas.h>
+#include <gsl/gsl_randist.h>
+
+
+enum { EV_METRICS = CL_EV_USER };
+enum { STOP_STEPS = 1, STOP_TARGET_LOSS, STOP_TARGET_ACCURACY, STOP_STALL, STOP_INTERRUPT,
+       STOP_DIVERGED, STOP_NO_PROGRESS };
+
+struct run_sim {
+    const scn_scenario *s;
+    mdl_dataset   train, test;
+    mdl_partition part;
+    mdl_model    *model;
+    topo_graph   *g;
+    const alg_type *alg;
+    int           timing_only;  /* model "none": no parameters, data or evaluation */
+    alg_ctx       ctx;
+    int           n_all;      /* workers and the algorithm's servers */
+    double       *step_times;
+    cl_noise_spec *noise;
+    double       *up_Bps, *down_Bps;
+    cl_slowdown  *slows;
+    cl_fault     *faults;
+    cl_point     *points;      /* every trace's points, converted */
+    cl_link_class *classes;    /* 0: the default link; k + 1: links[k] */
+    cl_link_rule *rules;
+    cl_window    *windows;     /* every class's outages */
+    size_t       *eval_idx;
+    size_t        n_eval;
+    size_t       *test_idx;     /* seeded test subset, or NULL for all */
+    size_t        n_test_eval;
+    double       *avg;
+    mdl_partition_stats pstats;
+
+    /* per execution */
+    sim_engine   *eng;
+    cl_cluster   *cl;
+    const run_options *opt;
+    FILE         *mf;
+    FILE         *nmf;          /* node_metrics.csv, or NULL */
+    FILE         *tf;          /* trace.csv, or NULL */
+    out_metrics_row last;
+    int           have_last;
+    uint64_t      metrics_k, stop_steps_total;
+    char          diverged[512];  /* why the run diverged, or empty */
+    /* watchdog: events at the current instant and message/timer events
+     * since the last step; per-node counts once past half the limit */
+    uint64_t      wd_limit, wd_instant, wd_nostep, wd_steps;
+    double        wd_time;
+    uint64_t     *wd_hits;
+    int           wd_counting;
+    char          stuck[1024];
+};
+
+/* run_output.c: nodes.csv and run.json, written to temporary names and
+ * renamed.  Return 0, or -1 with err set. */
+int run_i_write_nodes(run_sim *r, const char *dir, double end, char *err, size_t es);
+int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res, char *err,
+                         size_t es);
+
+#endif

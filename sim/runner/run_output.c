@@ -1,0 +1,134 @@
+/* run_output.c -- what a finished run leaves besides metrics.csv (which
+ * the event loop streams): nodes.csv with every node's totals and run.json
+ * with the status, the figures of the run, the topology statistics, the
+ * algorithm's parameters and figures, and the resolved scenario.  It
+ * formats through sim/output and computes nothing.
+ */
+#include "run_internal.h"
+
+/* ---- output ---- */
+
+int run_i_write_nodes(run_sim *r, const char *dir, double end, char *err, size_t es)
+{
+    out_file *f = out_file_open(dir, "nodes.csv", err, es);
+    if (!f)
+        return -1;
+    FILE *fp = out_file_stream(f);
+    out_nodes_header(fp);
+    cl_stats_settle(r->cl);
+    for (int i = 0; i < r->n_all; i++) {
+        const cl_node_stats *st = cl_stats(r->cl, i);
+        double busy = cl_compute_time(r->cl, i);
+        out_node_row row = {
+            .node = i, .slowdown = scn_node_slowdown(r->s, i), .steps = st->steps,
+            .compute_s = busy, .idle_s = end - busy - st->network_s - st->down_s,
+            .uplink_busy_s = st->uplink_busy_s,
+            .bytes_sent = st->bytes_sent, .bytes_received = st->bytes_received,
+            .msgs_sent = st->msgs_sent, .msgs_received = st->msgs_received,
+            .network_s = st->network_s, .down_s = st->down_s,
+            .msgs_lost = st->msgs_lost, .steps_lost = st->steps_lost,
+        };
+        out_nodes_write(fp, &row);
+    }
+    return out_file_commit(f, err, es);
+}
+
+int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
+                          char *err, size_t es)
+{
+    out_file *f = out_file_open(dir, "run.json", err, es);
+    if (!f)
+        return -1;
+    out_json j;
+    out_json_init(&j, out_file_stream(f));
+    out_json_begin_object(&j, NULL);
+    out_json_string(&j, "dtsim_version", DTSIM_VERSION);
+    out_json_string(&j, "cblas", DTSIM_CBLAS);
+    out_json_string(&j, "scenario_file", r->s->path);
+    out_json_int(&j, "seed", (int64_t)r->s->seed);
+    out_json_string(&j, "status", run_status_name(res->status));
+    out_json_string(&j, "stop_reason", res->stop_reason);
+    if (res->message[0])
+        out_json_string(&j, "message", res->message);
+    out_json_number(&j, "sim_time_s", res->sim_time_s);
+    out_json_int(&j, "events", (int64_t)res->events);
+    out_json_number(&j, "wall_s", res->wall_s);
+    out_json_number(&j, "cpu_s", res->cpu_s);
+    out_json_number(&j, "events_per_cpu_s", res->cpu_s > 0 ? (double)res->events / res->cpu_s : NAN);
+    out_json_int(&j, "n_params", (int64_t)res->n_params);
+    out_json_begin_object(&j, "topology");
+    out_json_string(&j, "kind", r->s->topology);
+    out_json_int(&j, "nodes", res->topo.n);
+    out_json_int(&j, "edges", (int64_t)res->topo.n_edges);
+    out_json_int(&j, "degree_min", res->topo.degree_min);
+    out_json_int(&j, "degree_max", res->topo.degree_max);
+    if (res->topo.diameter_ok)
+        out_json_int(&j, "diameter", res->topo.diameter);
+    else
+        out_json_raw(&j, "diameter", "null");
+    out_json_bool(&j, "bipartite", r->g->bipartite);
+    out_json_string(&j, "mixing", topo_mixing_name(r->g->mixing));
+    out_json_number(&j, "lazy_alpha", r->g->lazy_alpha);
+    out_json_bool(&j, "symmetric", r->g->symmetric);
+    out_json_string(&j, "spectral_solver", res->topo.solver ? res->topo.solver : "dense");
+    if (res->topo.spectral_ok) {
+        out_json_number(&j, "lambda2", res->topo.lambda2);
+        out_json_number(&j, "spectral_gap", res->topo.spectral_gap);
+    } else {
+        out_json_raw(&j, "lambda2", "null");
+        out_json_raw(&j, "spectral_gap", "null");
+    }
+    out_json_end_object(&j);
+    if (r->timing_only) {
+        out_json_raw(&j, "data", "null");
+        out_json_raw(&j, "partition", "null");
+    } else {
+        out_json_begin_object(&j, "data");
+        out_json_string(&j, "kind", r->s->data_kind);
+        out_json_int(&j, "train", (int64_t)r->train.n);
+        out_json_int(&j, "test", (int64_t)r->test.n);
+        out_json_int(&j, "features", (int64_t)r->train.d);
+        out_json_int(&j, "classes", r->train.n_classes);
+        out_json_int(&j, "test_evaluated", (int64_t)(r->test_idx ? r->n_test_eval : r->test.n));
+        out_json_end_object(&j);
+        out_json_begin_object(&j, "partition");
+        out_json_string(&j, "kind", r->s->partition);
+        out_json_int(&j, "samples_min", (int64_t)r->pstats.samples_min);
+        out_json_number(&j, "samples_mean", r->pstats.samples_mean);
+        out_json_int(&j, "samples_max", (int64_t)r->pstats.samples_max);
+        out_json_int(&j, "classes_min", r->pstats.classes_min);
+        out_json_number(&j, "classes_mean", r->pstats.classes_mean);
+        out_json_int(&j, "classes_max", r->pstats.classes_max);
+        out_json_end_object(&j);
+    }
+    out_json_begin_object(&j, "final");
+    out_json_number(&j, "time_s", res->last.time_s);
+    out_json_int(&j, "steps", (int64_t)res->last.steps);
+    out_json_number(&j, "epochs", res->last.epochs);
+    out_json_number(&j, "train_loss", res->last.train_loss);
+    out_json_number(&j, "test_loss", res->last.test_loss);
+    out_json_number(&j, "test_accuracy", res->last.test_accuracy);
+    out_json_number(&j, "consensus_distance", res->last.consensus_distance);
+    out_json_number(&j, "bytes_sent", res->last.bytes_sent);
+    out_json_end_object(&j);
+    out_json_begin_object(&j, "algorithm_params");
+    for (int i = 0; r->alg->params && r->alg->params[i].key; i++) {
+        const alg_param_spec *sp = &r->alg->params[i];
+        if (sp->kind == ALG_PARAM_CHOICE)
+            out_json_string(&j, sp->key, sp->choices[(int)r->ctx.param[i]]);
+        else
+            out_json_number(&j, sp->key, r->ctx.param[i]);
+    }
+    out_json_end_object(&j);
+    if (res->n_stats > 0) {
+        out_json_begin_object(&j, "algorithm_stats");
+        for (int i = 0; i < res->n_stats; i++)
+            out_json_number(&j, res->stat_keys[i], res->stat_values[i]);
+        out_json_end_object(&j);
+    }
+    out_json_raw(&j, "scenario", r->s->resolved_json);
+    out_json_end_object(&j);
+    out_json_finish(&j);
+    return out_file_commit(f, err, es);
+}
+
