@@ -512,6 +512,55 @@ out:
 
 /* ---- slowdowns ------------------------------------------------------------ */
 
+/* The start every kinded entry shares: an object with only known keys and
+ * a required "kind" among kinds.  Returns the kind's index, or -1 with the
+ * error reported; *kind is the name as written. */
+static int kind_prologue(scn_ctx *c, json_t *o, const char *ptr, const char *const *keys,
+                         const char *what, const char *const *kinds, const char **kind)
+{
+    char kp[PTR_MAX];
+
+    if (!json_is_object(o))
+        return scn_i_fail(c, ptr, "must be an object, got %s", scn_i_type_name(o));
+    if (scn_i_check_keys(c, o, ptr, keys) || scn_i_need_key(c, o, ptr, "kind", NULL) ||
+        scn_i_opt_str(c, o, ptr, "kind", kind, NULL))
+        return -1;
+    scn_i_ptr_key(kp, ptr, "kind");
+    return scn_i_lookup(c, kp, what, *kind, kinds);
+}
+
+/* A "trace" entry: its required file, read now (up_down: availability
+ * states instead of slowdown factors). */
+static int trace_entry(scn_ctx *c, json_t *o, const char *ptr, const char *why, int up_down,
+                       int n_nodes, char **file_out, scn_point **points, size_t *n_points)
+{
+    char kp[PTR_MAX];
+    const char *file = NULL;
+
+    if (scn_i_need_key(c, o, ptr, "file", why) || scn_i_opt_str(c, o, ptr, "file", &file, NULL) ||
+        scn_i_set_str(c, file_out, file))
+        return -1;
+    scn_i_ptr_key(kp, ptr, "file");
+    return read_trace(c, kp, file, up_down, n_nodes, points, n_points);
+}
+
+/* A required start and an optional end after it (INFINITY when absent). */
+static int interval(scn_ctx *c, json_t *o, const char *ptr, const char *why, const char *lo_key,
+                    const char *hi_key, double *lo, double *hi)
+{
+    char kp[PTR_MAX];
+
+    if (scn_i_need_key(c, o, ptr, lo_key, why) ||
+        scn_i_opt_num(c, o, ptr, lo_key, GE0, lo, NULL) ||
+        scn_i_opt_num(c, o, ptr, hi_key, GT0, hi, NULL))
+        return -1;
+    if (*hi <= *lo) {
+        scn_i_ptr_key(kp, ptr, hi_key);
+        return scn_i_fail(c, kp, "must be > %s (%g), got %g", lo_key, *lo, *hi);
+    }
+    return 0;
+}
+
 static int v_slowdown(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, scn_slowdown *out)
 {
     static const char *const keys[] = {"kind", "nodes", "fraction", "factor", "start_s",
@@ -525,42 +574,26 @@ static int v_slowdown(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, s
         {"kind", "file", NULL},
     };
     char kp[PTR_MAX], why[64];
-    const char *kind = NULL, *file = NULL;
+    const char *kind = NULL;
     int k;
 
-    if (!json_is_object(o))
-        return scn_i_fail(c, ptr, "must be an object, got %s", scn_i_type_name(o));
-    if (scn_i_check_keys(c, o, ptr, keys) || scn_i_need_key(c, o, ptr, "kind", NULL) ||
-        scn_i_opt_str(c, o, ptr, "kind", &kind, NULL))
-        return -1;
-    scn_i_ptr_key(kp, ptr, "kind");
-    if ((k = scn_i_lookup(c, kp, "slowdown kind", kind, kinds)) < 0 ||
+    if ((k = kind_prologue(c, o, ptr, keys, "slowdown kind", kinds, &kind)) < 0 ||
         scn_i_kind_keys(c, o, ptr, per_kind[k], "kind", kind))
         return -1;
     out->kind = (scn_slow_kind)k;
     out->end_s = INFINITY;
     snprintf(why, sizeof why, "for kind \"%s\"", kind);
-    if (out->kind == SCN_SLOW_TRACE) {
-        if (scn_i_need_key(c, o, ptr, "file", why) || scn_i_opt_str(c, o, ptr, "file", &file, NULL) ||
-            scn_i_set_str(c, &out->file, file))
-            return -1;
-        scn_i_ptr_key(kp, ptr, "file");
-        return read_trace(c, kp, file, 0, s->n_nodes, &out->points, &out->n_points);
-    }
+    if (out->kind == SCN_SLOW_TRACE)
+        return trace_entry(c, o, ptr, why, 0, s->n_nodes, &out->file, &out->points,
+                           &out->n_points);
     if (v_select(c, o, ptr, s, 1, &out->nodes, &out->n_nodes, &out->fraction) ||
         scn_i_need_key(c, o, ptr, "factor", why) ||
         scn_i_opt_num(c, o, ptr, "factor", GT0, &out->factor, NULL))
         return -1;
     switch (out->kind) {
     case SCN_SLOW_WINDOW:
-        if (scn_i_need_key(c, o, ptr, "start_s", why) ||
-            scn_i_opt_num(c, o, ptr, "start_s", GE0, &out->start_s, NULL) ||
-            scn_i_opt_num(c, o, ptr, "end_s", GT0, &out->end_s, NULL))
+        if (interval(c, o, ptr, why, "start_s", "end_s", &out->start_s, &out->end_s))
             return -1;
-        if (out->end_s <= out->start_s) {
-            scn_i_ptr_key(kp, ptr, "end_s");
-            return scn_i_fail(c, kp, "must be > start_s (%g), got %g", out->start_s, out->end_s);
-        }
         break;
     case SCN_SLOW_MARKOV:
         if (scn_i_need_key(c, o, ptr, "mean_slow_s", why) ||
@@ -629,40 +662,24 @@ static int v_fault(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, scn_
         {"kind", "nodes", "fraction", "mtbf_s", "mttr_s", NULL},
         {"kind", "file", NULL},
     };
-    char kp[PTR_MAX], why[64];
-    const char *kind = NULL, *file = NULL;
+    char why[64];
+    const char *kind = NULL;
     int k;
 
-    if (!json_is_object(o))
-        return scn_i_fail(c, ptr, "must be an object, got %s", scn_i_type_name(o));
-    if (scn_i_check_keys(c, o, ptr, keys) || scn_i_need_key(c, o, ptr, "kind", NULL) ||
-        scn_i_opt_str(c, o, ptr, "kind", &kind, NULL))
-        return -1;
-    scn_i_ptr_key(kp, ptr, "kind");
-    if ((k = scn_i_lookup(c, kp, "fault kind", kind, kinds)) < 0 ||
+    if ((k = kind_prologue(c, o, ptr, keys, "fault kind", kinds, &kind)) < 0 ||
         scn_i_kind_keys(c, o, ptr, per_kind[k], "kind", kind))
         return -1;
     out->kind = (scn_fault_kind)k;
     out->up_s = INFINITY;
     snprintf(why, sizeof why, "for kind \"%s\"", kind);
-    if (out->kind == SCN_FAULT_TRACE) {
-        if (scn_i_need_key(c, o, ptr, "file", why) || scn_i_opt_str(c, o, ptr, "file", &file, NULL) ||
-            scn_i_set_str(c, &out->file, file))
-            return -1;
-        scn_i_ptr_key(kp, ptr, "file");
-        return read_trace(c, kp, file, 1, s->n_nodes, &out->points, &out->n_points);
-    }
+    if (out->kind == SCN_FAULT_TRACE)
+        return trace_entry(c, o, ptr, why, 1, s->n_nodes, &out->file, &out->points,
+                           &out->n_points);
     if (v_select(c, o, ptr, s, 1, &out->nodes, &out->n_nodes, &out->fraction))
         return -1;
     if (out->kind == SCN_FAULT_SCHEDULE) {
-        if (scn_i_need_key(c, o, ptr, "down_s", why) ||
-            scn_i_opt_num(c, o, ptr, "down_s", GE0, &out->down_s, NULL) ||
-            scn_i_opt_num(c, o, ptr, "up_s", GT0, &out->up_s, NULL))
+        if (interval(c, o, ptr, why, "down_s", "up_s", &out->down_s, &out->up_s))
             return -1;
-        if (out->up_s <= out->down_s) {
-            scn_i_ptr_key(kp, ptr, "up_s");
-            return scn_i_fail(c, kp, "must be > down_s (%g), got %g", out->down_s, out->up_s);
-        }
     } else {
         if (scn_i_need_key(c, o, ptr, "mtbf_s", why) || scn_i_need_key(c, o, ptr, "mttr_s", why) ||
             scn_i_opt_num(c, o, ptr, "mtbf_s", GT0, &out->mtbf_s, NULL) ||
