@@ -152,6 +152,39 @@ static void integer_init(void *ctx, int node, double *x, size_t P)
         x[k] = (double)(node * 16 + (int)(k % 7));
 }
 
+/* A schedule read from a file (rounds of matchings, cycled): push-sum
+ * weights stay exact; a missing or bad file is a scenario error. */
+START_TEST(test_sgp_file_schedule)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"nodes\": 4, %s, \"algorithm\": {\"name\": \"sgp\", \"graph\": \"file\","
+        " \"graph_file\": \"%s/tests/data/topo/sched4.txt\"}, \"stop\": {\"time_s\": 1}}",
+        problem, DTSIM_SOURCE_DIR);
+    run_result res;
+    run_json(json, NULL, &res);
+    ck_assert_double_eq(stat_of(&res, "weight_sum_error"), 0);
+    ck_assert(res.last.steps > 100);
+    expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"sgp\", \"graph\": \"file\"},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/name: error: sgp with graph \"file\" needs "
+                         "graph_file");
+    expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"sgp\", \"graph_file\": 3},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/graph_file: error: must be a file name, got a "
+                         "number");
+    scn_scenario sc;
+    scn_error err;
+    run_sim *r;
+    snprintf(json, sizeof json,
+        "{\"nodes\": 4, \"algorithm\": {\"name\": \"sgp\", \"graph\": \"file\","
+        " \"graph_file\": \"%s/tests/data/topo/sched_fields.txt\"}, \"stop\": {\"steps\": 5}}",
+        DTSIM_SOURCE_DIR);
+    ck_assert_int_eq(prepare_json(json, &sc, &r, &err), -1);
+    ck_assert_msg(strstr(err.msg, "sched_fields.txt:") != NULL, "%s", err.msg);
+}
+END_TEST
+
 /* One-peer exponential graphs average exactly in log2(n) rounds: with
  * lr = 0, different starting models and equal nodes (so that the stop after
  * the k-th steps falls after k-1 rounds everywhere), every node holds the
@@ -488,6 +521,7 @@ int main(void)
     tcase_add_test(tc, test_sdfeel_clusters_agree);
     tcase_add_test(tc, test_hop_staleness_bound);
     tcase_add_test(tc, test_sgp_weights_conserved);
+    tcase_add_test(tc, test_sgp_file_schedule);
     tcase_add_test(tc, test_sgp_one_peer_exact_average);
     tcase_add_test(tc, test_epidemic_fanout);
     tcase_add_test(tc, test_algorithm_params_checked);

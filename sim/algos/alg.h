@@ -18,7 +18,10 @@
  * besides name, lr and batch.  Integers and reals must lie in [min, max];
  * a choice is one of the NULL-terminated choices and is stored as its
  * index. */
-typedef enum alg_param_kind { ALG_PARAM_INT, ALG_PARAM_REAL, ALG_PARAM_CHOICE } alg_param_kind;
+typedef enum alg_param_kind {
+    ALG_PARAM_INT, ALG_PARAM_REAL, ALG_PARAM_CHOICE,
+    ALG_PARAM_PATH   /* a file, relative to the scenario's directory; absent: NULL */
+} alg_param_kind;
 
 typedef struct alg_param_spec {
     const char         *key;        /* NULL ends a table */
@@ -47,6 +50,7 @@ typedef struct alg_ctx {
     char             *states;   /* n * state_size bytes */
     size_t            state_size;
     double            param[ALG_MAX_PARAMS];  /* by position in alg_type.params */
+    const char       *path[ALG_MAX_PARAMS];   /* ALG_PARAM_PATH values (resolved), or NULL */
     void             *shared;   /* the algorithm's state common to all nodes */
 } alg_ctx;
 
@@ -109,10 +113,14 @@ const alg_type *alg_find(const char *name);   /* NULL when unknown */
 /* Resolves one scenario value of key against t's table into
  * ctx->param[]: returns 0; 1 when t has no such key; -1 when the value is
  * not allowed (message in err, lowercase, e.g. "must be an integer >= 1,
- * got 0").  Unset parameters take their defaults from alg_params_defaults. */
+ * got 0").  Unset parameters take their defaults from alg_params_defaults.
+ * A path parameter is only checked here: the caller resolves it and sets
+ * ctx->path[alg_params_index(t, key)]. */
 void alg_params_defaults(const alg_type *t, alg_ctx *ctx);
 int  alg_params_set(const alg_type *t, alg_ctx *ctx, const char *key, int is_string,
                     double num, const char *str, char *err, size_t err_size);
+/* Position of key in t's table, or -1. */
+int  alg_params_index(const alg_type *t, const char *key);
 /* "name, lr, batch" plus the keys of t's table, for error messages. */
 void alg_params_keys(const alg_type *t, char *buf, size_t size);
 const char     *alg_names(void);   /* "adpsgd, allreduce, dpsgd, ...", sorted */

@@ -54,8 +54,10 @@ gsl_rng *alg_rng(const alg_ctx *ctx, int node)
 
 void alg_params_defaults(const alg_type *t, alg_ctx *ctx)
 {
-    for (int i = 0; t->params && t->params[i].key; i++)
+    for (int i = 0; t->params && t->params[i].key; i++) {
         ctx->param[i] = t->params[i].def;
+        ctx->path[i] = NULL;
+    }
 }
 
 static void join_choices(const char *const *c, char *buf, size_t size)
@@ -64,6 +66,14 @@ static void join_choices(const char *const *c, char *buf, size_t size)
     buf[0] = '\0';
     for (int i = 0; c[i] && len < size; i++)
         len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", c[i]);
+}
+
+int alg_params_index(const alg_type *t, const char *key)
+{
+    for (int i = 0; t->params && t->params[i].key; i++)
+        if (strcmp(t->params[i].key, key) == 0)
+            return i;
+    return -1;
 }
 
 int alg_params_set(const alg_type *t, alg_ctx *ctx, const char *key, int is_string,
@@ -78,6 +88,13 @@ int alg_params_set(const alg_type *t, alg_ctx *ctx, const char *key, int is_stri
         }
     if (!sp)
         return 1;
+    if (sp->kind == ALG_PARAM_PATH) {   /* the caller resolves and keeps the text */
+        if (!is_string || !str[0]) {
+            snprintf(err, size, "must be a file name, got %s", is_string ? "\"\"" : "a number");
+            return -1;
+        }
+        return 0;
+    }
     if (sp->kind == ALG_PARAM_CHOICE) {
         char list[256];
         join_choices(sp->choices, list, sizeof list);

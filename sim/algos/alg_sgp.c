@@ -22,7 +22,7 @@
  * exponential graph i -> i + 2^b), or a time-varying schedule:
  * "one_peer_exponential" (round k: i -> i + 2^(k mod log2 n), the paper's
  * choice), "random_matching", "random_k_out" (`peers` random out-neighbours
- * per round).
+ * per round), "file" (the rounds of `graph_file`, cycled).
  */
 #include "alg.h"
 
@@ -33,16 +33,17 @@
 #include <string.h>
 #include <gsl/gsl_cblas.h>
 
-enum { P_GRAPH, P_PEERS };
-enum { G_TOPOLOGY, G_EXPONENTIAL, G_ONE_PEER, G_MATCHING, G_K_OUT };
+enum { P_GRAPH, P_PEERS, P_GRAPH_FILE };
+enum { G_TOPOLOGY, G_EXPONENTIAL, G_ONE_PEER, G_MATCHING, G_K_OUT, G_FILE };
 enum { TAG_PUSH = 1 };
 
 static const char *const graph_names[] = { "topology", "exponential", "one_peer_exponential",
-                                           "random_matching", "random_k_out", NULL };
+                                           "random_matching", "random_k_out", "file", NULL };
 
 static const alg_param_spec params[] = {
     { "graph", ALG_PARAM_CHOICE, G_ONE_PEER, 0, 0, graph_names },
     { "peers", ALG_PARAM_INT, 1, 1, 1e9, NULL },
+    { "graph_file", ALG_PARAM_PATH, 0, 0, 0, NULL },
     { NULL, 0, 0, 0, 0, NULL },
 };
 
@@ -169,9 +170,31 @@ static topo_digraph *from_topology(const topo_graph *g)
     return d;
 }
 
+/* The time-varying schedule of `graph`; NULL with a message in err. */
+static topo_schedule *make_schedule(const alg_ctx *ctx, uint64_t seed, char *err, size_t size)
+{
+    static const topo_sched_kind kinds[] = { 0, 0, TOPO_SCHED_ONE_PEER_EXPONENTIAL,
+                                             TOPO_SCHED_RANDOM_MATCHING, TOPO_SCHED_RANDOM_K_OUT,
+                                             TOPO_SCHED_FILE };
+    int graph = (int)ctx->param[P_GRAPH];
+    topo_sched_spec sp = { .kind = kinds[graph], .n = ctx->n, .k = (int)ctx->param[P_PEERS],
+                           .path = ctx->path[P_GRAPH_FILE] };
+    return topo_schedule_create(&sp, seed, err, size);
+}
+
 static int sgp_check(const alg_ctx *ctx, char *err, size_t size)
 {
     int graph = (int)ctx->param[P_GRAPH];
+    if (graph == G_FILE) {   /* read the file now, so that its errors are the scenario's */
+        if (!ctx->path[P_GRAPH_FILE]) {
+            snprintf(err, size, "sgp with graph \"file\" needs graph_file");
+            return -1;
+        }
+        topo_schedule *sc = make_schedule(ctx, 0, err, size);
+        if (!sc)
+            return -1;
+        topo_schedule_destroy(sc);
+    }
     if (ctx->n < 2) {
         snprintf(err, size, "sgp needs at least 2 nodes, got %d", ctx->n);
         return -1;
@@ -199,12 +222,7 @@ static int sgp_shared_init(alg_ctx *ctx)
         topo_spec ts = { .kind = TOPO_EXPONENTIAL, .n = ctx->n };
         sh->fixed = topo_build_directed(&ts, seed, err, sizeof err);
     } else {
-        static const topo_sched_kind kinds[] = { 0, 0, TOPO_SCHED_ONE_PEER_EXPONENTIAL,
-                                                 TOPO_SCHED_RANDOM_MATCHING,
-                                                 TOPO_SCHED_RANDOM_K_OUT };
-        topo_sched_spec sp = { .kind = kinds[graph], .n = ctx->n,
-                               .k = (int)ctx->param[P_PEERS] };
-        sh->sched = topo_schedule_create(&sp, seed, err, sizeof err);
+        sh->sched = make_schedule(ctx, seed, err, sizeof err);
     }
     return sh->fixed || sh->sched ? 0 : -1;
 }

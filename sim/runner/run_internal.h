@@ -38,6 +38,7 @@ struct run_sim {
     int           timing_only;  /* model "none": no parameters, data or evaluation */
     alg_ctx       ctx;
     int           n_all;      /* workers and the algorithm's servers */
+    char         *paths[ALG_MAX_PARAMS];  /* resolved file parameters (ctx.path) */
     double       *step_times;
     cl_noise_spec *noise;
     double       *up_Bps, *down_Bps;

@@ -116,6 +116,8 @@ int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
         const alg_param_spec *sp = &r->alg->params[i];
         if (sp->kind == ALG_PARAM_CHOICE)
             out_json_string(&j, sp->key, sp->choices[(int)r->ctx.param[i]]);
+        else if (sp->kind == ALG_PARAM_PATH)
+            out_json_string(&j, sp->key, r->ctx.path[i]);
         else
             out_json_number(&j, sp->key, r->ctx.param[i]);
     }

@@ -335,6 +335,17 @@ static int resolve_params(run_sim *r, scn_error *err)
             value_error(err, s, ptr, m);
             return -1;
         }
+        int k = alg_params_index(r->alg, q->key);
+        if (r->alg->params[k].kind == ALG_PARAM_PATH) {
+            char full[4096];
+            data_path(s, NULL, q->str, full, sizeof full);
+            free(r->paths[k]);
+            if (!(r->paths[k] = strdup(full))) {
+                snprintf(err->msg, sizeof err->msg, "%s: error: out of memory", s->path);
+                return -1;
+            }
+            r->ctx.path[k] = r->paths[k];
+        }
     }
     return 0;
 }
@@ -629,6 +640,8 @@ void run_destroy(run_sim *r)
 {
     if (!r)
         return;
+    for (int k = 0; k < ALG_MAX_PARAMS; k++)
+        free(r->paths[k]);
     free(r->avg);
     free(r->wd_hits);
     free(r->step_times);
