@@ -281,6 +281,39 @@ START_TEST(test_sdfeel_clusters_agree)
 }
 END_TEST
 
+/* data.seed fixes the data (generation, partition, evaluation subsets)
+ * while seed varies the rest: with the same starting model and lr = 0 two
+ * seeds then evaluate to the same losses; without data.seed they do not. */
+static void zero_init(void *ctx, int node, double *x, size_t P)
+{
+    (void)ctx;
+    (void)node;
+    memset(x, 0, P * sizeof *x);
+    for (size_t k = 0; k < P; k += 3)
+        x[k] = 0.01 * (double)(k % 5);
+}
+
+START_TEST(test_data_seed)
+{
+    double loss[2][2];
+    for (int with = 0; with < 2; with++)
+        for (int seed = 0; seed < 2; seed++) {
+            char json[2048];
+            snprintf(json, sizeof json,
+                "{\"seed\": %d, \"nodes\": 4, \"data\": {\"train\": 512, \"test\": 128,"
+                " \"features\": 6%s}, \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0, \"batch\": 8},"
+                " \"stop\": {\"steps\": 3}, \"metrics\": {\"eval_samples\": 100}}",
+                seed + 1, with ? ", \"seed\": 5" : "");
+            run_options opt = { .init_params = zero_init };
+            run_result res;
+            run_json(json, &opt, &res);
+            loss[with][seed] = res.last.train_loss;
+        }
+    ck_assert(loss[0][0] != loss[0][1]);
+    ck_assert_double_eq(loss[1][0], loss[1][1]);
+}
+END_TEST
+
 /* ---- invariants ---- */
 
 typedef struct rows {
@@ -530,6 +563,7 @@ int main(void)
     tcase_add_test(tc, test_unknown_algorithm);
     tcase_add_test(tc, test_disconnected_topology);
     tcase_add_test(tc, test_same_seed_same_rows);
+    tcase_add_test(tc, test_data_seed);
     tcase_add_test(tc, test_stall_is_reported);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -138,7 +138,7 @@ static int load_text(run_sim *r, char *m, size_t ms)
             return -1;
         }
     } else if (mdl_dataset_split(&all, s->data_test_fraction,
-                                 sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
+                                 sim_rng_derive(s->data_seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
                                  &r->train, &r->test) != 0) {
         snprintf(m, ms, "%.400s: error: %zu samples cannot be split into non-empty training "
                  "and test sets by test_fraction %g", tf, all.n, s->data_test_fraction);
@@ -236,14 +236,14 @@ static int build_data(run_sim *r, scn_error *err)
         mdl_synth_spec sp = { .n_train = s->data_train, .n_test = s->data_test,
                               .d = s->data_features, .n_classes = s->data_classes,
                               .separation = s->data_separation };
-        if (mdl_synth_generate(&sp, sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
+        if (mdl_synth_generate(&sp, sim_rng_derive(s->data_seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
                                &r->train, &r->test) != 0)
             goto out_oom;
     } else if (strncmp(s->data_kind, "synthetic-", 10) == 0) {
         mdl_synth_linear_spec sp = { .n_train = s->data_train, .n_test = s->data_test,
                                      .d = s->data_features, .separation = s->data_separation,
                                      .noise = s->data_noise };
-        const uint64_t seed = sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN);
+        const uint64_t seed = sim_rng_derive(s->data_seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN);
         if ((strcmp(s->data_kind, "synthetic-logistic") == 0
                  ? mdl_synth_logistic(&sp, seed, &r->train, &r->test, NULL)
                  : mdl_synth_regression(&sp, seed, &r->train, &r->test, NULL)) != 0)
@@ -265,7 +265,7 @@ static int build_data(run_sim *r, scn_error *err)
         if (strcmp(s->partition, kinds[k]) == 0)
             ps.kind = (mdl_partition_kind)k;
     if (mdl_partition_build(&ps, &r->train,
-                            sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_PARTITION),
+                            sim_rng_derive(s->data_seed, SIM_RNG_NO_NODE, SIM_RNG_PARTITION),
                             &r->part, m, sizeof m) != 0) {
         char full[600];
         snprintf(full, sizeof full, "%s (algorithm.batch is %zu)", m, s->batch);
@@ -300,10 +300,10 @@ static int build_data(run_sim *r, scn_error *err)
     /* The training subset keeps its historical stream; the test subset
      * takes node 0's evaluation stream so that neither shifts the other. */
     if (pick_subset(r->train.n, s->metrics_eval_samples,
-                    sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_EVAL),
+                    sim_rng_derive(s->data_seed, SIM_RNG_NO_NODE, SIM_RNG_EVAL),
                     &r->eval_idx, &r->n_eval) != 0
         || pick_subset(r->test.n, s->metrics_test_samples,
-                       sim_rng_derive(s->seed, 0, SIM_RNG_EVAL),
+                       sim_rng_derive(s->data_seed, 0, SIM_RNG_EVAL),
                        &r->test_idx, &r->n_test_eval) != 0)
         goto out_oom;
     return 0;

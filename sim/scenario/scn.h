@@ -135,6 +135,9 @@ typedef struct scn_nic {
 typedef struct scn_scenario {
     char    *path;           /* as given on the command line */
     uint64_t seed;           /* default 1 */
+    uint64_t data_seed;      /* data.seed, or seed when absent: draws the data
+                                (generation, split, partition, evaluation subsets) */
+    int      has_data_seed;
     int      n_nodes;        /* required, >= 1 */
 
     /* compute */

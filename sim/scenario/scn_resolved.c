@@ -531,6 +531,8 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
         if (!(o = section(root, "data", oom)))
             return root;
         static const char *const scales[] = {"none", "minmax", "standard"};
+        if (s->has_data_seed)
+            add(o, "seed", json_integer((json_int_t)s->data_seed), oom);
         add(o, "kind", json_string(s->data_kind), oom);
         add(o, "train", json_integer((json_int_t)s->data_train), oom);
         add(o, "test", json_integer((json_int_t)s->data_test), oom);

@@ -377,21 +377,22 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
                                        "exponent", "scale", "train_images", "train_labels",
                                        "test_images", "test_labels", "dir", "train_file",
                                        "test_file", "test_fraction", "label_column", "header",
-                                       "noise", NULL};
-    static const char *const per_kind[][14] = {
+                                       "noise", "seed", NULL};
+    static const char *const per_kind[][15] = {
         {"kind", "train", "test", "features", "classes", "separation", "partition", "alpha",
-         "shards_per_node", "exponent", "scale", NULL},
+         "shards_per_node", "exponent", "scale", "seed", NULL},
         {"kind", "train", "test", "train_images", "train_labels", "test_images", "test_labels",
-         "partition", "alpha", "shards_per_node", "exponent", "scale", NULL},
+         "partition", "alpha", "shards_per_node", "exponent", "scale", "seed", NULL},
         {"kind", "train", "test", "dir", "partition", "alpha", "shards_per_node", "exponent",
-         "scale", NULL},
+         "scale", "seed", NULL},
         {"kind", "train", "test", "train_file", "test_file", "test_fraction", "features",
-         "partition", "alpha", "shards_per_node", "exponent", "scale", NULL},
+         "partition", "alpha", "shards_per_node", "exponent", "scale", "seed", NULL},
         {"kind", "train", "test", "train_file", "test_file", "test_fraction", "label_column",
-         "header", "partition", "alpha", "shards_per_node", "exponent", "scale", NULL},
+         "header", "partition", "alpha", "shards_per_node", "exponent", "scale", "seed", NULL},
         {"kind", "train", "test", "features", "separation", "partition", "alpha",
-         "shards_per_node", "exponent", "scale", NULL},
-        {"kind", "train", "test", "features", "noise", "partition", "exponent", "scale", NULL},
+         "shards_per_node", "exponent", "scale", "seed", NULL},
+        {"kind", "train", "test", "features", "noise", "partition", "exponent", "scale",
+         "seed", NULL},
     };
     static const char *const files[] = {"train_images", "train_labels", "test_images",
                                         "test_labels", NULL};
@@ -420,6 +421,12 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
         train = test = 0;
     if (k == DATA_LIBSVM)
         features = 0;
+    long long dseed = 0;
+    int has_dseed = 0;
+    if (scn_i_opt_int(c, o, p, "seed", 0, LLONG_MAX, &dseed, &has_dseed))
+        return -1;
+    s->has_data_seed = has_dseed;
+    s->data_seed = has_dseed ? (uint64_t)dseed : s->seed;
     if (scn_i_opt_int(c, o, p, "train", generated ? 1 : 0, INT_MAX, &train, &has_train) ||
         scn_i_opt_int(c, o, p, "test", generated ? 1 : 0, INT_MAX, &test, NULL) ||
         scn_i_opt_num(c, o, p, "noise", GE0, &s->data_noise, NULL) ||
