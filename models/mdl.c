@@ -199,6 +199,26 @@ void mdl_i_init_weights(double *params, size_t n_weights, size_t n_params,
     mdl_i_init_weights_scaled(params, n_weights, n_params, 0.01, rng);
 }
 
+size_t mdl_i_one_output_n_params(const mdl_arch *a) { return a->d + 1; }
+
+void *mdl_i_one_output_alloc(const mdl_arch *a, size_t max_batch)
+{
+    (void)a;
+    return malloc((max_batch ? max_batch : 1) * sizeof(double));
+}
+
+void mdl_i_one_output_free(void *ws) { free(ws); }
+
+void mdl_i_one_output_init(const mdl_model *m, double *params, gsl_rng *rng)
+{
+    mdl_i_init_weights(params, m->d, m->n_params, rng);
+}
+
+double mdl_i_one_output_penalty(const mdl_model *m, const double *params)
+{
+    return mdl_i_l2(m->l2, params, m->d, NULL);
+}
+
 void mdl_i_init_weights_scaled(double *params, size_t n_weights, size_t n_params,
                                double sigma, gsl_rng *rng)
 {

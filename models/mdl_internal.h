@@ -30,6 +30,15 @@ struct mdl_model {
 double mdl_i_l2(double l2, const double *w, size_t n, double *grad);
 
 /* Writes n_weights draws of N(0, 0.01^2) then zeros up to n_params. */
+/* The table entries the one-output models (linear, logistic) share: d
+ * weights and a bias; a scratch of one double per batch row; small random
+ * weights and a zero bias; L2 on the weights only. */
+size_t mdl_i_one_output_n_params(const mdl_arch *a);
+void  *mdl_i_one_output_alloc(const mdl_arch *a, size_t max_batch);
+void   mdl_i_one_output_free(void *ws);
+void   mdl_i_one_output_init(const mdl_model *m, double *params, gsl_rng *rng);
+double mdl_i_one_output_penalty(const mdl_model *m, const double *params);
+
 void mdl_i_init_weights(double *params, size_t n_weights, size_t n_params,
                         gsl_rng *rng);
 

@@ -10,32 +10,11 @@
 #include <gsl/gsl_cblas.h>
 #include "mdl_internal.h"
 
-static size_t n_params(const mdl_arch *a)
-{
-    return a->d + 1;
-}
-
 static int supports(const mdl_arch *a)
 {
     return a->n_classes == 0 && a->n_hidden == 0;
 }
 
-/* The scratch is the n residuals. */
-static void *alloc(const mdl_arch *a, size_t max_batch)
-{
-    (void)a;
-    return malloc(max_batch * sizeof(double));
-}
-
-static void release(void *ws)
-{
-    free(ws);
-}
-
-static void init(const mdl_model *m, double *params, gsl_rng *rng)
-{
-    mdl_i_init_weights(params, m->d, m->n_params, rng);
-}
 
 /* Writes the n residuals w.x_i + b - t_i to r and returns half their sum of
  * squares. */
@@ -78,11 +57,6 @@ static void evaluate(const mdl_model *m, void *ws, const double *params,
     *n_correct = 0;
 }
 
-static double penalty(const mdl_model *m, const double *params)
-{
-    return mdl_i_l2(m->l2, params, m->d, NULL);
-}
-
 /* Forward X w (2d) and backward X^T r (2d). */
 static double flops(const mdl_arch *a)
 {
@@ -91,13 +65,13 @@ static double flops(const mdl_arch *a)
 
 const mdl_type mdl_linear = {
     .name = "linear",
-    .n_params = n_params,
+    .n_params = mdl_i_one_output_n_params,
     .supports = supports,
-    .alloc = alloc,
-    .free = release,
-    .init = init,
+    .alloc = mdl_i_one_output_alloc,
+    .free = mdl_i_one_output_free,
+    .init = mdl_i_one_output_init,
     .loss_grad = loss_grad,
     .evaluate = evaluate,
-    .penalty = penalty,
+    .penalty = mdl_i_one_output_penalty,
     .flops = flops,
 };

@@ -11,32 +11,11 @@
 #include <gsl/gsl_cblas.h>
 #include "mdl_internal.h"
 
-static size_t n_params(const mdl_arch *a)
-{
-    return a->d + 1;
-}
-
 static int supports(const mdl_arch *a)
 {
     return a->n_classes == 2 && a->n_hidden == 0;
 }
 
-/* The scratch is the n logits, then the n residuals. */
-static void *alloc(const mdl_arch *a, size_t max_batch)
-{
-    (void)a;
-    return malloc(max_batch * sizeof(double));
-}
-
-static void release(void *ws)
-{
-    free(ws);
-}
-
-static void init(const mdl_model *m, double *params, gsl_rng *rng)
-{
-    mdl_i_init_weights(params, m->d, m->n_params, rng);
-}
 
 /* log(1 + exp(-s)) without overflow or loss of precision. */
 static double softplus_neg(double s)
@@ -112,11 +91,6 @@ static void evaluate(const mdl_model *m, void *ws, const double *params,
     *loss_sum = forward(m, ws, params, X, y, n, n_correct);
 }
 
-static double penalty(const mdl_model *m, const double *params)
-{
-    return mdl_i_l2(m->l2, params, m->d, NULL);
-}
-
 /* Forward X w (2d) and backward X^T r (2d). */
 static double flops(const mdl_arch *a)
 {
@@ -125,13 +99,13 @@ static double flops(const mdl_arch *a)
 
 const mdl_type mdl_logistic = {
     .name = "logistic",
-    .n_params = n_params,
+    .n_params = mdl_i_one_output_n_params,
     .supports = supports,
-    .alloc = alloc,
-    .free = release,
-    .init = init,
+    .alloc = mdl_i_one_output_alloc,
+    .free = mdl_i_one_output_free,
+    .init = mdl_i_one_output_init,
     .loss_grad = loss_grad,
     .evaluate = evaluate,
-    .penalty = penalty,
+    .penalty = mdl_i_one_output_penalty,
     .flops = flops,
 };

@@ -81,12 +81,6 @@ static void ad_fini(alg_ctx *ctx, void *state, int node)
     free(st->gnext);
 }
 
-static void ad_on_start(alg_ctx *ctx, void *state, int node)
-{
-    (void)state;
-    cl_start_step(ctx->cl, node);
-}
-
 static void ad_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     ad_state *st = state;
@@ -152,7 +146,6 @@ const alg_type alg_adpsgd = {
     .state_size = sizeof(ad_state),
     .check = ad_check,
     .init = ad_init,
-    .on_start = ad_on_start,
     .on_step_done = ad_on_step_done,
     .on_message = ad_on_message,
     .describe_wait = ad_describe_wait,

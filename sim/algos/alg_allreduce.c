@@ -69,27 +69,6 @@ static void ar_shared_fini(alg_ctx *ctx)
     free(sh);
 }
 
-static int ar_init(alg_ctx *ctx, void *state, int node)
-{
-    (void)ctx;
-    (void)state;
-    (void)node;
-    return 0;
-}
-
-static void ar_fini(alg_ctx *ctx, void *state, int node)
-{
-    (void)ctx;
-    (void)state;
-    (void)node;
-}
-
-static void ar_on_start(alg_ctx *ctx, void *state, int node)
-{
-    (void)state;
-    cl_start_step(ctx->cl, node);
-}
-
 static void ar_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     ar_state *st = state;
@@ -124,10 +103,7 @@ const alg_type alg_allreduce = {
     .params = params,
     .shared_init = ar_shared_init,
     .shared_fini = ar_shared_fini,
-    .init = ar_init,
-    .on_start = ar_on_start,
     .on_step_done = ar_on_step_done,
     .on_message = ar_on_message,
     .describe_wait = ar_describe_wait,
-    .fini = ar_fini,
 };

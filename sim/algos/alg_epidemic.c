@@ -96,12 +96,6 @@ static void el_fini(alg_ctx *ctx, void *state, int node)
     free(st->pick);
 }
 
-static void el_on_start(alg_ctx *ctx, void *state, int node)
-{
-    (void)state;
-    cl_start_step(ctx->cl, node);
-}
-
 static void end_round(alg_ctx *ctx, el_state *st, int i)
 {
     int s = (int)ctx->param[P_FANOUT];
@@ -140,25 +134,13 @@ static void el_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     st->n_inbox++;
 }
 
-static void el_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
-                             size_t size)
-{
-    (void)state;
-    if (cl_is_computing(ctx->cl, i))
-        snprintf(buf, size, "its step");
-    else
-        buf[0] = '\0';
-}
-
 const alg_type alg_epidemic = {
     .name = "epidemic",
     .state_size = sizeof(el_state),
     .params = params,
     .check = el_check,
     .init = el_init,
-    .on_start = el_on_start,
     .on_step_done = el_on_step_done,
     .on_message = el_on_message,
-    .describe_wait = el_describe_wait,
     .fini = el_fini,
 };

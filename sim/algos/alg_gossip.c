@@ -40,27 +40,6 @@ static int gl_check(const alg_ctx *ctx, char *err, size_t size)
     return 0;
 }
 
-static int gl_init(alg_ctx *ctx, void *state, int node)
-{
-    (void)ctx;
-    (void)state;
-    (void)node;
-    return 0;
-}
-
-static void gl_fini(alg_ctx *ctx, void *state, int node)
-{
-    (void)ctx;
-    (void)state;
-    (void)node;
-}
-
-static void gl_on_start(alg_ctx *ctx, void *state, int node)
-{
-    (void)state;
-    cl_start_step(ctx->cl, node);
-}
-
 static void gl_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     gl_state *st = state;
@@ -85,25 +64,11 @@ static void gl_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     st->merged++;
 }
 
-static void gl_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
-                             size_t size)
-{
-    (void)state;
-    if (cl_is_computing(ctx->cl, i))
-        snprintf(buf, size, "its step");
-    else
-        buf[0] = '\0';
-}
-
 const alg_type alg_gossip = {
     .name = "gossip",
     .state_size = sizeof(gl_state),
     .params = params,
     .check = gl_check,
-    .init = gl_init,
-    .on_start = gl_on_start,
     .on_step_done = gl_on_step_done,
     .on_message = gl_on_message,
-    .describe_wait = gl_describe_wait,
-    .fini = gl_fini,
 };

@@ -146,12 +146,6 @@ static void ls_fini(alg_ctx *ctx, void *state, int node)
     free(st->acc[1]);
 }
 
-static void ls_on_start(alg_ctx *ctx, void *state, int node)
-{
-    (void)state;
-    cl_start_step(ctx->cl, node);
-}
-
 static void ls_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     ls_state *st = state;
@@ -206,7 +200,6 @@ const alg_type alg_localsgd = {
     .shared_init = ls_shared_init,
     .shared_fini = ls_shared_fini,
     .init = ls_init,
-    .on_start = ls_on_start,
     .on_step_done = ls_on_step_done,
     .on_message = ls_on_message,
     .describe_wait = ls_describe_wait,
