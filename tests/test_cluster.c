@@ -1,5 +1,6 @@
 /* test_cluster.c -- the cluster's timing and payload semantics in
- * isolation: uplink FIFO serialisation (k transfers cost k times one),
+ * isolation, with the trainer wired to its step callbacks as the runner
+ * wires them: uplink FIFO serialisation (k transfers cost k times one),
  * downlink FIFO with cut-through, FIFO order on one link, payload snapshots
  * that later parameter changes do not touch, gradients taken on the
  * parameters at step start, and step-time noise with the right mean.
@@ -10,8 +11,8 @@
 #include <string.h>
 
 #include "cl_cluster.h"
-#include "mdl.h"
 #include "sim_engine.h"
+#include "trn.h"
 
 typedef struct rec {
     int    n_msgs, n_steps;
@@ -22,12 +23,19 @@ typedef struct rec {
     double grad0[64];
 } rec;
 
-static void on_step(void *ctx, int node, const double *grad)
+static trn_trainer *g_trn;
+
+static void on_step_start(void *ctx, int node)
 {
-    (void)node;
+    (void)ctx;
+    trn_step_begin(g_trn, node, 1, 0);
+}
+
+static void on_step(void *ctx, int node)
+{
     rec *r = ctx;
     if (r->n_steps == 0)
-        memcpy(r->grad0, grad, sizeof r->grad0);
+        memcpy(r->grad0, trn_grad(g_trn, node), sizeof r->grad0);
     r->n_steps++;
 }
 
@@ -51,8 +59,21 @@ typedef struct fixture {
     mdl_model *model;
     double step[4];
     cl_cluster *cl;
+    trn_trainer *trn;
     rec r;
 } fixture;
+
+/* 64 parameters of 4 bytes */
+#define MODEL_BYTES 256.0
+
+static double *params(fixture *f, int node) { return trn_params(f->trn, node); }
+
+static cl_buf *snapshot(fixture *f, int node)
+{
+    cl_buf *b = cl_buf_get(f->cl);
+    memcpy(b->data, params(f, node), 64 * sizeof(double));
+    return b;
+}
 
 static void setup(fixture *f, cl_noise noise, double bw, double lat, uint64_t seed)
 {
@@ -67,11 +88,15 @@ static void setup(fixture *f, cl_noise noise, double bw, double lat, uint64_t se
         f->step[i] = 1.0 + i;
     g_eng = sim_engine_create(5, 16);
     cl_config cfg = { .n_nodes = 4, .seed = seed, .step_time_s = f->step, .noise = noise,
-                      .latency_s = lat, .bandwidth_Bps = bw, .bytes_per_param = 4,
-                      .model = f->model, .train = &f->train, .part = &f->part, .batch = 8 };
-    cl_callbacks cb = { .ctx = &f->r, .on_step_done = on_step, .on_message = on_msg };
+                      .latency_s = lat, .bandwidth_Bps = bw, .payload_doubles = 65 };
+    cl_callbacks cb = { .ctx = &f->r, .on_step_start = on_step_start, .on_step_done = on_step,
+                        .on_message = on_msg };
     f->cl = cl_create(&cfg, g_eng, cb);
     ck_assert_ptr_nonnull(f->cl);
+    trn_config tc = { .n_nodes = 4, .seed = seed, .model = f->model, .train = &f->train,
+                      .part = &f->part, .batch = 8 };
+    g_trn = f->trn = trn_create(&tc);
+    ck_assert_ptr_nonnull(f->trn);
 }
 
 static void drain(fixture *f)
@@ -86,6 +111,7 @@ static void drain(fixture *f)
 static void teardown(fixture *f)
 {
     cl_destroy(f->cl);
+    trn_destroy(f->trn);
     sim_engine_destroy(g_eng);
     mdl_destroy(f->model);
     mdl_partition_fini(&f->part);
@@ -98,9 +124,9 @@ START_TEST(test_uplink_serialises)
 {
     fixture f;
     setup(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1);
-    cl_buf *b = cl_snapshot(f.cl, 0);
+    cl_buf *b = snapshot(&f, 0);
     for (int j = 1; j < 4; j++)
-        cl_send(f.cl, 0, j, 0, 0, b, cl_param_bytes(f.cl, 64));
+        cl_send(f.cl, 0, j, 0, 0, b, MODEL_BYTES);
     cl_buf_put(f.cl, b);
     drain(&f);
     ck_assert_int_eq(f.r.n_msgs, 3);
@@ -120,8 +146,8 @@ START_TEST(test_downlink_serialises)
     fixture f;
     setup(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1);
     for (int i = 1; i < 4; i++) {
-        cl_buf *b = cl_snapshot(f.cl, i);
-        cl_send(f.cl, i, 0, 0, (uint64_t)i, b, cl_param_bytes(f.cl, 64));
+        cl_buf *b = snapshot(&f, i);
+        cl_send(f.cl, i, 0, 0, (uint64_t)i, b, MODEL_BYTES);
         cl_buf_put(f.cl, b);
     }
     drain(&f);
@@ -140,7 +166,7 @@ START_TEST(test_link_fifo_and_control)
 {
     fixture f;
     setup(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1);
-    cl_buf *b = cl_snapshot(f.cl, 0);
+    cl_buf *b = snapshot(&f, 0);
     cl_send(f.cl, 0, 1, 0, 1, b, 1000);
     cl_send(f.cl, 0, 1, 0, 2, b, 10);
     cl_buf_put(f.cl, b);
@@ -161,12 +187,12 @@ START_TEST(test_payload_is_a_snapshot)
 {
     fixture f;
     setup(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1);
-    cl_params(f.cl, 0)[0] = 42.0;
-    cl_buf *b = cl_snapshot(f.cl, 0);
+    params(&f, 0)[0] = 42.0;
+    cl_buf *b = snapshot(&f, 0);
     cl_send(f.cl, 0, 1, 0, 0, b, 4);
     cl_send(f.cl, 0, 2, 0, 0, b, 4);
     cl_buf_put(f.cl, b);
-    cl_params(f.cl, 0)[0] = -1.0;   /* after the send: must not show */
+    params(&f, 0)[0] = -1.0;   /* after the send: must not show */
     drain(&f);
     ck_assert_double_eq(f.r.first_value[0], 42.0);
     ck_assert_double_eq(f.r.first_value[1], 42.0);
@@ -182,14 +208,15 @@ START_TEST(test_gradient_at_step_start)
     setup(&a, CL_NOISE_CONSTANT, 1000, 0.5, 1);
     sim_engine *ea = g_eng;
     for (int k = 0; k < 64; k++)
-        cl_params(a.cl, 0)[k] = 0.01 * k;
+        params(&a, 0)[k] = 0.01 * k;
     cl_start_step(a.cl, 0);
     for (int k = 0; k < 64; k++)
-        cl_params(a.cl, 0)[k] = 5.0;
+        params(&a, 0)[k] = 5.0;
     drain(&a);
+    trn_trainer *ta = g_trn;
     setup(&b, CL_NOISE_CONSTANT, 1000, 0.5, 1);
     for (int k = 0; k < 64; k++)
-        cl_params(b.cl, 0)[k] = 0.01 * k;
+        params(&b, 0)[k] = 0.01 * k;
     cl_start_step(b.cl, 0);
     drain(&b);
     ck_assert_int_eq(a.r.n_steps, 1);
@@ -197,6 +224,7 @@ START_TEST(test_gradient_at_step_start)
     ck_assert_double_eq(sim_engine_now(ea), 1.0);  /* node 0's base step time */
     teardown(&b);
     g_eng = ea;
+    g_trn = ta;
     teardown(&a);
 }
 END_TEST
@@ -221,7 +249,7 @@ START_TEST(test_exponential_step_mean)
     ck_assert_msg(fabs(mean - 4.0) < 3 * se, "mean step %.5g", mean);
     ck_assert_uint_eq(cl_stats(f.cl, 3)->steps, K);
     ck_assert_double_eq_tol(cl_stats(f.cl, 3)->compute_s, t, 1e-9);
-    ck_assert_uint_eq(cl_samples_processed(f.cl), (uint64_t)K * 8);
+    ck_assert_uint_eq(cl_total_steps(f.cl) * trn_batch(f.trn), (uint64_t)K * 8);
     teardown(&f);
 }
 END_TEST

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "cl_cluster.h"
-#include "mdl.h"
 #include "sim_engine.h"
 
 #define MAXN 16
@@ -22,9 +21,6 @@ typedef void (*msg_fn)(world *w, int node, const cl_msg *m);
 typedef void (*timer_fn)(world *w, int node, uint32_t tag);
 
 struct world {
-    mdl_dataset train, test;
-    mdl_partition part;
-    mdl_model *model;
     sim_engine *eng;
     cl_cluster *cl;
     double step[MAXN];
@@ -40,9 +36,8 @@ struct world {
     uint64_t steps[MAXN];
 };
 
-static void cb_step(void *ctx, int node, const double *grad)
+static void cb_step(void *ctx, int node)
 {
-    (void)grad;
     world *w = ctx;
     w->steps[node]++;
     if (w->on_step)
@@ -75,12 +70,6 @@ static void cb_timer(void *ctx, int node, uint32_t tag)
  * first); cfg fields beyond the basics come from extra (may be NULL). */
 static void world_init(world *w, int n, const cl_config *extra)
 {
-    mdl_synth_spec sp = { .n_train = 64 * (size_t)n, .n_test = 8, .d = 3, .n_classes = 2,
-                          .separation = 1 };
-    ck_assert_int_eq(mdl_synth_generate(&sp, 3, &w->train, &w->test), 0);
-    ck_assert_int_eq(mdl_partition_iid(w->train.n, n, 5, &w->part), 0);
-    w->model = mdl_create(&mdl_softmax, 3, 2, 0.0, 4);
-    ck_assert_ptr_nonnull(w->model);
     w->eng = sim_engine_create((uint32_t)n + 1, 64);
     cl_config cfg = { 0 };
     if (extra)
@@ -94,11 +83,6 @@ static void world_init(world *w, int n, const cl_config *extra)
     cfg.step_time_s = w->step;
     if (cfg.bandwidth_Bps == 0)
         cfg.bandwidth_Bps = 1000;
-    cfg.bytes_per_param = 4;
-    cfg.model = w->model;
-    cfg.train = &w->train;
-    cfg.part = &w->part;
-    cfg.batch = 4;
     cl_callbacks cb = { .ctx = w, .on_step_done = cb_step, .on_message = cb_msg,
                         .on_timer = cb_timer };
     w->cl = cl_create(&cfg, w->eng, cb);
@@ -121,10 +105,6 @@ static void world_fini(world *w)
 {
     cl_destroy(w->cl);
     sim_engine_destroy(w->eng);
-    mdl_destroy(w->model);
-    mdl_partition_fini(&w->part);
-    mdl_dataset_fini(&w->train);
-    mdl_dataset_fini(&w->test);
 }
 
 /* ---- backup workers: the first n of n+b ---- */

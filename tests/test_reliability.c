@@ -313,7 +313,7 @@ static void pp_start(alg_ctx *c, void *s, int n)
 {
     (void)s;
     if (n == 0)
-        cl_send(c->cl, 0, 1, 0, 0, NULL, 0);
+        alg_send(c, 0, 1, 0, 0, NULL, 0);
 }
 static void pp_step(alg_ctx *c, void *s, int n, const double *g)
 {
@@ -322,7 +322,7 @@ static void pp_step(alg_ctx *c, void *s, int n, const double *g)
 static void pp_msg(alg_ctx *c, void *s, int n, const cl_msg *m)
 {
     (void)s;
-    cl_send(c->cl, n, m->from, 0, m->round + 1, NULL, 0);
+    alg_send(c, n, m->from, 0, m->round + 1, NULL, 0);
 }
 static void pp_wait(const alg_ctx *c, const void *s, int n, char *buf, size_t size)
 {

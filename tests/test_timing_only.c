@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alg.h"
+#include "alg_host.h"
 #include "test_util.h"
 
 /* 15 features and 4 classes: a 64-parameter softmax, 256 bytes a message

@@ -1,8 +1,12 @@
-/* alg.h -- training protocols behind one small table, in the spirit of GSL's
- * *_type: the runner allocates state_size bytes per node (zeroed) and calls
- * the hooks as the cluster reports steps and messages.  Algorithms ask the
- * cluster to start steps and send messages; they never touch the event
- * queue.  This header also holds the registry.
+/* alg.h -- the protocol-facing header: everything a training protocol may
+ * see and call, and nothing else.  A protocol is one table in the spirit of
+ * GSL's *_type: the runner allocates state_size bytes per node (zeroed) and
+ * calls the hooks as steps end, messages arrive and timers fire.  A
+ * protocol asks for steps, messages, snapshots, parameter updates, timers
+ * and random draws through the alg_ calls below, and reads the topology;
+ * it never sees the event queue, the cluster, the trainer or the runner (a
+ * protocol file compiles against this header alone).  The runner's side
+ * (registry, parameter tables, the host behind these calls) is alg_host.h.
  */
 #ifndef ALG_H
 #define ALG_H
@@ -10,9 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
-#include "cl_cluster.h"
-#include "mdl_optim.h"
-#include "topo.h"
+#include "cl_buf.h"   /* cl_buf, cl_msg: the records that travel */
+#include "topo.h"     /* topo_graph, topo_digraph, topo_schedule: the topology */
 
 /* A protocol-specific parameter: a key of the scenario's algorithm object
  * besides name, lr and batch.  Integers and reals must lie in [min, max];
@@ -32,20 +35,18 @@ typedef struct alg_param_spec {
 
 #define ALG_MAX_PARAMS 16
 
+/* The runner's side of the calls below: opaque to protocols. */
+typedef struct alg_host alg_host;
+
 /* What every hook may use.  Owned by the runner. */
 typedef struct alg_ctx {
-    cl_cluster       *cl;
+    alg_host         *host;
     const topo_graph *g;        /* neighbour lists and mixing weights */
     int               n;        /* workers: nodes 0 .. n-1 compute and hold data */
     int               n_all;    /* n plus the algorithm's servers */
     int               server;   /* node number of the first server (n), or -1 */
     size_t            P;        /* parameters per model */
     double            lr;       /* base learning rate (the optimizer's) */
-    mdl_optim        *opt;      /* every node's optimizer state, owned by
-                                   the runner; updates go through
-                                   alg_sgd_apply */
-    gsl_rng         **rng;      /* per-node SIM_RNG_ALGO streams, created on
-                                   first use: read them through alg_rng */
     uint64_t          seed;     /* the scenario seed the streams derive from */
     char             *states;   /* n * state_size bytes */
     size_t            state_size;
@@ -75,7 +76,7 @@ typedef struct alg_type {
     const double *(*eval_params)(const alg_ctx *ctx);
     const alg_param_spec *params;  /* NULL, or a table ended by a NULL key */
     /* Creates and destroys ctx->shared (state common to all nodes), after
-     * the parameters and ctx->rng are set and before any init; shared_fini must accept
+     * the parameters and the host are set and before any init; shared_fini must accept
      * ctx->shared == NULL (a start that failed early).  NULL: none. */
     int  (*shared_init)(alg_ctx *ctx);
     void (*shared_fini)(alg_ctx *ctx);
@@ -92,6 +93,9 @@ typedef struct alg_type {
     void (*on_start)(alg_ctx *ctx, void *state, int node);
     void (*on_step_done)(alg_ctx *ctx, void *state, int node, const double *grad);
     void (*on_message)(alg_ctx *ctx, void *state, int node, const cl_msg *msg);
+    /* A timer node set with alg_set_timer fired.  May be NULL (then
+     * setting a timer is a bug). */
+    void (*on_timer)(alg_ctx *ctx, void *state, int node, uint32_t tag);
     /* Writes what the node waits for, for stall reports ("round 3 from
      * node 2").  Empty string when it waits for nothing.  May be NULL. */
     void (*describe_wait)(const alg_ctx *ctx, const void *state, int node,
@@ -104,26 +108,27 @@ typedef struct alg_type {
     void (*fini)(alg_ctx *ctx, void *state, int node);
 } alg_type;
 
-extern const alg_type alg_adpsgd, alg_allreduce, alg_backup, alg_dpsgd, alg_eager, alg_epidemic,
-    alg_fedavg, alg_gossip, alg_hop, alg_localsgd, alg_prague, alg_ps_async, alg_ps_sync, alg_rennala,
-    alg_ringmaster, alg_sdfeel, alg_sgp, alg_ssp;
+/* ---- what a protocol may call ---- */
 
-const alg_type *alg_find(const char *name);   /* NULL when unknown */
+/* Simulated time now, seconds. */
+double alg_now(const alg_ctx *ctx);
 
-/* Resolves one scenario value of key against t's table into
- * ctx->param[]: returns 0; 1 when t has no such key; -1 when the value is
- * not allowed (message in err, lowercase, e.g. "must be an integer >= 1,
- * got 0").  Unset parameters take their defaults from alg_params_defaults.
- * A path parameter is only checked here: the caller resolves it and sets
- * ctx->path[alg_params_index(t, key)]. */
-void alg_params_defaults(const alg_type *t, alg_ctx *ctx);
-int  alg_params_set(const alg_type *t, alg_ctx *ctx, const char *key, int is_string,
-                    double num, const char *str, char *err, size_t err_size);
-/* Position of key in t's table, or -1. */
-int  alg_params_index(const alg_type *t, const char *key);
-/* "name, lr, batch" plus the keys of t's table, for error messages. */
-void alg_params_keys(const alg_type *t, char *buf, size_t size);
-const char     *alg_names(void);   /* "adpsgd, allreduce, dpsgd, ...", sorted */
+/* Steps.  alg_start_step starts node's next step now: its minibatch
+ * gradient is taken on node's parameters as they are now and handed to
+ * on_step_done when the step ends (a down node's step starts when it comes
+ * back).  One step at a time per node.  alg_abort_step abandons the step
+ * in progress (no on_step_done comes for it; nothing when idle). */
+void   alg_start_step(alg_ctx *ctx, int node);
+void   alg_abort_step(alg_ctx *ctx, int node);
+int    alg_is_computing(const alg_ctx *ctx, int node);
+int    alg_is_up(const alg_ctx *ctx, int node);
+/* Samples in node's partition, and samples per step. */
+size_t alg_local_samples(const alg_ctx *ctx, int node);
+size_t alg_batch(const alg_ctx *ctx);
+
+/* Node's parameters (ctx->P doubles), owned by the runner's trainer. */
+double       *alg_params(alg_ctx *ctx, int node);
+const double *alg_params_const(const alg_ctx *ctx, int node);
 
 /* Node's parameter update with the gradient g / g_div, shared by all
  * protocols: it goes through node's optimizer (momentum, weight decay,
@@ -131,10 +136,48 @@ const char     *alg_names(void);   /* "adpsgd, allreduce, dpsgd, ...", sorted */
  * is exactly x <- x - (lr / g_div) g (one CBLAS daxpy). */
 void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div);
 
+/* Messages.  bytes is the size on the wire (alg_param_bytes for
+ * parameter messages).  payload is referenced, not copied, and released
+ * after delivery; NULL for a control message.  from != to.  A message
+ * from a down node is dropped at once; one to a down node when it
+ * arrives. */
+void   alg_send(alg_ctx *ctx, int from, int to, uint32_t tag, uint64_t round,
+                cl_buf *payload, double bytes);
+/* Wire bytes of a message of n_params parameters: n_params times the
+ * scenario's bytes per parameter (after compression).  With the
+ * timing-only model every parameter message is a whole model of the
+ * scenario's message_bytes and n_params is ignored. */
+double alg_param_bytes(const alg_ctx *ctx, size_t n_params);
+/* Nonzero for the timing-only "none" model (no parameters, payloads of
+ * length 0). */
+int    alg_timing_only(const alg_ctx *ctx);
+
+/* Payload buffers: a pooled buffer of length ctx->P with one spare slot
+ * (capacity P + 1: a scalar may travel with a model, e.g. a push-sum
+ * weight), refcount 1; a new buffer holding a copy of node's parameters;
+ * releasing one reference (cl_buf_ref in cl_buf.h takes one). */
+cl_buf *alg_buf_get(alg_ctx *ctx);
+cl_buf *alg_snapshot(alg_ctx *ctx, int node);
+void    alg_buf_put(alg_ctx *ctx, cl_buf *b);
+
+/* Calls on_timer(node, tag) after delay_s seconds (>= 0); a node that
+ * goes down loses its timers. */
+void alg_set_timer(alg_ctx *ctx, int node, double delay_s, uint32_t tag);
+
 /* Node's SIM_RNG_ALGO stream, created on first use (streams are seeded
  * independently, so creating one late shifts nothing; a protocol that
- * draws nothing then costs no 5 KB generator per node).  Exits when out
- * of memory. */
+ * draws nothing then costs no 5 KB generator per node).  Out of memory
+ * follows the runner's policy (docs/architecture.md). */
 gsl_rng *alg_rng(const alg_ctx *ctx, int node);
+
+/* splitmix64 of x (the engine's seed mixer, sim_rng.h): a well-mixed
+ * 64-bit hash for choices a protocol derives from (seed, round) rather
+ * than draws from a stream, so that every node computes the same one. */
+uint64_t alg_hash64(uint64_t x);
+
+/* The run's one out-of-memory policy (docs/architecture.md): a hook that
+ * cannot allocate mid-run has no caller to hand an error to, so the
+ * process says so and exits with status 1. */
+_Noreturn void alg_out_of_memory(void);
 
 #endif

@@ -40,9 +40,9 @@ static void request_average(alg_ctx *ctx, ad_state *st, int i)
     const topo_graph *g = ctx->g;
     size_t deg = g->off[i + 1] - g->off[i];
     int j = g->nbr[g->off[i] + gsl_rng_uniform_int(alg_rng(ctx, i), deg)];
-    cl_buf *x = cl_snapshot(ctx->cl, i);
-    cl_send(ctx->cl, i, j, TAG_REQUEST, st->n_avg, x, cl_param_bytes(ctx->cl, ctx->P));
-    cl_buf_put(ctx->cl, x);
+    cl_buf *x = alg_snapshot(ctx, i);
+    alg_send(ctx, i, j, TAG_REQUEST, st->n_avg, x, alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, x);
     st->waiting = 1;
     st->peer = j;
 }
@@ -85,8 +85,8 @@ static void ad_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
 {
     ad_state *st = state;
     if (!is_active(ctx, i)) {
-        alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
-        cl_start_step(ctx->cl, i);
+        alg_sgd_apply(ctx, i, alg_params(ctx, i), grad, 1.0);
+        alg_start_step(ctx, i);
         return;
     }
     if (st->waiting) {
@@ -96,20 +96,20 @@ static void ad_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
     }
     memcpy(st->gbuf, grad, ctx->P * sizeof(double));
     request_average(ctx, st, i);
-    cl_start_step(ctx->cl, i);
+    alg_start_step(ctx, i);
 }
 
 static void ad_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     ad_state *st = state;
-    double *x = cl_params(ctx->cl, i);
+    double *x = alg_params(ctx, i);
     int P = (int)ctx->P;
     if (m->tag == TAG_REQUEST) {
         cblas_daxpy(P, 1.0, m->payload->data, 1, x, 1);
         cblas_dscal(P, 0.5, x, 1);
-        cl_buf *avg = cl_snapshot(ctx->cl, i);
-        cl_send(ctx->cl, i, m->from, TAG_REPLY, m->round, avg, cl_param_bytes(ctx->cl, ctx->P));
-        cl_buf_put(ctx->cl, avg);
+        cl_buf *avg = alg_snapshot(ctx, i);
+        alg_send(ctx, i, m->from, TAG_REPLY, m->round, avg, alg_param_bytes(ctx, ctx->P));
+        alg_buf_put(ctx, avg);
         return;
     }
     /* reply: x_i has not changed since the request, so this completes an
@@ -124,7 +124,7 @@ static void ad_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         st->gnext = t;
         st->blocked = 0;
         request_average(ctx, st, i);
-        cl_start_step(ctx->cl, i);
+        alg_start_step(ctx, i);
     }
 }
 
@@ -135,7 +135,7 @@ static void ad_describe_wait(const alg_ctx *ctx, const void *state, int i,
     if (st->waiting)
         snprintf(buf, size, "the reply of averaging %llu from node %d",
                  (unsigned long long)st->n_avg, st->peer);
-    else if (cl_is_computing(ctx->cl, i))
+    else if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step");
     else
         buf[0] = '\0';

@@ -18,6 +18,8 @@
  */
 #include "alg_coll.h"
 
+#include <assert.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <gsl/gsl_cblas.h>
@@ -42,9 +44,9 @@ static void reduced(alg_ctx *ctx, int node, const double *sum, size_t len)
 {
     (void)len;   /* ctx->P: the whole gradient */
     ar_state *st = alg_state(ctx, node);
-    alg_sgd_apply(ctx, node, cl_params(ctx->cl, node), sum, (double)ctx->n);
+    alg_sgd_apply(ctx, node, alg_params(ctx, node), sum, (double)ctx->n);
     st->round++;
-    cl_start_step(ctx->cl, node);
+    alg_start_step(ctx, node);
 }
 
 static int ar_shared_init(alg_ctx *ctx)
@@ -80,10 +82,9 @@ static void ar_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     (void)state;
     ar_shared *sh = ctx->shared;
-    if (!alg_coll_on_message(ctx, sh->coll, i, m)) {
-        fputs("dtsim: internal error: allreduce got a message it did not send\n", stderr);
-        abort();
-    }
+    int mine = alg_coll_on_message(ctx, sh->coll, i, m);
+    assert(mine && "allreduce got a message it did not send");
+    (void)mine;
 }
 
 static void ar_describe_wait(const alg_ctx *ctx, const void *state, int i,
@@ -91,7 +92,7 @@ static void ar_describe_wait(const alg_ctx *ctx, const void *state, int i,
 {
     const ar_state *st = state;
     const ar_shared *sh = ctx->shared;
-    if (cl_is_computing(ctx->cl, i))
+    if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step of round %llu", (unsigned long long)st->round);
     else
         alg_coll_describe_wait(sh->coll, i, buf, size);

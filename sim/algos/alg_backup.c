@@ -48,7 +48,7 @@ static void bk_on_start(alg_ctx *ctx, void *state, int node)
     if (node == ctx->server)
         return;
     st->computing_on = st->version;
-    cl_start_step(ctx->cl, node);
+    alg_start_step(ctx, node);
 }
 
 static void bk_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
@@ -57,7 +57,7 @@ static void bk_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
     alg_ps_push(ctx, i, grad, st->computing_on);
     if (st->version > st->computing_on) {
         st->computing_on = st->version;
-        cl_start_step(ctx->cl, i);
+        alg_start_step(ctx, i);
     } else {
         st->waiting = 1;
     }
@@ -84,7 +84,7 @@ static void bk_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     if (st->waiting) {
         st->waiting = 0;
         st->computing_on = st->version;
-        cl_start_step(ctx->cl, i);
+        alg_start_step(ctx, i);
     }
 }
 

@@ -97,7 +97,7 @@ void alg_coll_destroy(alg_ctx *ctx, alg_coll *co)
     for (int i = 0; i < co->n; i++) {
         cnode *c = &co->nodes[i];
         for (size_t m = 0; m < c->n_box; m++)
-            cl_buf_put(ctx->cl, c->box[m].payload);
+            alg_buf_put(ctx, c->box[m].payload);
         free(c->box);
         free(c->members);
         free(c->acc);
@@ -118,17 +118,17 @@ static void send_part(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t
                       size_t from, size_t count, double bytes)
 {
     cnode *c = &co->nodes[node];
-    cl_buf *b = cl_buf_get(ctx->cl);
+    cl_buf *b = alg_buf_get(ctx);
     b->len = count;
     memcpy(b->data, c->acc + from, count * sizeof(double));
-    cl_send(ctx->cl, node, c->identity ? to_pos : c->members[to_pos], co->tag, (c->round << STAGE_BITS) | stage, b,
+    alg_send(ctx, node, c->identity ? to_pos : c->members[to_pos], co->tag, (c->round << STAGE_BITS) | stage, b,
             bytes);
-    cl_buf_put(ctx->cl, b);
+    alg_buf_put(ctx, b);
 }
 
 static void send_all(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t stage)
 {
-    send_part(ctx, co, node, to_pos, stage, 0, co->len, cl_param_bytes(ctx->cl, co->len));
+    send_part(ctx, co, node, to_pos, stage, 0, co->len, alg_param_bytes(ctx, co->len));
 }
 
 /* The mailed payload of (current round, stage), removed from the box with
@@ -170,9 +170,9 @@ static int mod(int a, int k) { return ((a % k) + k) % k; }
  * to cut, so its message size is cut the same way instead. */
 static double chunk_bytes(const alg_ctx *ctx, const alg_coll *co, int ch, int k)
 {
-    if (!cl_timing_only(ctx->cl))
-        return cl_param_bytes(ctx->cl, chunk_start(co, ch + 1, k) - chunk_start(co, ch, k));
-    const double full = cl_param_bytes(ctx->cl, 0);
+    if (!alg_timing_only(ctx))
+        return alg_param_bytes(ctx, chunk_start(co, ch + 1, k) - chunk_start(co, ch, k));
+    const double full = alg_param_bytes(ctx, 0);
     return full * (double)(ch + 1) / k - full * (double)ch / k;
 }
 
@@ -199,7 +199,7 @@ static void ring_progress(alg_ctx *ctx, alg_coll *co, int node)
             add_into(c->acc + a, m);
         else
             memcpy(c->acc + a, m->data, m->len * sizeof(double));
-        cl_buf_put(ctx->cl, m);
+        alg_buf_put(ctx, m);
         c->pc++;
         if (c->pc == 2 * (k - 1)) {
             finish(ctx, co, node);
@@ -241,7 +241,7 @@ static void rd_progress(alg_ctx *ctx, alg_coll *co, int node)
     if (c->pc == -2) {
         if ((m = take(c, STAGE_FINAL)) != NULL) {
             memcpy(c->acc, m->data, co->len * sizeof(double));
-            cl_buf_put(ctx->cl, m);
+            alg_buf_put(ctx, m);
             finish(ctx, co, node);
         }
         return;
@@ -250,7 +250,7 @@ static void rd_progress(alg_ctx *ctx, alg_coll *co, int node)
         if (!(m = take(c, 0)))
             return;
         add_into(c->acc, m);
-        cl_buf_put(ctx->cl, m);
+        alg_buf_put(ctx, m);
         c->pc = 0;
         c->sent = 0;
     }
@@ -265,7 +265,7 @@ static void rd_progress(alg_ctx *ctx, alg_coll *co, int node)
         if (!(m = take(c, stage)))
             return;
         add_into(c->acc, m);
-        cl_buf_put(ctx->cl, m);
+        alg_buf_put(ctx, m);
         c->pc++;
         c->sent = 0;
     }
@@ -298,7 +298,7 @@ static void tree_progress(alg_ctx *ctx, alg_coll *co, int node)
             if (!(m = take(c, (uint32_t)c->pc)))
                 return;
             add_into(c->acc, m);
-            cl_buf_put(ctx->cl, m);
+            alg_buf_put(ctx, m);
         }
         c->pc++;
     }
@@ -310,7 +310,7 @@ static void tree_progress(alg_ctx *ctx, alg_coll *co, int node)
         if (!(m = take(c, STAGE_FINAL)))
             return;
         memcpy(c->acc, m->data, co->len * sizeof(double));
-        cl_buf_put(ctx->cl, m);
+        alg_buf_put(ctx, m);
     }
     for (int s = lb - 1; s >= 0; s--)   /* larger subtrees first */
         if (p + (1 << s) < k)
@@ -355,10 +355,8 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
     } else {
         if (k > c->cap_members) {
             int *m = realloc(c->members, (size_t)k * sizeof(int));
-            if (!m) {
-                fputs("dtsim: error: out of memory\n", stderr);
-                exit(1);
-            }
+            if (!m)
+                alg_out_of_memory();
             c->members = m;
             c->cap_members = k;
         }
@@ -404,10 +402,8 @@ int alg_coll_on_message(alg_ctx *ctx, alg_coll *co, int node, const cl_msg *msg)
     if (c->n_box == c->cap_box) {
         size_t cap = c->cap_box ? 2 * c->cap_box : 8;
         mail *b = realloc(c->box, cap * sizeof *b);
-        if (!b) {
-            fputs("dtsim: error: out of memory\n", stderr);
-            exit(1);
-        }
+        if (!b)
+            alg_out_of_memory();
         c->box = b;
         c->cap_box = cap;
     }

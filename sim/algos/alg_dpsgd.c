@@ -50,12 +50,12 @@ static int degree(const alg_ctx *ctx, int i)
 static void start_round(alg_ctx *ctx, dp_state *st, int i)
 {
     const topo_graph *g = ctx->g;
-    st->own = cl_snapshot(ctx->cl, i);
-    double bytes = cl_param_bytes(ctx->cl, ctx->P);
+    st->own = alg_snapshot(ctx, i);
+    double bytes = alg_param_bytes(ctx, ctx->P);
     for (size_t k = g->off[i]; k < g->off[i + 1]; k++)
-        cl_send(ctx->cl, i, g->nbr[k], 0, st->round, st->own, bytes);
+        alg_send(ctx, i, g->nbr[k], 0, st->round, st->own, bytes);
     st->grad = NULL;
-    cl_start_step(ctx->cl, i);
+    alg_start_step(ctx, i);
 }
 
 static void try_finish(alg_ctx *ctx, dp_state *st, int i)
@@ -63,14 +63,14 @@ static void try_finish(alg_ctx *ctx, dp_state *st, int i)
     int p = (int)(st->round & 1);
     if (!st->grad || st->cnt[p] < degree(ctx, i))
         return;
-    double *x = cl_params(ctx->cl, i);
+    double *x = alg_params(ctx, i);
     int P = (int)ctx->P;
     memcpy(x, st->acc[p], ctx->P * sizeof(double));
     cblas_daxpy(P, ctx->g->self_w[i], st->own->data, 1, x, 1);
     alg_sgd_apply(ctx, i, x, st->grad, 1.0);
     memset(st->acc[p], 0, ctx->P * sizeof(double));
     st->cnt[p] = 0;
-    cl_buf_put(ctx->cl, st->own);
+    alg_buf_put(ctx, st->own);
     st->own = NULL;
     st->round++;
     start_round(ctx, st, i);
@@ -90,7 +90,7 @@ static void dp_fini(alg_ctx *ctx, void *state, int node)
     (void)node;
     dp_state *st = state;
     if (st->own)
-        cl_buf_put(ctx->cl, st->own);
+        alg_buf_put(ctx, st->own);
     free(st->acc[0]);
     free(st->acc[1]);
 }

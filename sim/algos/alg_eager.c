@@ -56,24 +56,16 @@ typedef struct eg_state {
     double  *zero;
 } eg_state;
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 static int initiator(const alg_ctx *ctx, uint64_t round)
 {
     const eg_shared *sh = ctx->shared;
-    return (int)(mix(sh->seed ^ mix(round)) % (uint64_t)ctx->n);
+    return (int)(alg_hash64(sh->seed ^ alg_hash64(round)) % (uint64_t)ctx->n);
 }
 
 static void start_step(alg_ctx *ctx, eg_state *st, int i)
 {
     st->grad_for = st->next_round;
-    cl_start_step(ctx->cl, i);
+    alg_start_step(ctx, i);
 }
 
 /* Joins round next_round with the finished gradient, or zeros while the
@@ -110,7 +102,7 @@ static void advance(alg_ctx *ctx, eg_state *st, int i)
     if (st->has_grad && may) {
         for (int j = 0; j < ctx->n; j++)
             if (j != i)
-                cl_send(ctx->cl, i, j, TAG_ACTIVATE, st->next_round, NULL, 0);
+                alg_send(ctx, i, j, TAG_ACTIVATE, st->next_round, NULL, 0);
         st->known = st->next_round + 1;
         join(ctx, st, i);
     }
@@ -121,10 +113,10 @@ static void reduced(alg_ctx *ctx, int i, const double *sum, size_t len)
 {
     (void)len;   /* ctx->P: the whole gradient */
     eg_state *st = alg_state(ctx, i);
-    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), sum, (double)ctx->n);
+    alg_sgd_apply(ctx, i, alg_params(ctx, i), sum, (double)ctx->n);
     st->in_round = 0;
     st->next_round++;
-    if (!st->has_grad && !cl_is_computing(ctx->cl, i))
+    if (!st->has_grad && !alg_is_computing(ctx, i))
         start_step(ctx, st, i);
     advance(ctx, st, i);
 }
@@ -217,7 +209,7 @@ static void eg_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
     const eg_shared *sh = ctx->shared;
     if (st->in_round)
         alg_coll_describe_wait(sh->coll, i, buf, size);
-    else if (cl_is_computing(ctx->cl, i))
+    else if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step");
     else
         snprintf(buf, size, "the activation of round %llu", (unsigned long long)st->next_round);

@@ -102,12 +102,12 @@ static void end_round(alg_ctx *ctx, el_state *st, int i)
     size_t n_pool = (int)ctx->param[P_PEERS] == PEERS_ALL
                         ? (size_t)ctx->n - 1 : ctx->g->off[i + 1] - ctx->g->off[i];
     gsl_ran_choose(alg_rng(ctx, i), st->pick, (size_t)s, st->pool, n_pool, sizeof(int));
-    cl_buf *x = cl_snapshot(ctx->cl, i);
+    cl_buf *x = alg_snapshot(ctx, i);
     for (int k = 0; k < s; k++)
-        cl_send(ctx->cl, i, st->pick[k], TAG_MODEL, st->round, x, cl_param_bytes(ctx->cl, ctx->P));
-    cl_buf_put(ctx->cl, x);
+        alg_send(ctx, i, st->pick[k], TAG_MODEL, st->round, x, alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, x);
     if (st->n_inbox > 0) {
-        double *p = cl_params(ctx->cl, i);
+        double *p = alg_params(ctx, i);
         cblas_daxpy((int)ctx->P, 1.0, st->inbox, 1, p, 1);
         cblas_dscal((int)ctx->P, 1.0 / (1 + st->n_inbox), p, 1);
         memset(st->inbox, 0, ctx->P * sizeof(double));
@@ -120,10 +120,10 @@ static void end_round(alg_ctx *ctx, el_state *st, int i)
 static void el_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     el_state *st = state;
-    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
+    alg_sgd_apply(ctx, i, alg_params(ctx, i), grad, 1.0);
     if (++st->local == (int)ctx->param[P_LOCAL_STEPS])
         end_round(ctx, st, i);
-    cl_start_step(ctx->cl, i);
+    alg_start_step(ctx, i);
 }
 
 static void el_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)

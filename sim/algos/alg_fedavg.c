@@ -76,11 +76,11 @@ static void start_round(alg_ctx *ctx)
                    sizeof(int));
     sh->received = 0;
     sh->weight = 0;
-    cl_buf *x = cl_snapshot(ctx->cl, ctx->server);
+    cl_buf *x = alg_snapshot(ctx, ctx->server);
     for (int k = 0; k < sh->m; k++)
-        cl_send(ctx->cl, ctx->server, sh->pick[k], ALG_PS_TAG_MODEL, sh->round, x,
-                cl_param_bytes(ctx->cl, ctx->P));
-    cl_buf_put(ctx->cl, x);
+        alg_send(ctx, ctx->server, sh->pick[k], ALG_PS_TAG_MODEL, sh->round, x,
+                alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, x);
 }
 
 static void fa_on_start(alg_ctx *ctx, void *state, int node)
@@ -93,29 +93,29 @@ static void fa_on_start(alg_ctx *ctx, void *state, int node)
 static void fa_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     fa_state *st = state;
-    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
+    alg_sgd_apply(ctx, i, alg_params(ctx, i), grad, 1.0);
     if (--st->steps_left > 0) {
-        cl_start_step(ctx->cl, i);
+        alg_start_step(ctx, i);
         return;
     }
     st->active = 0;
     fa_shared *sh = alg_ps_extra(ctx->shared);
-    cl_buf *x = cl_snapshot(ctx->cl, i);
-    cl_send(ctx->cl, i, ctx->server, ALG_PS_TAG_GRAD, sh->round, x,
-            cl_param_bytes(ctx->cl, ctx->P));
-    cl_buf_put(ctx->cl, x);
+    cl_buf *x = alg_snapshot(ctx, i);
+    alg_send(ctx, i, ctx->server, ALG_PS_TAG_GRAD, sh->round, x,
+            alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, x);
 }
 
 static void server_receive(alg_ctx *ctx, const cl_msg *m)
 {
     alg_ps *ps = ctx->shared;
     fa_shared *sh = alg_ps_extra(ps);
-    double w = (double)cl_local_samples(ctx->cl, m->from);
+    double w = (double)alg_local_samples(ctx, m->from);
     cblas_daxpy((int)ctx->P, w, m->payload->data, 1, ps->sum, 1);
     sh->weight += w;
     if (++sh->received < sh->m)
         return;
-    double *x = cl_params(ctx->cl, ctx->server);
+    double *x = alg_params(ctx, ctx->server);
     memcpy(x, ps->sum, ctx->P * sizeof(double));
     cblas_dscal((int)ctx->P, 1.0 / sh->weight, x, 1);
     memset(ps->sum, 0, ctx->P * sizeof(double));
@@ -133,10 +133,10 @@ static void fa_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         return;
     }
     alg_ps_install(ctx, i, m);
-    size_t per_epoch = cl_local_samples(ctx->cl, i) / cl_batch(ctx->cl);
+    size_t per_epoch = alg_local_samples(ctx, i) / alg_batch(ctx);
     st->steps_left = (long)ctx->param[P_LOCAL_EPOCHS] * (long)(per_epoch ? per_epoch : 1);
     st->active = 1;
-    cl_start_step(ctx->cl, i);
+    alg_start_step(ctx, i);
 }
 
 static void fa_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,

@@ -43,22 +43,22 @@ static int gl_check(const alg_ctx *ctx, char *err, size_t size)
 static void gl_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     gl_state *st = state;
-    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
+    alg_sgd_apply(ctx, i, alg_params(ctx, i), grad, 1.0);
     if (++st->steps % (uint64_t)ctx->param[P_SEND_EVERY] == 0) {
         const topo_graph *g = ctx->g;
         size_t deg = g->off[i + 1] - g->off[i];
         int j = g->nbr[g->off[i] + gsl_rng_uniform_int(alg_rng(ctx, i), deg)];
-        cl_buf *x = cl_snapshot(ctx->cl, i);
-        cl_send(ctx->cl, i, j, TAG_MODEL, st->sent++, x, cl_param_bytes(ctx->cl, ctx->P));
-        cl_buf_put(ctx->cl, x);
+        cl_buf *x = alg_snapshot(ctx, i);
+        alg_send(ctx, i, j, TAG_MODEL, st->sent++, x, alg_param_bytes(ctx, ctx->P));
+        alg_buf_put(ctx, x);
     }
-    cl_start_step(ctx->cl, i);
+    alg_start_step(ctx, i);
 }
 
 static void gl_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     gl_state *st = state;
-    double *x = cl_params(ctx->cl, i);
+    double *x = alg_params(ctx, i);
     cblas_daxpy((int)ctx->P, 1.0, m->payload->data, 1, x, 1);
     cblas_dscal((int)ctx->P, 0.5, x, 1);
     st->merged++;

@@ -98,7 +98,7 @@ static void hop_fini(alg_ctx *ctx, void *state, int i)
     if (st->latest)
         for (int k = 0; k < degree(ctx, i); k++)
             if (st->latest[k])
-                cl_buf_put(ctx->cl, st->latest[k]);
+                alg_buf_put(ctx, st->latest[k]);
     free(st->latest);
     free(st->known);
 }
@@ -137,7 +137,7 @@ static void try_advance(alg_ctx *ctx, hop_state *st, int i)
     }
     if (have < d - (int)ctx->param[P_BACKUP])
         return;
-    double *x = cl_params(ctx->cl, i);
+    double *x = alg_params(ctx, i);
     int used = 0;
     for (int q = 0; q < d; q++)
         if (st->latest[q] && st->known[q] + s >= k + 1) {
@@ -155,19 +155,19 @@ static void try_advance(alg_ctx *ctx, hop_state *st, int i)
     }
     st->stepped = 0;
     record_gaps(ctx, i);
-    cl_start_step(ctx->cl, i);
+    alg_start_step(ctx, i);
 }
 
 static void hop_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     hop_state *st = state;
-    double *x = cl_params(ctx->cl, i);
+    double *x = alg_params(ctx, i);
     alg_sgd_apply(ctx, i, x, grad, 1.0);
     const topo_graph *g = ctx->g;
-    cl_buf *b = cl_snapshot(ctx->cl, i);
+    cl_buf *b = alg_snapshot(ctx, i);
     for (size_t e = g->off[i]; e < g->off[i + 1]; e++)
-        cl_send(ctx->cl, i, g->nbr[e], TAG_MODEL, st->iter, b, cl_param_bytes(ctx->cl, ctx->P));
-    cl_buf_put(ctx->cl, b);
+        alg_send(ctx, i, g->nbr[e], TAG_MODEL, st->iter, b, alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, b);
     st->stepped = 1;
     try_advance(ctx, st, i);
 }
@@ -179,7 +179,7 @@ static void hop_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     if (m->round + 1 > st->known[q]) {
         st->known[q] = m->round + 1;
         if (st->latest[q])
-            cl_buf_put(ctx->cl, st->latest[q]);
+            alg_buf_put(ctx, st->latest[q]);
         cl_buf_ref(m->payload);
         st->latest[q] = m->payload;
     }
@@ -190,7 +190,7 @@ static void hop_describe_wait(const alg_ctx *ctx, const void *state, int i, char
                               size_t size)
 {
     const hop_state *st = state;
-    if (cl_is_computing(ctx->cl, i))
+    if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step of iteration %llu", (unsigned long long)st->iter);
     else
         snprintf(buf, size, "neighbour models of iteration %llu (or tokens)",

@@ -61,12 +61,12 @@ static void synced(alg_ctx *ctx, int node)
     st->syncing = 0;
     st->local = 0;
     st->round++;
-    cl_start_step(ctx->cl, node);
+    alg_start_step(ctx, node);
 }
 
 static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len)
 {
-    double *x = cl_params(ctx->cl, node);
+    double *x = alg_params(ctx, node);
     memcpy(x, sum, len * sizeof(double));
     cblas_dscal((int)len, 1.0 / ctx->n, x, 1);
     synced(ctx, node);
@@ -78,7 +78,7 @@ static void gossip_try_mix(alg_ctx *ctx, ls_state *st, int i)
     int p = (int)(st->round & 1);
     if (!st->syncing || st->cnt[p] < degree(ctx, i))
         return;
-    double *x = cl_params(ctx->cl, i);
+    double *x = alg_params(ctx, i);
     cblas_dscal((int)ctx->P, ctx->g->self_w[i], x, 1);
     cblas_daxpy((int)ctx->P, 1.0, st->acc[p], 1, x, 1);
     memset(st->acc[p], 0, ctx->P * sizeof(double));
@@ -91,14 +91,14 @@ static void start_sync(alg_ctx *ctx, ls_state *st, int i)
     ls_shared *sh = ctx->shared;
     st->syncing = 1;
     if ((int)ctx->param[P_SYNC] == SYNC_ALLREDUCE) {
-        alg_coll_start(ctx, sh->coll, i, st->round, alg_coll_everyone(sh->coll), ctx->n, cl_params(ctx->cl, i));
+        alg_coll_start(ctx, sh->coll, i, st->round, alg_coll_everyone(sh->coll), ctx->n, alg_params(ctx, i));
         return;
     }
     const topo_graph *g = ctx->g;
-    cl_buf *x = cl_snapshot(ctx->cl, i);
+    cl_buf *x = alg_snapshot(ctx, i);
     for (size_t k = g->off[i]; k < g->off[i + 1]; k++)
-        cl_send(ctx->cl, i, g->nbr[k], TAG_GOSSIP, st->round, x, cl_param_bytes(ctx->cl, ctx->P));
-    cl_buf_put(ctx->cl, x);
+        alg_send(ctx, i, g->nbr[k], TAG_GOSSIP, st->round, x, alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, x);
     gossip_try_mix(ctx, st, i);
 }
 
@@ -149,9 +149,9 @@ static void ls_fini(alg_ctx *ctx, void *state, int node)
 static void ls_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     ls_state *st = state;
-    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
+    alg_sgd_apply(ctx, i, alg_params(ctx, i), grad, 1.0);
     if (++st->local < (int)ctx->param[P_LOCAL_STEPS])
-        cl_start_step(ctx->cl, i);
+        alg_start_step(ctx, i);
     else
         start_sync(ctx, st, i);
 }
@@ -181,7 +181,7 @@ static void ls_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 {
     const ls_state *st = state;
     const ls_shared *sh = ctx->shared;
-    if (cl_is_computing(ctx->cl, i))
+    if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step");
     else if (!st->syncing)
         buf[0] = '\0';

@@ -85,23 +85,20 @@ static group *new_group(pr_shared *sh, const int *members, int k)
         size_t cap = sh->cap_groups ? 2 * sh->cap_groups : 64;
         group *g = realloc(sh->groups, cap * sizeof *g);
         if (!g)
-            goto oom;
+            alg_out_of_memory();
         sh->groups = g;
         sh->cap_groups = cap;
     }
     group *g = &sh->groups[sh->n_groups++];
     g->members = malloc((size_t)k * sizeof(int));
     if (!g->members)
-        goto oom;
+        alg_out_of_memory();
     memcpy(g->members, members, (size_t)k * sizeof(int));
     qsort(g->members, (size_t)k, sizeof(int), cmp_int);
     g->k = k;
     g->queued = 1;
     sh->formed++;
     return g;
-oom:
-    fputs("dtsim: error: out of memory\n", stderr);
-    exit(1);
 }
 
 /* Generator: launch every queued group whose members are all free, oldest
@@ -110,10 +107,8 @@ static void launch_ready(alg_ctx *ctx)
 {
     pr_shared *sh = ctx->shared;
     char *claimed = calloc((size_t)ctx->n, 1);
-    if (!claimed) {
-        fputs("dtsim: error: out of memory\n", stderr);
-        exit(1);
-    }
+    if (!claimed)
+        alg_out_of_memory();
     for (size_t id = sh->queue_head; id < sh->n_groups; id++) {
         group *g = &sh->groups[id];
         if (!g->queued)
@@ -130,7 +125,7 @@ static void launch_ready(alg_ctx *ctx)
         g->queued = 0;
         for (int m = 0; m < g->k; m++) {
             sh->busy[g->members[m]] = 1;
-            cl_send(ctx->cl, ctx->server, g->members[m], TAG_GROUP, id, NULL, 0);
+            alg_send(ctx, ctx->server, g->members[m], TAG_GROUP, id, NULL, 0);
         }
     }
     while (sh->queue_head < sh->n_groups && !sh->groups[sh->queue_head].queued)
@@ -168,14 +163,6 @@ static void random_group(alg_ctx *ctx, int requester)
 /* Static schedule: phase p's partition ranks the workers by a hash of
  * (seed, p, worker), so it is the same whichever request comes first;
  * worker w's group is the block of group_size ranks that holds it. */
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 typedef struct pending {
     uint64_t phase;
     int      block, count;
@@ -193,12 +180,10 @@ static int static_members(const alg_ctx *ctx, uint64_t seed, uint64_t p, int w, 
 {
     int n = ctx->n, g = group_size(ctx);
     uint64_t (*key)[2] = malloc((size_t)n * sizeof *key);
-    if (!key) {
-        fputs("dtsim: error: out of memory\n", stderr);
-        exit(1);
-    }
+    if (!key)
+        alg_out_of_memory();
     for (int i = 0; i < n; i++) {
-        key[i][0] = mix(seed ^ mix(p * 0x100000001b3ULL + (uint64_t)i));
+        key[i][0] = alg_hash64(seed ^ alg_hash64(p * 0x100000001b3ULL + (uint64_t)i));
         key[i][1] = (uint64_t)i;
     }
     qsort(key, (size_t)n, sizeof *key, rank_cmp);
@@ -237,10 +222,8 @@ static void static_request(alg_ctx *ctx, int w, uint64_t phase)
         if (st->n_pend == st->cap_pend) {
             size_t cap = st->cap_pend ? 2 * st->cap_pend : 16;
             pending *pp = realloc(st->pend, cap * sizeof *pp);
-            if (!pp) {
-                fputs("dtsim: error: out of memory\n", stderr);
-                exit(1);
-            }
+            if (!pp)
+                alg_out_of_memory();
             st->pend = pp;
             st->cap_pend = cap;
         }
@@ -321,7 +304,7 @@ static void pr_fini(alg_ctx *ctx, void *state, int node)
 static void request(alg_ctx *ctx, pr_state *st, int i)
 {
     st->requested = 1;
-    cl_send(ctx->cl, i, ctx->server, TAG_REQUEST, st->phase++, NULL, 0);
+    alg_send(ctx, i, ctx->server, TAG_REQUEST, st->phase++, NULL, 0);
 }
 
 static void pr_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
@@ -332,7 +315,7 @@ static void pr_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
         st->holding = 1;
         return;
     }
-    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
+    alg_sgd_apply(ctx, i, alg_params(ctx, i), grad, 1.0);
     request(ctx, st, i);
 }
 
@@ -340,21 +323,21 @@ static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len)
 {
     pr_state *st = alg_state(ctx, node);
     pr_shared *sh = ctx->shared;
-    double *x = cl_params(ctx->cl, node);
+    double *x = alg_params(ctx, node);
     int k = 0;
     (void)sh;
     memcpy(x, sum, len * sizeof(double));
     k = st->in_group;
     cblas_dscal((int)len, 1.0 / k, x, 1);
     st->in_group = 0;
-    cl_send(ctx->cl, node, ctx->server, TAG_FREE, 0, NULL, 0);
+    alg_send(ctx, node, ctx->server, TAG_FREE, 0, NULL, 0);
     if (st->holding) {
         st->holding = 0;
         alg_sgd_apply(ctx, node, x, st->held, 1.0);
         request(ctx, st, node);
     } else if (st->requested) {
         st->requested = 0;
-        cl_start_step(ctx->cl, node);
+        alg_start_step(ctx, node);
     }
 }
 
@@ -381,7 +364,7 @@ static void pr_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     /* TAG_GROUP: join the partial all-reduce of group m->round */
     const group *g = &sh->groups[m->round];
     st->in_group = g->k;
-    alg_coll_start(ctx, sh->coll, i, m->round, g->members, g->k, cl_params(ctx->cl, i));
+    alg_coll_start(ctx, sh->coll, i, m->round, g->members, g->k, alg_params(ctx, i));
 }
 
 static void pr_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -396,7 +379,7 @@ static void pr_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
     else if (st->requested)
         snprintf(buf, size, "a group from the group generator");
     else
-        snprintf(buf, size, "%s", cl_is_computing(ctx->cl, i) ? "its step" : "");
+        snprintf(buf, size, "%s", alg_is_computing(ctx, i) ? "its step" : "");
 }
 
 static int pr_stats(const alg_ctx *ctx, const char **keys, double *values, int max)

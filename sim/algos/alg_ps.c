@@ -34,30 +34,30 @@ void *alg_ps_extra(alg_ps *ps) { return (char *)ps + ALIGNED(sizeof(alg_ps)); }
 
 void alg_ps_push(alg_ctx *ctx, int worker, const double *grad, uint64_t version)
 {
-    cl_buf *b = cl_buf_get(ctx->cl);
+    cl_buf *b = alg_buf_get(ctx);
     memcpy(b->data, grad, ctx->P * sizeof(double));
-    cl_send(ctx->cl, worker, ctx->server, ALG_PS_TAG_GRAD, version, b,
-            cl_param_bytes(ctx->cl, ctx->P));
-    cl_buf_put(ctx->cl, b);
+    alg_send(ctx, worker, ctx->server, ALG_PS_TAG_GRAD, version, b,
+            alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, b);
 }
 
 void alg_ps_send_model(alg_ctx *ctx, int worker)
 {
     alg_ps *ps = ctx->shared;
-    cl_buf *x = cl_snapshot(ctx->cl, ctx->server);
-    cl_send(ctx->cl, ctx->server, worker, ALG_PS_TAG_MODEL, ps->version, x,
-            cl_param_bytes(ctx->cl, ctx->P));
-    cl_buf_put(ctx->cl, x);
+    cl_buf *x = alg_snapshot(ctx, ctx->server);
+    alg_send(ctx, ctx->server, worker, ALG_PS_TAG_MODEL, ps->version, x,
+            alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, x);
 }
 
 void alg_ps_broadcast_model(alg_ctx *ctx)
 {
     alg_ps *ps = ctx->shared;
-    cl_buf *x = cl_snapshot(ctx->cl, ctx->server);
+    cl_buf *x = alg_snapshot(ctx, ctx->server);
     for (int w = 0; w < ctx->n; w++)   /* the server's uplink sends them one by one */
-        cl_send(ctx->cl, ctx->server, w, ALG_PS_TAG_MODEL, ps->version, x,
-                cl_param_bytes(ctx->cl, ctx->P));
-    cl_buf_put(ctx->cl, x);
+        alg_send(ctx, ctx->server, w, ALG_PS_TAG_MODEL, ps->version, x,
+                alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, x);
 }
 
 static void record(alg_ps *ps, uint64_t staleness)
@@ -71,7 +71,7 @@ static void record(alg_ps *ps, uint64_t staleness)
 void alg_ps_apply(alg_ctx *ctx, const double *g, uint64_t computed_on)
 {
     alg_ps *ps = ctx->shared;
-    alg_sgd_apply(ctx, ctx->server, cl_params(ctx->cl, ctx->server), g, 1.0);
+    alg_sgd_apply(ctx, ctx->server, alg_params(ctx, ctx->server), g, 1.0);
     record(ps, ps->version - computed_on);
     ps->version++;
 }
@@ -86,7 +86,7 @@ void alg_ps_gather(alg_ctx *ctx, const double *g)
 void alg_ps_apply_gathered(alg_ctx *ctx)
 {
     alg_ps *ps = ctx->shared;
-    alg_sgd_apply(ctx, ctx->server, cl_params(ctx->cl, ctx->server), ps->sum, (double)ps->n_sum);
+    alg_sgd_apply(ctx, ctx->server, alg_params(ctx, ctx->server), ps->sum, (double)ps->n_sum);
     for (int k = 0; k < ps->n_sum; k++)
         record(ps, 0);
     ps->version++;
@@ -96,7 +96,7 @@ void alg_ps_apply_gathered(alg_ctx *ctx)
 
 void alg_ps_install(alg_ctx *ctx, int worker, const cl_msg *m)
 {
-    memcpy(cl_params(ctx->cl, worker), m->payload->data, ctx->P * sizeof(double));
+    memcpy(alg_params(ctx, worker), m->payload->data, ctx->P * sizeof(double));
 }
 
 int alg_ps_shared_init_plain(alg_ctx *ctx) { return alg_ps_shared_init(ctx, 0); }
@@ -114,7 +114,7 @@ void alg_ps_worker_reply(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     alg_ps_install(ctx, i, m);
     w->version = m->round;
     w->waiting = 0;
-    cl_start_step(ctx->cl, i);
+    alg_start_step(ctx, i);
 }
 
 void alg_ps_worker_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -132,7 +132,7 @@ void alg_ps_worker_describe_wait(const alg_ctx *ctx, const void *state, int i, c
 
 const double *alg_ps_eval_params(const alg_ctx *ctx)
 {
-    return cl_params_const(ctx->cl, ctx->server);
+    return alg_params_const(ctx, ctx->server);
 }
 
 int alg_ps_stats(const alg_ctx *ctx, const char **keys, double *values, int max)

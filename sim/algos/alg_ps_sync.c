@@ -42,7 +42,7 @@ static void psy_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     }
     alg_ps_install(ctx, i, m);
     st->waiting = 0;
-    cl_start_step(ctx->cl, i);
+    alg_start_step(ctx, i);
 }
 
 static void psy_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,

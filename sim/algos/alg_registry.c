@@ -1,9 +1,9 @@
-/* alg_registry.c -- the table of known algorithms and the few helpers they
- * share.  Adding an algorithm means adding its file and one line here.
+/* alg_registry.c -- the table of known protocols and the checking of
+ * their parameter tables against the scenario's values.  Adding a
+ * protocol means adding its file and one line here.  The calls protocols
+ * make are alg_host.c's.
  */
-#include "alg.h"
-
-#include "sim_rng.h"
+#include "alg_host.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,21 +35,6 @@ const char *alg_names(void)
                                     all[i]->name);
     }
     return names;
-}
-
-void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div)
-{
-    mdl_optim_step(ctx->opt, node, x, g, g_div);
-}
-
-gsl_rng *alg_rng(const alg_ctx *ctx, int node)
-{
-    if (!ctx->rng[node]
-        && !(ctx->rng[node] = sim_rng_stream_create(ctx->seed, (uint32_t)node, SIM_RNG_ALGO))) {
-        fputs("dtsim: error: out of memory\n", stderr);
-        exit(1);
-    }
-    return ctx->rng[node];
 }
 
 void alg_params_defaults(const alg_type *t, alg_ctx *ctx)

@@ -45,7 +45,7 @@ static void rn_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
 {
     rn_state *st = state;
     alg_ps_push(ctx, i, grad, st->version);
-    cl_start_step(ctx->cl, i);
+    alg_start_step(ctx, i);
 }
 
 static void rn_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
@@ -66,10 +66,10 @@ static void rn_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     }
     alg_ps_install(ctx, i, m);
     st->version = m->round;
-    if ((int)ctx->param[P_RESTART] && cl_is_computing(ctx->cl, i)) {
+    if ((int)ctx->param[P_RESTART] && alg_is_computing(ctx, i)) {
         /* the step in progress is on the old point: drop it, start afresh */
-        cl_abort_step(ctx->cl, i);
-        cl_start_step(ctx->cl, i);
+        alg_abort_step(ctx, i);
+        alg_start_step(ctx, i);
     }
 }
 
@@ -82,7 +82,7 @@ static void rn_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
         snprintf(buf, size, "%d more gradients of version %llu", target(ctx) - ps->n_sum,
                  (unsigned long long)ps->version);
     else
-        snprintf(buf, size, "%s", cl_is_computing(ctx->cl, i) ? "its step" : "");
+        snprintf(buf, size, "%s", alg_is_computing(ctx, i) ? "its step" : "");
 }
 
 const alg_type alg_rennala = {

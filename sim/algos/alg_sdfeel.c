@@ -106,14 +106,14 @@ static void sd_on_start(alg_ctx *ctx, void *state, int node)
 {
     (void)state;
     if (!is_server(ctx, node))
-        cl_start_step(ctx->cl, node);
+        alg_start_step(ctx, node);
 }
 
 static void send_model(alg_ctx *ctx, int from, int to, uint32_t tag, uint64_t round)
 {
-    cl_buf *x = cl_snapshot(ctx->cl, from);
-    cl_send(ctx->cl, from, to, tag, round, x, cl_param_bytes(ctx->cl, ctx->P));
-    cl_buf_put(ctx->cl, x);
+    cl_buf *x = alg_snapshot(ctx, from);
+    alg_send(ctx, from, to, tag, round, x, alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, x);
 }
 
 static void to_clients(alg_ctx *ctx, int c)
@@ -128,7 +128,7 @@ static void try_mix(alg_ctx *ctx, sd_state *st, int c)
     int p = (int)(st->gossip_round & 1), need = n_server_nbrs(ctx);
     if (!st->gossiping || st->gcnt[p] < need)
         return;
-    double *x = cl_params(ctx->cl, server_of(ctx, c));
+    double *x = alg_params(ctx, server_of(ctx, c));
     cblas_daxpy((int)ctx->P, 1.0, st->gacc[p], 1, x, 1);
     cblas_dscal((int)ctx->P, 1.0 / (1 + need), x, 1);
     memset(st->gacc[p], 0, ctx->P * sizeof(double));
@@ -141,7 +141,7 @@ static void try_mix(alg_ctx *ctx, sd_state *st, int c)
 static void aggregated(alg_ctx *ctx, sd_state *st, int c)
 {
     int s = server_of(ctx, c), C = n_clusters(ctx);
-    double *x = cl_params(ctx->cl, s);
+    double *x = alg_params(ctx, s);
     memcpy(x, st->sum, ctx->P * sizeof(double));
     cblas_dscal((int)ctx->P, 1.0 / st->weight, x, 1);
     memset(st->sum, 0, ctx->P * sizeof(double));
@@ -164,9 +164,9 @@ static void aggregated(alg_ctx *ctx, sd_state *st, int c)
 static void sd_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     sd_state *st = state;
-    alg_sgd_apply(ctx, i, cl_params(ctx->cl, i), grad, 1.0);
+    alg_sgd_apply(ctx, i, alg_params(ctx, i), grad, 1.0);
     if (++st->local < (int)ctx->param[P_LOCAL_STEPS]) {
-        cl_start_step(ctx->cl, i);
+        alg_start_step(ctx, i);
         return;
     }
     st->local = 0;
@@ -178,9 +178,9 @@ static void sd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     sd_state *st = state;
     if (!is_server(ctx, i)) {   /* the cluster model */
-        memcpy(cl_params(ctx->cl, i), m->payload->data, ctx->P * sizeof(double));
+        memcpy(alg_params(ctx, i), m->payload->data, ctx->P * sizeof(double));
         st->waiting = 0;
-        cl_start_step(ctx->cl, i);
+        alg_start_step(ctx, i);
         return;
     }
     int c = i - ctx->n;
@@ -192,7 +192,7 @@ static void sd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
             try_mix(ctx, st, c);
         return;
     }
-    double w = (double)cl_local_samples(ctx->cl, m->from);
+    double w = (double)alg_local_samples(ctx, m->from);
     cblas_daxpy((int)ctx->P, w, m->payload->data, 1, st->sum, 1);
     st->weight += w;
     int lo = cluster_lo(ctx, c), hi = c + 1 < n_clusters(ctx) ? cluster_lo(ctx, c + 1) : ctx->n;

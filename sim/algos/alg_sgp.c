@@ -79,12 +79,6 @@ typedef struct sgp_state {
     int      n_slots;
 } sgp_state;
 
-static void oom(void)
-{
-    fputs("dtsim: error: out of memory\n", stderr);
-    exit(1);
-}
-
 static void copy_digraph(topo_digraph *dst, const topo_digraph *src)
 {
     int n = src->n;
@@ -95,7 +89,7 @@ static void copy_digraph(topo_digraph *dst, const topo_digraph *src)
         dst->in_off = malloc((size_t)(n + 1) * sizeof(size_t));
         dst->self_w = malloc((size_t)n * sizeof(double));
         if (!dst->out_off || !dst->in_off || !dst->self_w)
-            oom();
+            alg_out_of_memory();
     }
     if (dst->n_arcs < a || !dst->out_nbr) {
         dst->out_nbr = realloc(dst->out_nbr, (a ? a : 1) * sizeof(int));
@@ -103,7 +97,7 @@ static void copy_digraph(topo_digraph *dst, const topo_digraph *src)
         dst->out_w = realloc(dst->out_w, (a ? a : 1) * sizeof(double));
         dst->in_w = realloc(dst->in_w, (a ? a : 1) * sizeof(double));
         if (!dst->out_nbr || !dst->in_nbr || !dst->out_w || !dst->in_w)
-            oom();
+            alg_out_of_memory();
     }
     dst->n = n;
     dst->n_arcs = a;
@@ -279,22 +273,22 @@ static slot *slot_of(const alg_ctx *ctx, sgp_state *st, uint64_t round)
         }
     slot *s = realloc(st->slots, (size_t)(st->n_slots + 1) * sizeof *s);
     if (!s)
-        oom();
+        alg_out_of_memory();
     st->slots = s;
     slot *n = &st->slots[st->n_slots++];
     n->round = round;
     n->count = 0;
     n->acc = calloc(ctx->P + 1, sizeof(double));
     if (!n->acc)
-        oom();
+        alg_out_of_memory();
     return n;
 }
 
 static void sgp_on_start(alg_ctx *ctx, void *state, int i)
 {
     sgp_state *st = state;
-    memcpy(st->x, cl_params(ctx->cl, i), ctx->P * sizeof(double));
-    cl_start_step(ctx->cl, i);
+    memcpy(st->x, alg_params(ctx, i), ctx->P * sizeof(double));
+    alg_start_step(ctx, i);
 }
 
 /* All in-neighbours' shares of the current round are in: finish it. */
@@ -318,12 +312,12 @@ static void try_finish(alg_ctx *ctx, sgp_state *st, int i)
         s->count = 0;
         s->round = UINT64_MAX;
     }
-    double *z = cl_params(ctx->cl, i);
+    double *z = alg_params(ctx, i);
     memcpy(z, st->x, ctx->P * sizeof(double));
     cblas_dscal((int)ctx->P, 1.0 / st->w, z, 1);
     st->round++;
     st->pushed = 0;
-    cl_start_step(ctx->cl, i);
+    alg_start_step(ctx, i);
 }
 
 static void sgp_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
@@ -336,7 +330,7 @@ static void sgp_on_step_done(alg_ctx *ctx, void *state, int i, const double *gra
      * carries for mixing: columns then always sum to 1 */
     double p = 1.0 / (1.0 + (double)(d->out_off[i + 1] - d->out_off[i]));
     for (size_t e = d->out_off[i]; e < d->out_off[i + 1]; e++) {
-        cl_buf *b = cl_buf_get(ctx->cl);
+        cl_buf *b = alg_buf_get(ctx);
         if (ctx->P > 0) {   /* timing only (no parameters): an empty payload */
             b->len = ctx->P + 1;
             for (size_t k = 0; k < ctx->P; k++)
@@ -344,9 +338,9 @@ static void sgp_on_step_done(alg_ctx *ctx, void *state, int i, const double *gra
             b->data[ctx->P] = p * st->w;
             sh->in_flight_w += p * st->w;
         }
-        cl_send(ctx->cl, i, d->out_nbr[e], TAG_PUSH, st->round, b,
-                cl_param_bytes(ctx->cl, ctx->P + 1));
-        cl_buf_put(ctx->cl, b);
+        alg_send(ctx, i, d->out_nbr[e], TAG_PUSH, st->round, b,
+                alg_param_bytes(ctx, ctx->P + 1));
+        alg_buf_put(ctx, b);
     }
     cblas_dscal((int)ctx->P, p, st->x, 1);
     if (ctx->P > 0)
@@ -374,7 +368,7 @@ static void sgp_describe_wait(const alg_ctx *ctx, const void *state, int i, char
                               size_t size)
 {
     const sgp_state *st = state;
-    if (cl_is_computing(ctx->cl, i))
+    if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step of round %llu", (unsigned long long)st->round);
     else
         snprintf(buf, size, "push-sum shares of round %llu from its in-neighbours",

@@ -1,7 +1,9 @@
-/* cl_buf.h -- reference-counted parameter buffers.  A message carries a
- * buffer by reference, never a copy per hop; the last release returns it to
- * the cluster's pool (cl_buf_put).  This header only declares the record;
- * the pool lives in cl_buf.c.
+/* cl_buf.h -- what travels on the network: reference-counted payload
+ * buffers and the message record that carries one.  A message carries a
+ * buffer by reference, never a copy per hop; the last release returns it
+ * to the cluster's pool.  This header only declares the records and the
+ * pool (cl_buf.c); sending is cl_cluster.h's, and protocols see these
+ * records through the protocol header alg.h.
  */
 #ifndef CL_BUF_H
 #define CL_BUF_H
@@ -33,5 +35,16 @@ void    cl_pool_init(cl_pool *p, size_t capacity);
 void    cl_pool_fini(cl_pool *p);   /* frees the free list; live buffers are a bug */
 cl_buf *cl_pool_get(cl_pool *p);    /* refs 1, len capacity; NULL when out of memory */
 void    cl_pool_put(cl_pool *p, cl_buf *b);  /* drops a reference; recycles at 0 */
+
+/* A message as the receiving algorithm sees it.  The payload (may be NULL)
+ * is borrowed for the duration of the callback: cl_buf_ref it to keep it. */
+typedef struct cl_msg {
+    int      from, to;
+    uint32_t tag;       /* the algorithm's meaning */
+    uint64_t round;     /* the algorithm's meaning, e.g. iteration number */
+    double   bytes;
+    double   sent_at;   /* seconds */
+    cl_buf  *payload;
+} cl_msg;
 
 #endif

@@ -1,7 +1,6 @@
 /* cl_cluster.c -- nodes that compute in simulated time (see cl_cluster.h
- * for the timing model): creation, one step at a time per node with the
- * gradient taken when the step starts and handed over when it ends, step
- * time noise, piecewise integration of a step's work when the node's
+ * for the timing model): creation, one step at a time per node (the caller
+ * is told when a step begins and when it ends), step time noise, piecewise integration of a step's work when the node's
  * slowdown changes, what a node loses when it goes down and what it does
  * when it comes back, the per-node time accounting of nodes.csv, and event
  * dispatch.  The network lives in cl_net.c, slowdown and availability
@@ -18,16 +17,10 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 
-void cl_i_die_oom(void)
-{
-    fputs("dtsim: error: out of memory\n", stderr);
-    exit(1);
-}
-
 void cl_i_schedule(cl_cluster *c, double at, uint32_t kind, int target, uint32_t data)
 {
     if (sim_engine_schedule_at(c->eng, at, kind, (uint32_t)target, data) != 0)
-        cl_i_die_oom();
+        sim_die_oom();
     c->pending++;
     c->nodes[target].pending++;
 }
@@ -74,16 +67,6 @@ static int node_create(cl_cluster *c, const cl_config *cfg, int i)
     if (nd->noise.dist != CL_NOISE_CONSTANT
         && !(nd->rng_compute = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_COMPUTE)))
         return -1;
-    if (!cfg->model)
-        return 0;   /* timing only: no data to sample */
-    nd->rng_data = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_DATA);
-    nd->n_local = cfg->part->off[i + 1] - cfg->part->off[i];
-    nd->perm = malloc((nd->n_local ? nd->n_local : 1) * sizeof(size_t));
-    if (!nd->rng_data || !nd->perm)
-        return -1;
-    memcpy(nd->perm, cfg->part->idx + cfg->part->off[i], nd->n_local * sizeof(size_t));
-    if (nd->n_local > 1)   /* gsl_ran_shuffle underflows on an empty array */
-        gsl_ran_shuffle(nd->rng_data, nd->perm, nd->n_local, sizeof(size_t));
     return 0;
 }
 
@@ -104,16 +87,10 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
     c->eng = e;
     c->cb = cb;
     c->n = cfg->n_nodes;
-    c->P = cfg->model ? mdl_n_params(cfg->model) : 0;
     c->free_slot = NO_SLOT;
-    /* one spare slot: a scalar may travel with a model (push-sum weight);
-     * timing-only runs (no parameters) keep capacity 0: one shared buffer */
-    cl_pool_init(&c->pool, c->P ? c->P + 1 : 0);
-    size_t nP = (size_t)c->n * c->P;
-    c->params = calloc(nP ? nP : 1, sizeof(double));
-    c->grads = calloc(nP ? nP : 1, sizeof(double));
+    cl_pool_init(&c->pool, cfg->payload_doubles);
     c->nodes = calloc((size_t)c->n, sizeof(node));
-    if (!c->params || !c->grads || !c->nodes)
+    if (!c->nodes)
         goto out_destroy;
     for (int i = 0; i < c->n; i++)
         if (node_create(c, cfg, i) != 0)
@@ -148,10 +125,8 @@ void cl_destroy(cl_cluster *c)
     if (c->nodes) {
         for (int i = 0; i < c->n; i++) {
             gsl_rng_free(c->nodes[i].rng_compute);
-            gsl_rng_free(c->nodes[i].rng_data);
             gsl_rng_free(c->nodes[i].rng_slow);
             gsl_rng_free(c->nodes[i].rng_fault);
-            free(c->nodes[i].perm);
         }
         cl_i_net_fini(c);
     }
@@ -165,20 +140,12 @@ void cl_destroy(cl_cluster *c)
     free(c->faults);
     free(c->slots);
     free(c->nodes);
-    free(c->grads);
-    free(c->params);
     free(c);
 }
 
 int cl_n_nodes(const cl_cluster *c) { return c->n; }
-const cl_divergence *cl_divergence_get(const cl_cluster *c) { return &c->div; }
-size_t cl_n_params(const cl_cluster *c) { return c->P; }
 double cl_now(const cl_cluster *c) { return sim_engine_now(c->eng); }
-double *cl_params(cl_cluster *c, int i) { return c->params + (size_t)i * c->P; }
-const double *cl_params_const(const cl_cluster *c, int i) { return c->params + (size_t)i * c->P; }
 int cl_is_computing(const cl_cluster *c, int i) { return c->nodes[i].computing; }
-size_t cl_local_samples(const cl_cluster *c, int i) { return c->nodes[i].n_local; }
-size_t cl_batch(const cl_cluster *c) { return c->cfg.batch; }
 int cl_is_up(const cl_cluster *c, int i) { return c->nodes[i].n_down == 0; }
 double cl_slowdown_factor(const cl_cluster *c, int i) { return c->nodes[i].factor; }
 uint64_t cl_pending(const cl_cluster *c) { return c->pending; }
@@ -232,25 +199,8 @@ void cl_start_step(cl_cluster *c, int i)
         nd->want_step = 1;
         return;
     }
-    if (c->cfg.model) {
-        size_t B = c->cfg.batch;
-        if (nd->cursor + B > nd->n_local) {
-            /* epoch boundary: reshuffle; the tail shorter than a batch waits
-             * for the next epoch (drop-last sampling) */
-            gsl_ran_shuffle(nd->rng_data, nd->perm, nd->n_local, sizeof(size_t));
-            nd->cursor = 0;
-        }
-        double loss = mdl_loss_grad(c->cfg.model, cl_params(c, i), c->cfg.train,
-                                    nd->perm + nd->cursor, B, c->grads + (size_t)i * c->P);
-        if (!isfinite(loss) && !c->div.diverged) {
-            c->div.diverged = 1;
-            c->div.node = i;
-            c->div.step = nd->st.steps + 1;
-            c->div.time_s = sim_engine_now(c->eng);
-            c->div.loss = loss;
-        }
-        nd->cursor += B;
-    }
+    if (c->cb.on_step_start)
+        c->cb.on_step_start(c->cb.ctx, i);
     cl_i_account(c, i);
     nd->computing = 1;
     nd->want_step = 0;
@@ -354,35 +304,18 @@ void cl_i_hold(cl_cluster *c, int i, int delta)
         go_up(c, i);
 }
 
-double cl_param_bytes(const cl_cluster *c, size_t n_params)
+void cl_set_timer(cl_cluster *c, int i, double delay_s, uint32_t tag)
 {
-    if (!c->cfg.model)
-        return c->cfg.message_bytes;
-    return (double)n_params * c->cfg.bytes_per_param;
-}
-
-int cl_timing_only(const cl_cluster *c) { return c->cfg.model == NULL; }
-
-void cl_set_timer(cl_cluster *c, int node, double delay_s, uint32_t tag)
-{
-    if (c->nodes[node].n_down > 0)
+    if (c->nodes[i].n_down > 0)
         return;   /* a down node has no timers */
-    cl_i_schedule(c, sim_engine_now(c->eng) + delay_s, CL_EV_TIMER, node, tag);
+    cl_i_schedule(c, sim_engine_now(c->eng) + delay_s, CL_EV_TIMER, i, tag);
 }
 
 cl_buf *cl_buf_get(cl_cluster *c)
 {
     cl_buf *b = cl_pool_get(&c->pool);
     if (!b)
-        cl_i_die_oom();
-    b->len = c->P;
-    return b;
-}
-
-cl_buf *cl_snapshot(cl_cluster *c, int node)
-{
-    cl_buf *b = cl_buf_get(c);
-    memcpy(b->data, cl_params(c, node), c->P * sizeof(double));
+        sim_die_oom();
     return b;
 }
 
@@ -399,7 +332,7 @@ static void on_step_done(cl_cluster *c, int i, uint32_t ver)
     c->total_steps++;
     nd->st.compute_s += nd->seg_len;
     cl_i_trace(c, i, "step", nd->step_started, sim_engine_now(c->eng), -1, 0);
-    c->cb.on_step_done(c->cb.ctx, i, c->grads + (size_t)i * c->P);
+    c->cb.on_step_done(c->cb.ctx, i);
 }
 
 int cl_handle_event(cl_cluster *c, const sim_event *ev)
@@ -456,9 +389,4 @@ double cl_total_bytes_sent(const cl_cluster *c)
     for (int i = 0; i < c->n; i++)
         b += c->nodes[i].st.bytes_sent;
     return b;
-}
-
-uint64_t cl_samples_processed(const cl_cluster *c)
-{
-    return cl_total_steps(c) * (uint64_t)c->cfg.batch;
 }

@@ -1,11 +1,11 @@
-/* cl_cluster.h -- the simulated machines: nodes that compute minibatch
- * gradients in simulated time, and a network that carries messages with
- * real payloads.  A node's k-th step has work base_i * noise_ik seconds
- * (base_i already includes its group's slowdown), done at rate
- * 1/slowdown_i(t): when a time-varying slowdown changes during a step, the
- * remaining work proceeds at the new rate (piecewise integration).  The
- * gradient is computed on the node's parameters as they are when the step
- * starts and handed to the algorithm when it ends.  A message from i to j
+/* cl_cluster.h -- the simulated machines: nodes that compute in simulated
+ * time, and a network that carries messages with opaque payloads.  A
+ * node's k-th step has work base_i * noise_ik seconds (base_i already
+ * includes its group's slowdown), done at rate 1/slowdown_i(t): when a
+ * time-varying slowdown changes during a step, the remaining work proceeds
+ * at the new rate (piecewise integration).  The cluster tells its caller
+ * when a step begins (on_step_start: the moment its math is taken) and
+ * when it ends (on_step_done); what a step computes is the caller's.  A message from i to j
  * passes i's uplink, propagates for the latency, then passes j's downlink
  * (cut-through: a message is never received faster than it was sent).  A
  * NIC serves its transfers one at a time (FIFO) or all at once with equal
@@ -14,7 +14,8 @@
  *
  * The cluster schedules its own events on the engine and hands them to the
  * algorithm through callbacks; it knows nothing of which algorithm runs, of
- * JSON or of graphs.  It is split by job: cl_cluster.c (nodes and steps),
+ * models, gradients, JSON or graphs: it deals in time, bytes and payload
+ * buffers.  It is split by job: cl_cluster.c (nodes and steps),
  * cl_net.c (links and NICs), cl_env.c (slowdowns and availability).
  */
 #ifndef CL_CLUSTER_H
@@ -23,7 +24,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "sim_engine.h"
-#include "mdl.h"
 #include "cl_buf.h"
 
 typedef struct cl_cluster cl_cluster;
@@ -163,21 +163,14 @@ typedef struct cl_trace_rec {
     double      bytes;
 } cl_trace_rec;
 
-/* A message as the receiving algorithm sees it.  The payload (may be NULL)
- * is borrowed for the duration of the callback: cl_buf_ref it to keep it. */
-typedef struct cl_msg {
-    int      from, to;
-    uint32_t tag;       /* the algorithm's meaning */
-    uint64_t round;     /* the algorithm's meaning, e.g. iteration number */
-    double   bytes;
-    double   sent_at;   /* seconds */
-    cl_buf  *payload;
-} cl_msg;
-
 /* What the cluster calls; ctx is passed back untouched. */
 typedef struct cl_callbacks {
     void *ctx;
-    void (*on_step_done)(void *ctx, int node, const double *grad);
+    /* A step begins computing now (cl_start_step, or the node's return
+     * when its step was deferred or restarted; not when a resumed step
+     * continues).  May be NULL. */
+    void (*on_step_start)(void *ctx, int node);
+    void (*on_step_done)(void *ctx, int node);
     void (*on_message)(void *ctx, int node, const cl_msg *msg);
     void (*on_timer)(void *ctx, int node, uint32_t tag);
     /* Availability changes (may be NULL); on_up runs before the node's
@@ -204,7 +197,6 @@ typedef struct cl_config {
     const cl_link_rule *link_rules;
     size_t   n_link_rules;
     int      reorder;           /* jitter may reorder messages on one link */
-    double   bytes_per_param;   /* wire bytes per parameter (after compression) */
     /* NICs: capacities in bytes per second (NULL: bandwidth_Bps); a
      * transfer never goes faster than the link bandwidth either */
     const double *up_Bps, *down_Bps;
@@ -216,15 +208,9 @@ typedef struct cl_config {
     size_t   n_faults;
     cl_step_policy step_policy;
     cl_msg_policy  msg_policy;
-    /* model and data: borrowed, must outlive the cluster.  model NULL is
-     * the timing-only "none" model: no parameters, no gradients, no data
-     * (train and part are not read), and every parameter message is
-     * message_bytes on the wire. */
-    double   message_bytes;     /* model NULL: bytes of one model message, > 0 */
-    mdl_model          *model;
-    const mdl_dataset  *train;
-    const mdl_partition *part;
-    size_t   batch;             /* samples per step, <= smallest partition */
+    /* doubles a pooled payload buffer holds (0: payloads carry no data, one
+     * shared buffer; see cl_pool) */
+    size_t   payload_doubles;
 } cl_config;
 
 /* Per-node totals for nodes.csv. */
@@ -245,32 +231,20 @@ typedef struct cl_node_stats {
  * nodes; the cluster cancels target i when node i goes down.  Target
  * n_nodes carries the cluster's slowdown and availability events and is
  * never cancelled (the caller may share it, but not cancel it): the engine
- * needs n_nodes + 1 targets.  Parameters of every node start at zero.
- * Slowdowns and faults in force at time 0 apply at once.
- * NULL when out of memory. */
+ * needs n_nodes + 1 targets.  Slowdowns and faults in force at time 0
+ * apply at once.  NULL when out of memory. */
 cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb);
 void        cl_destroy(cl_cluster *c);
 
 int     cl_n_nodes(const cl_cluster *c);
-size_t  cl_n_params(const cl_cluster *c);
 double  cl_now(const cl_cluster *c);
-/* Node i's parameters (n_params doubles), owned by the cluster. */
-double *cl_params(cl_cluster *c, int node);
-const double *cl_params_const(const cl_cluster *c, int node);
 
-/* Starts node's next step now: draws a minibatch from the node's partition
- * (a seeded shuffle per epoch), computes the gradient on the current
- * parameters, and schedules CL_EV_STEP_DONE after the step time.  A node
- * runs one step at a time (starting a second one is a bug).
- * Cost: one model gradient. */
+/* Starts node's next step now: on_step_start, then the step time is
+ * drawn and CL_EV_STEP_DONE scheduled; a down node's step starts when it
+ * comes back.  A node runs one step at a time (starting a second one is a
+ * bug). */
 void cl_start_step(cl_cluster *c, int node);
-/* The gradient handed to on_step_done stays valid until the node's next
- * cl_start_step. */
 int  cl_is_computing(const cl_cluster *c, int node);
-/* Samples in node's partition. */
-size_t cl_local_samples(const cl_cluster *c, int node);
-/* Samples per step. */
-size_t cl_batch(const cl_cluster *c);
 /* Abandons node's step in progress (e.g. a backup worker that lost the
  * race): no on_step_done comes for it.  Nothing happens when idle. */
 void cl_abort_step(cl_cluster *c, int node);
@@ -278,30 +252,19 @@ int  cl_is_up(const cl_cluster *c, int node);
 /* Node's current slowdown factor (product of its active processes). */
 double cl_slowdown_factor(const cl_cluster *c, int node);
 
-/* Sends a message; bytes is the size on the wire (payload_params *
- * bytes_per_param for parameter messages: see cl_param_bytes; with the
- * none model payloads have length 0).  payload is
- * referenced (not copied) and released after delivery; NULL for a control
- * message.  from != to.  A message from a down node is dropped at once; one
- * to a down node is dropped when it arrives. */
+/* Sends a message of bytes on the wire.  payload is referenced (not
+ * copied) and released after delivery; NULL for a control message.  from
+ * != to.  A message from a down node is dropped at once; one to a down
+ * node is dropped when it arrives. */
 void   cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
                cl_buf *payload, double bytes);
-/* Wire bytes of a message of n_params parameters: n_params *
- * bytes_per_param.  With the none model (no parameters) every parameter
- * message is a whole model and n_params is ignored: cfg.message_bytes. */
-double cl_param_bytes(const cl_cluster *c, size_t n_params);
-/* Nonzero when the cluster runs the timing-only none model. */
-int    cl_timing_only(const cl_cluster *c);
 
-/* Calls on_timer(node, tag) after delay seconds. */
+/* Calls on_timer(node, tag) after delay seconds; a down node has none. */
 void cl_set_timer(cl_cluster *c, int node, double delay_s, uint32_t tag);
 
-/* A pooled buffer of capacity n_params + 1 (a spare slot for a scalar
- * travelling with a model, e.g. a push-sum weight), refcount 1, len
- * n_params. */
+/* A pooled buffer of cfg.payload_doubles doubles, refcount 1, len its
+ * capacity. */
 cl_buf *cl_buf_get(cl_cluster *c);
-/* A new buffer holding a copy of node's parameters. */
-cl_buf *cl_snapshot(cl_cluster *c, int node);
 void    cl_buf_put(cl_cluster *c, cl_buf *b);   /* release one reference */
 
 /* Handles an event of a cluster kind; returns 0. */
@@ -322,19 +285,5 @@ double   cl_compute_time(const cl_cluster *c, int node);
 void     cl_stats_settle(cl_cluster *c);
 uint64_t cl_total_steps(const cl_cluster *c);
 double   cl_total_bytes_sent(const cl_cluster *c);
-uint64_t cl_samples_processed(const cl_cluster *c);
-
-/* Divergence: the first step (over all nodes) whose minibatch loss was NaN
- * or infinite when cl_start_step computed its gradient, i.e. the node's
- * parameters had already blown up or the loss overflowed.  The step still
- * runs; the caller decides to stop.  Costs one isfinite per step. */
-typedef struct cl_divergence {
-    int      diverged;  /* 0: every loss so far was finite */
-    int      node;
-    uint64_t step;      /* the node's step number, from 1 */
-    double   time_s;    /* simulated time the step started */
-    double   loss;      /* NaN or +-Inf */
-} cl_divergence;
-const cl_divergence *cl_divergence_get(const cl_cluster *c);
 
 #endif

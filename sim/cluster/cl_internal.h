@@ -59,9 +59,7 @@ typedef struct nic {
 typedef struct node {
     double   base_s;
     cl_noise_spec noise;
-    gsl_rng *rng_compute, *rng_data, *rng_slow, *rng_fault;
-    size_t  *perm;       /* the node's sample indices, shuffled per epoch */
-    size_t   n_local, cursor;
+    gsl_rng *rng_compute, *rng_slow, *rng_fault;
     /* the step in progress: work left (seconds at factor 1) since seg_start */
     int      computing, paused, want_step;
     uint32_t step_ver;
@@ -100,9 +98,6 @@ struct cl_cluster {
     sim_engine   *eng;
     cl_callbacks  cb;
     int           n;
-    size_t        P;
-    double       *params;   /* n * P */
-    double       *grads;    /* n * P: gradient of the step in progress */
     node         *nodes;
     cl_pool       pool;
     msg_slot     *slots;
@@ -119,10 +114,10 @@ struct cl_cluster {
     int           any_jitter;
     struct wf { double bw; uint32_t k; } *wf;   /* water-filling scratch */
     size_t        wf_cap;
-    cl_divergence div;      /* the first step whose loss was not finite */
 };
 
-void cl_i_die_oom(void);
+/* out of memory mid-run: sim_die_oom (sim_engine.h), the one policy */
+#define cl_i_die_oom sim_die_oom
 /* Schedules a cluster event targeted at node target (counted as pending). */
 void cl_i_schedule(cl_cluster *c, double at, uint32_t kind, int target, uint32_t data);
 /* Classifies the time since node i's last accounting as compute, network,

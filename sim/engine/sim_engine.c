@@ -12,6 +12,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,4 +290,10 @@ int
 sim_engine_stop_code(const sim_engine *e)
 {
     return e->stop_code;
+}
+
+void sim_die_oom(void)
+{
+    fputs("dtsim: error: out of memory\n", stderr);
+    exit(1);
 }

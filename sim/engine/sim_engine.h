@@ -73,4 +73,12 @@ int sim_engine_pop(sim_engine *e, sim_event *ev);
 sim_stop sim_engine_run(sim_engine *e, double horizon, sim_handler h, void *ctx);
 int      sim_engine_stop_code(const sim_engine *e);  /* handler's nonzero return; 0 if the last run stopped otherwise */
 
+/* The one out-of-memory policy of a run in progress: a handler deep in
+ * the event loop that cannot allocate (a message slot, a payload buffer,
+ * a protocol's mailbox) has no caller it could hand an error to without
+ * unwinding the loop, so it prints "dtsim: error: out of memory" on
+ * stderr and exits with status 1 (the exit status of a failed run).
+ * Everything before the loop starts returns errors instead. */
+_Noreturn void sim_die_oom(void);
+
 #endif

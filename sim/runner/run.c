@@ -8,12 +8,25 @@
  */
 #include "run_internal.h"
 
-/* ---- callbacks from the cluster to the algorithm ---- */
+/* ---- callbacks from the cluster to the trainer and the algorithm ---- */
 
-static void cb_step_done(void *vr, int node, const double *grad)
+/* A step's math is taken when it begins: on the parameters as they are now. */
+static void cb_step_start(void *vr, int node)
 {
     run_sim *r = vr;
-    r->alg->on_step_done(&r->ctx, alg_state(&r->ctx, node), node, grad);
+    trn_step_begin(r->trn, node, cl_stats(r->cl, node)->steps + 1, cl_now(r->cl));
+}
+
+static void cb_step_done(void *vr, int node)
+{
+    run_sim *r = vr;
+    r->alg->on_step_done(&r->ctx, alg_state(&r->ctx, node), node, trn_grad(r->trn, node));
+}
+
+static void cb_timer(void *vr, int node, uint32_t tag)
+{
+    run_sim *r = vr;
+    r->alg->on_timer(&r->ctx, alg_state(&r->ctx, node), node, tag);
 }
 
 static void cb_message(void *vr, int node, const cl_msg *m)
@@ -34,7 +47,7 @@ static void cb_up(void *vr, int node)
     for (size_t e = g->off[node]; e < g->off[node + 1]; e++) {
         int j = g->nbr[e];
         if (cl_is_up(r->cl, j)) {
-            memcpy(cl_params(r->cl, node), cl_params_const(r->cl, j), r->ctx.P * sizeof(double));
+            memcpy(trn_params(r->trn, node), trn_params_const(r->trn, j), r->ctx.P * sizeof(double));
             return;
         }
     }
@@ -56,10 +69,10 @@ static void evaluate(run_sim *r, out_metrics_row *row)
     /* The mean is taken as x_0 + mean_i (x_i - x_0), in node order: exactly
      * x_0 when every node holds the same model, so a consensus distance of
      * zero means identical models, not a rounding coincidence. */
-    const double *x0 = cl_params_const(r->cl, 0);
+    const double *x0 = trn_params_const(r->trn, 0);
     memset(r->avg, 0, P * sizeof(double));
     for (int i = 1; i < n; i++) {
-        const double *x = cl_params_const(r->cl, i);
+        const double *x = trn_params_const(r->trn, i);
         for (size_t k = 0; k < P; k++)
             r->avg[k] += x[k] - x0[k];
     }
@@ -67,7 +80,7 @@ static void evaluate(run_sim *r, out_metrics_row *row)
         r->avg[k] = x0[k] + r->avg[k] / n;
     double cd = 0;
     for (int i = 0; i < n; i++) {
-        const double *x = cl_params_const(r->cl, i);
+        const double *x = trn_params_const(r->trn, i);
         for (size_t k = 0; k < P; k++) {
             double d = x[k] - r->avg[k];
             cd += d * d;
@@ -81,7 +94,8 @@ static void evaluate(run_sim *r, out_metrics_row *row)
         /* no model to evaluate and no data to count epochs over */
         row->epochs = row->train_loss = row->test_loss = row->test_accuracy = NAN;
     } else {
-        row->epochs = (double)cl_samples_processed(r->cl) / (double)r->train.n;
+        row->epochs = (double)(cl_total_steps(r->cl) * (uint64_t)trn_batch(r->trn))
+                      / (double)r->train.n;
         mdl_evaluate(r->model, model, &r->train, r->eval_idx, r->n_eval, &row->train_loss,
                      &acc);
         mdl_evaluate(r->model, model, &r->test, r->test_idx, r->n_test_eval, &row->test_loss,
@@ -98,7 +112,7 @@ static void record_nodes(run_sim *r, double time_s)
     for (int i = 0; i < r->ctx.n; i++) {
         double loss = NAN, acc = NAN;
         if (!r->timing_only)
-            mdl_evaluate(r->model, cl_params_const(r->cl, i), &r->test, r->test_idx,
+            mdl_evaluate(r->model, trn_params_const(r->trn, i), &r->test, r->test_idx,
                          r->n_test_eval, &loss, &acc);
         out_fmt_double(r->nmf, time_s);
         fprintf(r->nmf, ",%d,%" PRIu64 ",", i, cl_stats(r->cl, i)->steps);
@@ -134,7 +148,7 @@ static int metrics_diverged(run_sim *r, const out_metrics_row *row)
     const char *what = isfinite(row->train_loss) ? "test loss" : "train loss";
     double v = isfinite(row->train_loss) ? row->test_loss : row->train_loss;
     for (int i = 0; i < r->n_all; i++) {
-        const double *x = cl_params_const(r->cl, i);
+        const double *x = trn_params_const(r->trn, i);
         for (size_t k = 0; k < r->ctx.P; k++) {
             if (!isfinite(x[k])) {
                 snprintf(r->diverged, sizeof r->diverged,
@@ -170,8 +184,7 @@ static int on_metrics_event(run_sim *r)
     r->metrics_k++;
     if (sim_engine_schedule_at(r->eng, (double)r->metrics_k * s->metrics_every_s, EV_METRICS,
                                (uint32_t)r->n_all, 0) != 0) {
-        fputs("dtsim: error: out of memory\n", stderr);
-        exit(1);
+        sim_die_oom();
     }
     return 0;
 }
@@ -278,8 +291,8 @@ static int handle(void *vr, const sim_event *ev)
     int code = handle_event(r, ev);
     if (code == 0)
         code = watchdog(r, ev);
-    if (code == 0 && cl_divergence_get(r->cl)->diverged) {
-        const cl_divergence *d = cl_divergence_get(r->cl);
+    if (code == 0 && trn_divergence_get(r->trn)->diverged) {
+        const trn_divergence *d = trn_divergence_get(r->trn);
         snprintf(r->diverged, sizeof r->diverged,
                  "diverged at t=%.10g s: node %d's minibatch loss was %s at the start of its "
                  "step %" PRIu64, d->time_s, d->node, isnan(d->loss) ? "nan"
@@ -354,8 +367,6 @@ static int start(run_sim *r)
         .bandwidth_Bps = s->bandwidth_Bps,
         .classes = r->classes, .n_classes = s->n_links + 1,
         .link_rules = r->rules, .n_link_rules = s->n_links, .reorder = s->reorder,
-        .bytes_per_param = s->bytes_per_param / s->compression_ratio,
-        .message_bytes = s->model_message_bytes / s->compression_ratio,
         .up_Bps = r->up_Bps, .down_Bps = r->down_Bps,
         .discipline = strcmp(s->discipline, "fair") == 0 ? CL_NIC_FAIR : CL_NIC_FIFO,
         .slowdowns = r->slows, .n_slowdowns = s->n_slowdowns,
@@ -363,48 +374,49 @@ static int start(run_sim *r)
         .step_policy = strcmp(s->fault_step, "resume") == 0 ? CL_STEP_RESUME : CL_STEP_RESTART,
         .msg_policy = strcmp(s->fault_messages, "keep_sent") == 0 ? CL_MSG_KEEP_SENT
                                                                  : CL_MSG_DROP,
-        .model = r->model, .train = &r->train, .part = &r->part, .batch = s->batch,
+        /* one spare slot: a scalar may travel with a model (push-sum
+         * weight); timing-only runs keep capacity 0: one shared buffer */
+        .payload_doubles = r->ctx.P ? r->ctx.P + 1 : 0,
     };
-    cl_callbacks cb = { .ctx = r, .on_step_done = cb_step_done, .on_message = cb_message,
-                        .on_up = cb_up,
+    cl_callbacks cb = { .ctx = r, .on_step_start = cb_step_start,
+                        .on_step_done = cb_step_done, .on_message = cb_message,
+                        .on_timer = r->alg->on_timer ? cb_timer : NULL, .on_up = cb_up,
                         .on_trace = r->tf ? cb_trace : NULL };
-    if (!r->eng || !(r->cl = cl_create(&cc, r->eng, cb)))
-        return -1;
-    r->ctx.cl = r->cl;
-    mdl_optim_spec os = {
-        .lr = s->lr, .momentum = s->opt_momentum, .nesterov = s->opt_nesterov,
-        .weight_decay = s->opt_weight_decay, .step_every = s->opt_step_every,
-        .gamma = s->opt_step_gamma, .total_steps = s->opt_total_steps,
-        .lr_min = s->opt_lr_min, .warmup_steps = s->opt_warmup_steps,
-        .schedule = strcmp(s->opt_schedule, "step") == 0 ? MDL_SCHED_STEP
-                  : strcmp(s->opt_schedule, "cosine") == 0 ? MDL_SCHED_COSINE
-                  : MDL_SCHED_CONSTANT,
+    trn_config tc = {
+        .n_nodes = n, .seed = s->seed, .model = r->model, .train = &r->train,
+        .part = &r->part, .batch = s->batch,
+        .optim = {
+            .lr = s->lr, .momentum = s->opt_momentum, .nesterov = s->opt_nesterov,
+            .weight_decay = s->opt_weight_decay, .step_every = s->opt_step_every,
+            .gamma = s->opt_step_gamma, .total_steps = s->opt_total_steps,
+            .lr_min = s->opt_lr_min, .warmup_steps = s->opt_warmup_steps,
+            .schedule = strcmp(s->opt_schedule, "step") == 0 ? MDL_SCHED_STEP
+                      : strcmp(s->opt_schedule, "cosine") == 0 ? MDL_SCHED_COSINE
+                      : MDL_SCHED_CONSTANT,
+        },
     };
-    if (!(r->ctx.opt = mdl_optim_create(&os, n, r->ctx.P)))
+    if (!r->eng || !(r->cl = cl_create(&cc, r->eng, cb)) || !(r->trn = trn_create(&tc)))
+        return -1;
+    alg_host_config hc = { .cl = r->cl, .trn = r->trn,
+                           .bytes_per_param = s->bytes_per_param / s->compression_ratio,
+                           .message_bytes = s->model_message_bytes / s->compression_ratio };
+    r->ctx.seed = s->seed;   /* the streams are created on first use (alg_rng) */
+    if (alg_host_attach(&r->ctx, &hc) != 0)
         return -1;
     r->ctx.state_size = r->alg->state_size;
     r->ctx.states = calloc((size_t)n, r->alg->state_size ? r->alg->state_size : 1);
-    r->ctx.rng = calloc((size_t)n, sizeof(gsl_rng *));
-    if (!r->ctx.states || !r->ctx.rng)
+    if (!r->ctx.states)
         return -1;
-    r->ctx.seed = s->seed;   /* the streams are created on first use (alg_rng) */
     if (r->alg->shared_init && r->alg->shared_init(&r->ctx) != 0)
         return -1;
     for (int i = 0; i < n; i++)
         if (r->alg->init && r->alg->init(&r->ctx, alg_state(&r->ctx, i), i) != 0)
             return -1;
-    /* every node starts from the same model, as in the papers */
-    gsl_rng *init = sim_rng_stream_create(s->seed, SIM_RNG_NO_NODE, SIM_RNG_INIT);
-    if (!init)
+    if (trn_init_params(r->trn) != 0)
         return -1;
-    if (r->model)
-        mdl_init_params(r->model, cl_params(r->cl, 0), init);
-    gsl_rng_free(init);
-    for (int i = 1; i < n; i++)
-        memcpy(cl_params(r->cl, i), cl_params(r->cl, 0), r->ctx.P * sizeof(double));
     if (r->opt->init_params)
         for (int i = 0; i < n; i++)
-            r->opt->init_params(r->opt->hook_ctx, i, cl_params(r->cl, i), r->ctx.P);
+            r->opt->init_params(r->opt->hook_ctx, i, trn_params(r->trn, i), r->ctx.P);
     return 0;
 }
 
@@ -413,20 +425,16 @@ static void finish(run_sim *r)
     if (r->ctx.states)
         for (int i = 0; i < r->n_all && r->alg->fini; i++)
             r->alg->fini(&r->ctx, alg_state(&r->ctx, i), i);
-    if (r->ctx.rng)
-        for (int i = 0; i < r->n_all; i++)
-            gsl_rng_free(r->ctx.rng[i]);
-    free(r->ctx.rng);
     free(r->ctx.states);
     if (r->alg->shared_fini)
         r->alg->shared_fini(&r->ctx);
     r->ctx.shared = NULL;
-    r->ctx.rng = NULL;
     r->ctx.states = NULL;
-    mdl_optim_destroy(r->ctx.opt);
-    r->ctx.opt = NULL;
+    alg_host_detach(&r->ctx);
+    trn_destroy(r->trn);
     cl_destroy(r->cl);
     sim_engine_destroy(r->eng);
+    r->trn = NULL;
     r->cl = NULL;
     r->eng = NULL;
 }
@@ -503,7 +511,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
         if (r->alg->on_start)
             r->alg->on_start(&r->ctx, alg_state(&r->ctx, i), i);
         else if (i < s->n_nodes)   /* by default every worker starts computing */
-            cl_start_step(r->cl, i);
+            alg_start_step(&r->ctx, i);
     }
     sim_stop why = sim_engine_run(r->eng, s->stop_time_s, handle, r);
     res->status = RUN_OK;

@@ -6,12 +6,13 @@
 #define RUN_INTERNAL_H
 
 #include "run.h"
-#include "alg.h"
+#include "alg_host.h"
 #include "cl_cluster.h"
 #include "mdl.h"
 #include "mdl_optim.h"
 #include "sim_engine.h"
 #include "sim_rng.h"
+#include "trn.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -58,6 +59,7 @@ struct run_sim {
     /* per execution */
     sim_engine   *eng;
     cl_cluster   *cl;
+    trn_trainer  *trn;
     const run_options *opt;
     FILE         *mf;
     FILE         *nmf;          /* node_metrics.csv, or NULL */

@@ -1,0 +1,137 @@
+/* trn.c -- every node's parameters, gradients, data cursors and optimizer
+ * (see trn.h).  A step's math is trn_step_begin: the batch is the next B
+ * indices of the node's shuffled partition and the gradient is the
+ * model's on the parameters as they are at that moment.  It does not know
+ * when steps happen, what the step time is, or who receives what.
+ */
+#include "trn.h"
+#include "sim_rng.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_randist.h>
+
+typedef struct cursor {
+    gsl_rng *rng;       /* SIM_RNG_DATA of the node */
+    size_t  *perm;      /* the node's sample indices, shuffled per epoch */
+    size_t   n_local, next;
+} cursor;
+
+struct trn_trainer {
+    trn_config     cfg;
+    int            n;
+    size_t         P;
+    double        *params;   /* n * P */
+    double        *grads;    /* n * P: the gradient of the step in progress */
+    cursor        *cur;      /* n, NULL for the timing-only model */
+    mdl_optim     *opt;
+    trn_divergence div;
+};
+
+static int cursor_init(cursor *c, const trn_config *cfg, int i)
+{
+    const mdl_partition *p = cfg->part;
+    c->rng = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_DATA);
+    c->n_local = p->off[i + 1] - p->off[i];
+    c->perm = malloc((c->n_local ? c->n_local : 1) * sizeof(size_t));
+    if (!c->rng || !c->perm)
+        return -1;
+    memcpy(c->perm, p->idx + p->off[i], c->n_local * sizeof(size_t));
+    if (c->n_local > 1)   /* gsl_ran_shuffle underflows on an empty array */
+        gsl_ran_shuffle(c->rng, c->perm, c->n_local, sizeof(size_t));
+    return 0;
+}
+
+trn_trainer *trn_create(const trn_config *cfg)
+{
+    trn_trainer *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->cfg = *cfg;
+    t->n = cfg->n_nodes;
+    t->P = cfg->model ? mdl_n_params(cfg->model) : 0;
+    size_t nP = (size_t)t->n * t->P;
+    t->params = calloc(nP ? nP : 1, sizeof(double));
+    t->grads = calloc(nP ? nP : 1, sizeof(double));
+    t->opt = mdl_optim_create(&cfg->optim, t->n, t->P);
+    if (!t->params || !t->grads || !t->opt)
+        goto out_destroy;
+    if (cfg->model) {
+        if (!(t->cur = calloc((size_t)t->n, sizeof *t->cur)))
+            goto out_destroy;
+        for (int i = 0; i < t->n; i++)
+            if (cursor_init(&t->cur[i], cfg, i) != 0)
+                goto out_destroy;
+    }
+    return t;
+
+out_destroy:
+    trn_destroy(t);
+    return NULL;
+}
+
+void trn_destroy(trn_trainer *t)
+{
+    if (!t)
+        return;
+    if (t->cur)
+        for (int i = 0; i < t->n; i++) {
+            gsl_rng_free(t->cur[i].rng);
+            free(t->cur[i].perm);
+        }
+    free(t->cur);
+    mdl_optim_destroy(t->opt);
+    free(t->grads);
+    free(t->params);
+    free(t);
+}
+
+int    trn_n_nodes(const trn_trainer *t) { return t->n; }
+size_t trn_n_params(const trn_trainer *t) { return t->P; }
+int    trn_timing_only(const trn_trainer *t) { return t->cfg.model == NULL; }
+size_t trn_batch(const trn_trainer *t) { return t->cfg.batch; }
+size_t trn_local_samples(const trn_trainer *t, int i) { return t->cur ? t->cur[i].n_local : 0; }
+double *trn_params(trn_trainer *t, int i) { return t->params + (size_t)i * t->P; }
+const double *trn_params_const(const trn_trainer *t, int i) { return t->params + (size_t)i * t->P; }
+const double *trn_grad(const trn_trainer *t, int i) { return t->grads + (size_t)i * t->P; }
+const trn_divergence *trn_divergence_get(const trn_trainer *t) { return &t->div; }
+
+int trn_init_params(trn_trainer *t)
+{
+    if (!t->cfg.model)
+        return 0;
+    gsl_rng *init = sim_rng_stream_create(t->cfg.seed, SIM_RNG_NO_NODE, SIM_RNG_INIT);
+    if (!init)
+        return -1;
+    mdl_init_params(t->cfg.model, trn_params(t, 0), init);
+    gsl_rng_free(init);
+    for (int i = 1; i < t->n; i++)
+        memcpy(trn_params(t, i), trn_params_const(t, 0), t->P * sizeof(double));
+    return 0;
+}
+
+void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
+{
+    if (!t->cfg.model)
+        return;
+    cursor *c = &t->cur[i];
+    size_t B = t->cfg.batch;
+    if (c->next + B > c->n_local) {
+        /* epoch boundary: reshuffle; the tail shorter than a batch waits for
+         * the next epoch (drop-last sampling) */
+        gsl_ran_shuffle(c->rng, c->perm, c->n_local, sizeof(size_t));
+        c->next = 0;
+    }
+    double loss = mdl_loss_grad(t->cfg.model, trn_params_const(t, i), t->cfg.train,
+                                c->perm + c->next, B, t->grads + (size_t)i * t->P);
+    if (!isfinite(loss) && !t->div.diverged)
+        t->div = (trn_divergence){ .diverged = 1, .node = i, .step = step, .time_s = time_s,
+                                   .loss = loss };
+    c->next += B;
+}
+
+void trn_apply(trn_trainer *t, int i, double *x, const double *g, double g_div)
+{
+    mdl_optim_step(t->opt, i, x, g, g_div);
+}
