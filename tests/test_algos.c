@@ -531,6 +531,52 @@ START_TEST(test_stall_is_reported)
 }
 END_TEST
 
+/* ---- timers ---- */
+
+/* Node i's first timer fires at 0.25 (i + 1) s with tag 100 + i and starts
+ * a 0.5 s step; each step's end sets a 1 s timer that starts the next one.
+ * By t = 9.9 s node 0 has finished 7 steps (0.75 + 1.5 k <= 9.9), nodes 1
+ * and 2 six each: 19.  A timer that fires late, early, with another tag
+ * or not at all changes the count, and each firing checks its instant. */
+typedef struct tm_state { uint32_t expect; int fired; } tm_state;
+static void tm_start(alg_ctx *c, void *s, int n)
+{
+    ((tm_state *)s)->expect = 100u + (uint32_t)n;
+    alg_set_timer(c, n, 0.25 * (n + 1), 100u + (uint32_t)n);
+}
+static void tm_timer(alg_ctx *c, void *s, int n, uint32_t tag)
+{
+    tm_state *st = s;
+    ck_assert_uint_eq(tag, st->expect);
+    /* the k-th firing (from 0) at 0.25 (n + 1) + 1.5 k */
+    ck_assert_double_eq_tol(alg_now(c), 0.25 * (n + 1) + 1.5 * st->fired, 1e-12);
+    st->fired++;
+    st->expect = 7u;
+    alg_start_step(c, n);
+}
+static void tm_step(alg_ctx *c, void *s, int n, const double *g)
+{
+    (void)s; (void)g;
+    alg_set_timer(c, n, 1.0, 7u);
+}
+static const alg_type timed = {
+    .name = "timed", .state_size = sizeof(tm_state), .on_start = tm_start,
+    .on_step_done = tm_step, .on_message = st_msg, .on_timer = tm_timer,
+};
+
+START_TEST(test_timers_reach_the_protocol)
+{
+    const char *json =
+        "{\"nodes\": 3, \"compute\": {\"step_time_s\": 0.5}, \"topology\": {\"kind\": \"complete\"},"
+        " \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 9.9}}";
+    run_options opt = { .algorithm = &timed };
+    run_result res;
+    run_json(json, &opt, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    ck_assert_uint_eq(res.last.steps, 19);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("algos");
@@ -558,6 +604,7 @@ int main(void)
     tcase_add_test(tc, test_sgp_one_peer_exact_average);
     tcase_add_test(tc, test_epidemic_fanout);
     tcase_add_test(tc, test_algorithm_params_checked);
+    tcase_add_test(tc, test_timers_reach_the_protocol);
     tcase_add_test(tc, test_allreduce_keeps_nodes_identical);
     tcase_add_test(tc, test_adpsgd_needs_bipartite);
     tcase_add_test(tc, test_unknown_algorithm);
