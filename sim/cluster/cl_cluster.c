@@ -25,12 +25,12 @@ void cl_i_schedule(cl_cluster *c, double at, uint32_t kind, int target, uint32_t
     c->nodes[target].pending++;
 }
 
-void cl_i_trace(cl_cluster *c, int node, const char *kind, double start, double end,
+void cl_i_trace(cl_cluster *c, int i, const char *kind, double start, double end,
                 int peer, double bytes)
 {
     if (!c->cb.on_trace)
         return;
-    cl_trace_rec r = { node, kind, start, end, peer, bytes };
+    cl_trace_rec r = { i, kind, start, end, peer, bytes };
     c->cb.on_trace(c->cb.ctx, &r);
 }
 
