@@ -411,6 +411,43 @@ START_TEST(test_example_scenario)
 }
 END_TEST
 
+/* D-PSGD on a ring of 4 whose node 2 leaves for good at t = 1 s: every node
+ * soon waits for a model that never comes, yet the down node's return (far
+ * beyond the stop) keeps an event pending.  No step completes for longer
+ * than the bound 10 x (0.01 s step + 4 x 20 B / 1e6 B/s + 0.001 s) =
+ * 0.1108 s, so the run ends as stalled, not ok, long before its stop time.
+ * One node down for 0.08 s (bound 10 x (0.01 + 20e-6 + 0.001) = 0.1102 s)
+ * costs time, not the run; down for 0.2 s it is a stall. */
+START_TEST(test_frozen_training_is_a_stall)
+{
+    char json[2048];
+    const char *fmt =
+        "{\"nodes\": %d, %s, \"compute\": {\"step_time_s\": 0.01},"
+        " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e6},"
+        " \"faults\": {\"events\": [{\"kind\": \"schedule\", \"nodes\": [%d], \"down_s\": 1,"
+        "   \"up_s\": %s}]},"
+        " \"algorithm\": {\"name\": \"%s\", \"batch\": 8}, \"stop\": {\"time_s\": 4}}";
+    snprintf(json, sizeof json, fmt, 4, small, 2, "1000", "dpsgd");
+    run_result res;
+    run_json(json, "test.json", NULL, &res);
+    ck_assert_int_eq(res.status, RUN_STALLED);
+    ck_assert_str_eq(res.stop_reason, "stalled");
+    ck_assert_msg(strstr(res.message, ", longer than the bound of 0.1108 s; waiting: ") != NULL,
+                  "%s", res.message);
+    ck_assert_msg(strstr(res.message, "node 2 (down)") != NULL, "%s", res.message);
+    ck_assert(res.sim_time_s > 1.1108 && res.sim_time_s < 1.2);
+    snprintf(json, sizeof json, fmt, 1, small, 0, "1.08", "allreduce");
+    run_json(json, "test.json", NULL, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    ck_assert_str_eq(res.stop_reason, "time");
+    snprintf(json, sizeof json, fmt, 1, small, 0, "1.2", "allreduce");
+    run_json(json, "test.json", NULL, &res);
+    ck_assert_int_eq(res.status, RUN_STALLED);
+    ck_assert_msg(strstr(res.message, ", longer than the bound of 0.1102 s; waiting: node 0 "
+                         "(down)") != NULL, "%s", res.message);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("faults");
@@ -418,6 +455,7 @@ int main(void)
     tcase_add_test(tc, test_barrier_runs_at_max_tau);
     tcase_add_test(tc, test_async_runs_at_sum_of_rates);
     tcase_add_test(tc, test_flops_step_time);
+    tcase_add_test(tc, test_frozen_training_is_a_stall);
     tcase_add_test(tc, test_link_entries);
     tcase_add_test(tc, test_compression_ratio);
     tcase_add_test(tc, test_faults_allreduce);

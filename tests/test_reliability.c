@@ -365,8 +365,9 @@ END_TEST
 START_TEST(test_watchdog_no_step)
 {
     run_result res;
-    run_pingpong("{\"nodes\": 2, \"network\": {\"latency_s\": 0.001}, \"algorithm\": {\"name\": "
-                 "\"dpsgd\"}, \"stop\": {\"steps\": 10}}", &res);
+    /* 1 s steps: the frozen-training bound (10 s) is far beyond the watchdog's window */
+    run_pingpong("{\"nodes\": 2, \"compute\": {\"step_time_s\": 1}, \"network\": {\"latency_s\": "
+                 "0.001}, \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"steps\": 10}}", &res);
     ck_assert_int_eq(res.status, RUN_NO_PROGRESS);
     ck_assert_msg(strstr(res.message, " message and timer events without a step completing "
                          "(watchdog limit 1000); busiest: node ") != NULL, "%s", res.message);

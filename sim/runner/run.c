@@ -283,6 +283,72 @@ static int watchdog(run_sim *r, const sim_event *ev)
     return STOP_NO_PROGRESS;
 }
 
+/* The noise factor that one step in 10^6 exceeds (RUN_FROZEN_TAIL). */
+static double noise_tail(const cl_noise_spec *ns)
+{
+    double z = gsl_cdf_ugaussian_Qinv(RUN_FROZEN_TAIL), e = -log(RUN_FROZEN_TAIL);
+    switch (ns->dist) {
+    case CL_NOISE_UNIFORM:     return ns->high;
+    case CL_NOISE_EXPONENTIAL: return e;
+    case CL_NOISE_LOGNORMAL:   return exp(-0.5 * ns->sigma * ns->sigma + z * ns->sigma);
+    case CL_NOISE_NORMAL:      return 1.0 + z * ns->sigma;
+    case CL_NOISE_SHIFTED_EXPONENTIAL: return ns->shift + (1.0 - ns->shift) * e;
+    case CL_NOISE_GAMMA:       return gsl_cdf_gamma_Qinv(RUN_FROZEN_TAIL, ns->shape, 1.0 / ns->shape);
+    case CL_NOISE_PARETO:
+        return (ns->alpha - 1.0) / ns->alpha * pow(RUN_FROZEN_TAIL, -1.0 / ns->alpha);
+    case CL_NOISE_CONSTANT:
+    default:                   return 1.0;
+    }
+}
+
+/* The longest a correct run goes without any node completing a step:
+ * RUN_FROZEN_FACTOR times the worst round a protocol here can need, i.e.
+ * the slowest worker's step (its base time at the noise factor one step in
+ * 10^6 exceeds and at the largest slowdown any process can apply, several
+ * on one node multiplying), plus n_all whole-model messages through the
+ * slowest NIC or link, plus the largest latency and jitter.  A protocol
+ * waiting for a node that is down, a message that was lost or a peer that
+ * left for good passes it; see docs/reliability.md. */
+static double frozen_bound(const run_sim *r)
+{
+    const scn_scenario *s = r->s;
+    double step = 0, slow = 1, bw = INFINITY, lat = 0;
+    for (int i = 0; i < s->n_nodes; i++)
+        step = fmax(step, r->step_times[i] * noise_tail(&r->noise[i]));
+    for (size_t k = 0; k < s->n_slowdowns; k++) {
+        const cl_slowdown *d = &r->slows[k];
+        double f = d->factor;
+        for (size_t q = 0; q < d->n_points; q++)
+            f = fmax(f, d->points[q].value);
+        slow *= fmax(1.0, f);
+    }
+    for (size_t k = 0; k <= s->n_links; k++) {
+        const cl_link_class *c = &r->classes[k];
+        double j = c->jitter == CL_JITTER_UNIFORM ? c->jitter_b
+                 : c->jitter == CL_JITTER_EXPONENTIAL ? -log(RUN_FROZEN_TAIL) * c->jitter_a : 0;
+        bw = fmin(bw, c->bandwidth_Bps);
+        lat = fmax(lat, c->latency_s + j);
+    }
+    for (int i = 0; i < r->n_all; i++)
+        bw = fmin(bw, fmin(r->up_Bps[i], r->down_Bps[i]));
+    double msg = alg_param_bytes(&r->ctx, r->ctx.P) / bw;
+    return RUN_FROZEN_FACTOR * (step * slow + (double)r->n_all * msg + lat);
+}
+
+/* Training stopped: steps were completed before, none for longer than the
+ * bound.  O(1) per event. */
+static int frozen(run_sim *r)
+{
+    double now = sim_engine_now(r->eng);
+    uint64_t steps = cl_total_steps(r->cl);
+    if (steps != r->last_steps) {
+        r->last_steps = steps;
+        r->last_step_s = now;
+        return 0;
+    }
+    return now - r->last_step_s > r->frozen_bound_s;
+}
+
 /* The interrupt flag is read after the event is handled, so the state an
  * interrupted run reports is that of a whole number of events. */
 static int handle(void *vr, const sim_event *ev)
@@ -299,6 +365,8 @@ static int handle(void *vr, const sim_event *ev)
                  : d->loss > 0 ? "inf" : "-inf", d->step);
         code = STOP_DIVERGED;
     }
+    if (code == 0 && frozen(r))
+        code = STOP_FROZEN;
     if (code == 0 && r->opt->interrupt && *r->opt->interrupt)
         code = STOP_INTERRUPT;
     if (r->opt->on_progress) {
@@ -309,11 +377,17 @@ static int handle(void *vr, const sim_event *ev)
     return code;
 }
 
-static void describe_stall(run_sim *r, run_result *res)
+static void describe_stall(run_sim *r, run_result *res, int code)
 {
-    size_t len = (size_t)snprintf(res->message, sizeof res->message,
-        "stalled at t=%.10g s: no event left before the stop condition; waiting:",
-        sim_engine_now(r->eng));
+    size_t len;
+    if (code == STOP_FROZEN)
+        len = (size_t)snprintf(res->message, sizeof res->message,
+            "stalled at t=%.10g s: no step completed since t=%.10g s, longer than the bound "
+            "of %.6g s; waiting:", sim_engine_now(r->eng), r->last_step_s, r->frozen_bound_s);
+    else
+        len = (size_t)snprintf(res->message, sizeof res->message,
+            "stalled at t=%.10g s: no event left before the stop condition; waiting:",
+            sim_engine_now(r->eng));
     int shown = 0, n = r->n_all;
     for (int i = 0; i < n && len < sizeof res->message; i++) {
         char what[256];
@@ -403,6 +477,7 @@ static int start(run_sim *r)
     r->ctx.seed = s->seed;   /* the streams are created on first use (alg_rng) */
     if (alg_host_attach(&r->ctx, &hc) != 0)
         return -1;
+    r->frozen_bound_s = frozen_bound(r);
     r->ctx.state_size = r->alg->state_size;
     r->ctx.states = calloc((size_t)n, r->alg->state_size ? r->alg->state_size : 1);
     if (!r->ctx.states)
@@ -470,6 +545,8 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     r->nmf = NULL;
     r->tf = NULL;
     r->stop_steps_total = s->stop_steps > 0 ? (uint64_t)s->stop_steps * (uint64_t)s->n_nodes : 0;
+    r->last_step_s = 0;
+    r->last_steps = 0;
 
     if (topo_compute_stats(r->g, &res->topo) != 0) {
         snprintf(err, es, "%s: error: out of memory computing topology statistics", s->path);
@@ -515,10 +592,11 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     }
     sim_stop why = sim_engine_run(r->eng, s->stop_time_s, handle, r);
     res->status = RUN_OK;
-    if (why == SIM_STOP_HORIZON) {
+    if (why == SIM_STOP_HORIZON && !frozen(r)) {
         res->stop_reason = "time";
     } else {
-        int code = why == SIM_STOP_HANDLER ? sim_engine_stop_code(r->eng) : STOP_STALL;
+        int code = why == SIM_STOP_HORIZON ? STOP_FROZEN
+                 : why == SIM_STOP_HANDLER ? sim_engine_stop_code(r->eng) : STOP_STALL;
         res->stop_reason = code == STOP_STEPS ? "steps"
                          : code == STOP_TARGET_LOSS ? "target_loss"
                          : code == STOP_TARGET_ACCURACY ? "target_accuracy"
@@ -535,9 +613,9 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
             res->status = RUN_DIVERGED;
             snprintf(res->message, sizeof res->message, "%s", r->diverged);
         }
-        if (code == STOP_STALL) {
+        if (code == STOP_STALL || code == STOP_FROZEN) {
             res->status = RUN_STALLED;
-            describe_stall(r, res);
+            describe_stall(r, res, code);
         }
     }
     /* a final row at the end instant, unless the models are no longer

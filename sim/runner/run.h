@@ -71,6 +71,15 @@ uint64_t run_watchdog_limit(int n_all);
 
 #define RUN_PROGRESS_EVENTS 4096
 
+/* A run in which no node completes a step for longer than this many times
+ * its worst round (the slowest step at the noise factor one step in
+ * 1/RUN_FROZEN_TAIL exceeds and the largest slowdown, plus one whole-model
+ * message per node through the slowest NIC or link, plus the largest
+ * latency) has stopped training: it ends as stalled, whatever the stop
+ * condition (docs/reliability.md). */
+#define RUN_FROZEN_FACTOR 10.0
+#define RUN_FROZEN_TAIL   1e-6
+
 typedef struct run_result {
     run_status status;
     const char *stop_reason;  /* "time", "steps", "target_loss",

@@ -22,12 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <gsl/gsl_cblas.h>
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 
 
 enum { EV_METRICS = CL_EV_USER };
 enum { STOP_STEPS = 1, STOP_TARGET_LOSS, STOP_TARGET_ACCURACY, STOP_STALL, STOP_INTERRUPT,
-       STOP_DIVERGED, STOP_NO_PROGRESS };
+       STOP_DIVERGED, STOP_NO_PROGRESS, STOP_FROZEN };
 
 struct run_sim {
     const scn_scenario *s;
@@ -75,6 +76,10 @@ struct run_sim {
     uint64_t     *wd_hits;
     int           wd_counting;
     char          stuck[1024];
+    /* training that stopped: no step completed anywhere for longer than
+     * frozen_bound_s (see run_frozen_bound) */
+    double        frozen_bound_s, last_step_s;
+    uint64_t      last_steps;
 };
 
 /* run_output.c: nodes.csv and run.json, written to temporary names and
