@@ -20,19 +20,9 @@ static int build_topology(run_sim *r, scn_error *err)
     topo_spec ts = { .n = s->n_nodes, .rows = s->topo_rows, .cols = s->topo_cols,
                      .layers = s->topo_layers, .p = s->topo_p, .degree = s->topo_degree,
                      .k = s->topo_k, .beta = s->topo_beta, .m = s->topo_m,
-                     .path = s->topo_file, .lazy_alpha = s->topo_lazy_alpha };
-    int kind = topo_kind_from_name(s->topology);
-    int mixing = topo_mixing_from_name(s->topo_mixing ? s->topo_mixing : "metropolis_hastings");
+                     .path = s->topo_file, .lazy_alpha = s->topo_lazy_alpha,
+                     .kind = s->topo_kind, .mixing = s->topo_mixing };
     char m[512];
-    if (kind < 0 || mixing < 0) {
-        snprintf(m, sizeof m, "unknown %s \"%s\" (expected one of: %s)",
-                 kind < 0 ? "topology" : "mixing", kind < 0 ? s->topology : s->topo_mixing,
-                 kind < 0 ? topo_kind_names() : topo_mixing_names());
-        value_error(err, s, kind < 0 ? "/topology/kind" : "/topology/mixing", m);
-        return -1;
-    }
-    ts.kind = (topo_kind)kind;
-    ts.mixing = (topo_mixing)mixing;
     r->g = topo_build(&ts, sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_TOPOLOGY), m, sizeof m);
     if (!r->g) {
         /* a bad line of an edge-list file is reported where it is:
@@ -107,7 +97,7 @@ static void keep_first(mdl_dataset *ds, size_t n)
 static int load_text(run_sim *r, char *m, size_t ms)
 {
     const scn_scenario *s = r->s;
-    const int csv = strcmp(s->data_kind, "csv") == 0;
+    const int csv = s->data_source == SCN_DATA_CSV;
     char tf[4096], vf[4096];
     mdl_dataset all;
     data_path(s, NULL, s->data_train_file, tf, sizeof tf);
@@ -163,14 +153,14 @@ static int load_files(run_sim *r, scn_error *err)
     const scn_scenario *s = r->s;
     char ti[4096], tl[4096], vi[4096], vl[4096];
     char m[sizeof err->msg], v[256];
-    if (strcmp(s->data_kind, "libsvm") == 0 || strcmp(s->data_kind, "csv") == 0) {
+    if (s->data_source == SCN_DATA_LIBSVM || s->data_source == SCN_DATA_CSV) {
         if (load_text(r, m, sizeof m) != 0) {
             snprintf(err->msg, sizeof err->msg, "%s", m);
             return -1;
         }
         goto out_subsets;
     }
-    if (strcmp(s->data_kind, "idx") == 0) {
+    if (s->data_source == SCN_DATA_IDX) {
         data_path(s, NULL, s->data_train_images, ti, sizeof ti);
         data_path(s, NULL, s->data_train_labels, tl, sizeof tl);
         data_path(s, NULL, s->data_test_images, vi, sizeof vi);
@@ -232,19 +222,19 @@ static int build_data(run_sim *r, scn_error *err)
     char m[512];
     if (r->timing_only)
         return 0;   /* no model, no data: nothing to build */
-    if (strcmp(s->data_kind, "synthetic") == 0) {
+    if (s->data_source == SCN_DATA_SYNTHETIC) {
         mdl_synth_spec sp = { .n_train = s->data_train, .n_test = s->data_test,
                               .d = s->data_features, .n_classes = s->data_classes,
                               .separation = s->data_separation };
         if (mdl_synth_generate(&sp, sim_rng_derive(s->data_seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
                                &r->train, &r->test) != 0)
             goto out_oom;
-    } else if (strncmp(s->data_kind, "synthetic-", 10) == 0) {
+    } else if (scn_data_generated(s->data_source)) {
         mdl_synth_linear_spec sp = { .n_train = s->data_train, .n_test = s->data_test,
                                      .d = s->data_features, .separation = s->data_separation,
                                      .noise = s->data_noise };
         const uint64_t seed = sim_rng_derive(s->data_seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN);
-        if ((strcmp(s->data_kind, "synthetic-logistic") == 0
+        if ((s->data_source == SCN_DATA_SYNTH_LOGISTIC
                  ? mdl_synth_logistic(&sp, seed, &r->train, &r->test, NULL)
                  : mdl_synth_regression(&sp, seed, &r->train, &r->test, NULL)) != 0)
             goto out_oom;
@@ -254,16 +244,13 @@ static int build_data(run_sim *r, scn_error *err)
     /* a file's size is known only now: check before touching it again */
     if (check_memory(r, 0, 0, err) != 0)
         return -1;
-    if (mdl_dataset_scale(&r->train, &r->test, (mdl_scale)s->data_scale) != 0)
+    if (mdl_dataset_scale(&r->train, &r->test, s->data_scale) != 0)
         goto out_oom;
 
-    static const char *const kinds[] = {"iid", "dirichlet", "shards", "quantity"};
-    mdl_partition_spec ps = { .n_nodes = s->n_nodes, .alpha = s->partition_alpha,
+    mdl_partition_spec ps = { .kind = s->partition_kind, .n_nodes = s->n_nodes,
+                              .alpha = s->partition_alpha,
                               .shards_per_node = s->partition_shards,
                               .exponent = s->partition_exponent, .min_samples = s->batch };
-    for (int k = 0; k < 4; k++)
-        if (strcmp(s->partition, kinds[k]) == 0)
-            ps.kind = (mdl_partition_kind)k;
     if (mdl_partition_build(&ps, &r->train,
                             sim_rng_derive(s->data_seed, SIM_RNG_NO_NODE, SIM_RNG_PARTITION),
                             &r->part, m, sizeof m) != 0) {
@@ -277,13 +264,7 @@ static int build_data(run_sim *r, scn_error *err)
     if (pad_partition(&r->part, r->n_all) != 0)
         goto out_oom;
 
-    const mdl_type *t = mdl_type_find(s->model);
-    if (!t) {
-        snprintf(m, sizeof m, "unknown model \"%s\" (expected one of: %s)", s->model,
-                 mdl_type_names());
-        value_error(err, s, "/model/kind", m);
-        return -1;
-    }
+    const mdl_type *t = s->model_type;
     if (t == &mdl_logistic && r->train.n_classes != 2) {
         snprintf(m, sizeof m, "model \"logistic\" needs 2 classes, the data has %d",
                  r->train.n_classes);
@@ -291,7 +272,7 @@ static int build_data(run_sim *r, scn_error *err)
         return -1;
     }
     mdl_arch a = { .d = r->train.d, .n_classes = r->train.n_classes,
-                   .n_hidden = s->model_n_hidden, .act = (mdl_activation)s->model_activation };
+                   .n_hidden = s->model_n_hidden, .act = s->model_activation };
     for (size_t l = 0; l < s->model_n_hidden; l++)
         a.hidden[l] = s->model_hidden[l];
     r->model = mdl_create_arch(t, &a, s->l2, s->batch);
@@ -362,7 +343,7 @@ static cl_link_class link_class(const scn_link_props *p, cl_window *w)
     for (size_t k = 0; k < p->n_outages; k++)
         w[k] = (cl_window){ p->outages[2 * k], p->outages[2 * k + 1] };
     return (cl_link_class){ .latency_s = p->latency_s, .bandwidth_Bps = p->bandwidth_Bps,
-                            .jitter = (cl_jitter)p->jitter, .jitter_a = p->jitter_a,
+                            .jitter = p->jitter, .jitter_a = p->jitter_a,
                             .jitter_b = p->jitter_b, .loss = p->loss, .outages = w,
                             .n_outages = p->n_outages };
 }
@@ -415,10 +396,7 @@ static int build_heterogeneity(run_sim *r)
             continue;
         }
         r->step_times[i] = scn_node_step_time(s, i, flops) * scn_node_slowdown(s, i);
-        scn_noise_spec ns = scn_node_noise(s, i);
-        r->noise[i] = (cl_noise_spec){ .dist = (cl_noise)ns.dist, .low = ns.low, .high = ns.high,
-                                       .sigma = ns.sigma, .floor = ns.floor, .shift = ns.shift,
-                                       .shape = ns.shape, .alpha = ns.alpha };
+        r->noise[i] = scn_node_noise(s, i);
         scn_node_nic(s, i, &r->up_Bps[i], &r->down_Bps[i]);
     }
     for (size_t j = 0; j < s->n_slowdowns; j++)
@@ -432,7 +410,7 @@ static int build_heterogeneity(run_sim *r)
     for (size_t j = 0; j < s->n_slowdowns; j++) {
         const scn_slowdown *d = &s->slowdowns[j];
         cl_slowdown *o = &r->slows[j];
-        *o = (cl_slowdown){ .kind = (cl_slow_kind)d->kind, .nodes = d->nodes,
+        *o = (cl_slowdown){ .kind = d->kind, .nodes = d->nodes,
                             .n_nodes = d->n_nodes, .factor = d->factor, .start_s = d->start_s,
                             .end_s = d->end_s, .mean_slow_s = d->mean_slow_s,
                             .mean_normal_s = d->mean_normal_s, .period_s = d->period_s,
@@ -447,7 +425,7 @@ static int build_heterogeneity(run_sim *r)
     for (size_t j = 0; j < s->n_faults; j++) {
         const scn_fault *f = &s->faults[j];
         cl_fault *o = &r->faults[j];
-        *o = (cl_fault){ .kind = (cl_fault_kind)f->kind, .nodes = f->nodes,
+        *o = (cl_fault){ .kind = f->kind, .nodes = f->nodes,
                          .n_nodes = f->n_nodes, .down_s = f->down_s, .up_s = f->up_s,
                          .mtbf_s = f->mtbf_s, .mttr_s = f->mttr_s,
                          .points = r->points + k, .n_points = f->n_points };
@@ -485,13 +463,16 @@ static void fmt_bytes(char *buf, size_t n, double b)
 static double edges_estimate(const scn_scenario *s)
 {
     double n = s->n_nodes;
-    if (strcmp(s->topology, "complete") == 0)
+    switch (s->topo_kind) {
+    case TOPO_COMPLETE:
         return n * (n - 1) / 2;
-    if (strcmp(s->topology, "erdos_renyi") == 0)
+    case TOPO_ERDOS_RENYI:
         return s->topo_p * n * (n - 1) / 2;
-    if (strcmp(s->topology, "random_regular") == 0)
+    case TOPO_RANDOM_REGULAR:
         return n * s->topo_degree / 2;
-    return 2 * n;
+    default:
+        return 2 * n;
+    }
 }
 
 /* Refuses (exit 2, see docs/reliability.md) a run whose estimate exceeds
@@ -510,7 +491,7 @@ static int check_memory(const run_sim *r, size_t P, double data_bytes, scn_error
     double data = 0;
     if (P == 0) {
         double rows = (double)s->data_train + (double)s->data_test;
-        data = strncmp(s->data_kind, "synthetic", 9) == 0
+        data = scn_data_generated(s->data_source)
              ? rows * ((double)s->data_features + 2) * 8 : 0;
     }
     if (r->train.x)   /* loaded or generated: what it really holds */
@@ -603,7 +584,7 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
         goto out_destroy;
     int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;
     r->n_all = s->n_nodes + servers;
-    r->timing_only = strcmp(s->model, "none") == 0;
+    r->timing_only = s->model_type == NULL;
     if (check_memory(r, 0, 0, err) != 0 || build_topology(r, err) != 0
         || build_data(r, err) != 0
         || check_memory(r, r->model ? mdl_n_params(r->model) : 0, 0, err) != 0)

@@ -18,13 +18,11 @@
 
 /* ---- noise ---------------------------------------------------------------- */
 
-int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, scn_noise_spec *out)
+int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, cl_noise_spec *out)
 {
     static const char *const keys[] = {"dist", "low", "high", "sigma", "floor", "shift",
                                        "shape", "alpha", NULL};
-    static const char *const dists[] = {"constant", "uniform", "exponential", "lognormal",
-                                        "normal", "shifted_exponential", "gamma", "pareto",
-                                        NULL};
+    const char *const *dists = scn_i_noise_names;
     static const char *const per_dist[][4] = {
         {"dist", NULL}, {"dist", "low", "high", NULL}, {"dist", NULL}, {"dist", "sigma", NULL},
         {"dist", "sigma", "floor", NULL}, {"dist", "shift", NULL}, {"dist", "shape", NULL},
@@ -44,10 +42,10 @@ int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, scn_noise_spec *
     if ((k = scn_i_lookup(c, dp, "dist", dist, dists)) < 0 ||
         scn_i_kind_keys(c, n, p, per_dist[k], "dist", dist))
         return -1;
-    out->dist = (scn_noise)k;
+    out->dist = (cl_noise)k;
     snprintf(why, sizeof why, "for dist \"%s\"", dist);
     switch (out->dist) {
-    case SCN_NOISE_UNIFORM:
+    case CL_NOISE_UNIFORM:
         if (scn_i_need_key(c, n, p, "low", why) || scn_i_need_key(c, n, p, "high", why) ||
             scn_i_opt_num(c, n, p, "low", GT0, &out->low, NULL) ||
             scn_i_opt_num(c, n, p, "high", GT0, &out->high, NULL))
@@ -57,8 +55,8 @@ int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, scn_noise_spec *
             return scn_i_fail(c, dp, "must be <= high (%g), got %g", out->high, out->low);
         }
         break;
-    case SCN_NOISE_LOGNORMAL:
-    case SCN_NOISE_NORMAL:
+    case CL_NOISE_LOGNORMAL:
+    case CL_NOISE_NORMAL:
         if (scn_i_need_key(c, n, p, "sigma", why) ||
             scn_i_opt_num(c, n, p, "sigma", GE0, &out->sigma, NULL) ||
             scn_i_opt_num(c, n, p, "floor", GT0, &out->floor, NULL))
@@ -70,13 +68,13 @@ int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, scn_noise_spec *
         /* beyond these, factors leave the range of a double (lognormal:
          * exp(-sigma^2/2) underflows to 0 at sigma 39) or become
          * meaningless; docs/reliability.md */
-        if (out->sigma > (out->dist == SCN_NOISE_LOGNORMAL ? 10 : 1e3)) {
+        if (out->sigma > (out->dist == CL_NOISE_LOGNORMAL ? 10 : 1e3)) {
             scn_i_ptr_key(dp, p, "sigma");
             return scn_i_fail(c, dp, "must be <= %g, got %g",
-                              out->dist == SCN_NOISE_LOGNORMAL ? 10 : 1e3, out->sigma);
+                              out->dist == CL_NOISE_LOGNORMAL ? 10 : 1e3, out->sigma);
         }
         break;
-    case SCN_NOISE_SHIFTED_EXPONENTIAL:
+    case CL_NOISE_SHIFTED_EXPONENTIAL:
         if (scn_i_need_key(c, n, p, "shift", why) ||
             scn_i_opt_num(c, n, p, "shift", GE0, &out->shift, NULL))
             return -1;
@@ -85,12 +83,12 @@ int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, scn_noise_spec *
             return scn_i_fail(c, dp, "must be < 1, got %g", out->shift);
         }
         break;
-    case SCN_NOISE_GAMMA:
+    case CL_NOISE_GAMMA:
         if (scn_i_need_key(c, n, p, "shape", why) ||
             scn_i_opt_num(c, n, p, "shape", GT0, &out->shape, NULL))
             return -1;
         break;
-    case SCN_NOISE_PARETO:
+    case CL_NOISE_PARETO:
         if (scn_i_need_key(c, n, p, "alpha", why) ||
             scn_i_opt_num(c, n, p, "alpha", GT0, &out->alpha, NULL))
             return -1;
@@ -103,7 +101,7 @@ int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, scn_noise_spec *
     default:
         break;
     }
-    if (out->dist != SCN_NOISE_NORMAL)
+    if (out->dist != CL_NOISE_NORMAL)
         out->floor = 0;
     return 0;
 }
@@ -566,7 +564,7 @@ static int v_slowdown(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, s
     static const char *const keys[] = {"kind", "nodes", "fraction", "factor", "start_s",
                                        "end_s", "mean_slow_s", "mean_normal_s", "period_s",
                                        "duration_s", "phase_s", "file", NULL};
-    static const char *const kinds[] = {"window", "markov", "periodic", "trace", NULL};
+    const char *const *kinds = scn_i_slow_kind_names;
     static const char *const per_kind[][8] = {
         {"kind", "nodes", "fraction", "factor", "start_s", "end_s", NULL},
         {"kind", "nodes", "fraction", "factor", "mean_slow_s", "mean_normal_s", NULL},
@@ -580,10 +578,10 @@ static int v_slowdown(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, s
     if ((k = kind_prologue(c, o, ptr, keys, "slowdown kind", kinds, &kind)) < 0 ||
         scn_i_kind_keys(c, o, ptr, per_kind[k], "kind", kind))
         return -1;
-    out->kind = (scn_slow_kind)k;
+    out->kind = (cl_slow_kind)k;
     out->end_s = INFINITY;
     snprintf(why, sizeof why, "for kind \"%s\"", kind);
-    if (out->kind == SCN_SLOW_TRACE)
+    if (out->kind == CL_SLOW_TRACE)
         return trace_entry(c, o, ptr, why, 0, s->n_nodes, &out->file, &out->points,
                            &out->n_points);
     if (v_select(c, o, ptr, s, 1, &out->nodes, &out->n_nodes, &out->fraction) ||
@@ -591,18 +589,18 @@ static int v_slowdown(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, s
         scn_i_opt_num(c, o, ptr, "factor", GT0, &out->factor, NULL))
         return -1;
     switch (out->kind) {
-    case SCN_SLOW_WINDOW:
+    case CL_SLOW_WINDOW:
         if (interval(c, o, ptr, why, "start_s", "end_s", &out->start_s, &out->end_s))
             return -1;
         break;
-    case SCN_SLOW_MARKOV:
+    case CL_SLOW_MARKOV:
         if (scn_i_need_key(c, o, ptr, "mean_slow_s", why) ||
             scn_i_need_key(c, o, ptr, "mean_normal_s", why) ||
             scn_i_opt_num(c, o, ptr, "mean_slow_s", GT0, &out->mean_slow_s, NULL) ||
             scn_i_opt_num(c, o, ptr, "mean_normal_s", GT0, &out->mean_normal_s, NULL))
             return -1;
         break;
-    case SCN_SLOW_PERIODIC:
+    case CL_SLOW_PERIODIC:
         if (scn_i_need_key(c, o, ptr, "period_s", why) ||
             scn_i_need_key(c, o, ptr, "duration_s", why) ||
             scn_i_opt_num(c, o, ptr, "period_s", GT0, &out->period_s, NULL) ||
@@ -656,7 +654,7 @@ static int v_fault(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, scn_
 {
     static const char *const keys[] = {"kind", "nodes", "fraction", "down_s", "up_s",
                                        "mtbf_s", "mttr_s", "file", NULL};
-    static const char *const kinds[] = {"schedule", "exponential", "trace", NULL};
+    const char *const *kinds = scn_i_fault_kind_names;
     static const char *const per_kind[][6] = {
         {"kind", "nodes", "fraction", "down_s", "up_s", NULL},
         {"kind", "nodes", "fraction", "mtbf_s", "mttr_s", NULL},
@@ -669,15 +667,15 @@ static int v_fault(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, scn_
     if ((k = kind_prologue(c, o, ptr, keys, "fault kind", kinds, &kind)) < 0 ||
         scn_i_kind_keys(c, o, ptr, per_kind[k], "kind", kind))
         return -1;
-    out->kind = (scn_fault_kind)k;
+    out->kind = (cl_fault_kind)k;
     out->up_s = INFINITY;
     snprintf(why, sizeof why, "for kind \"%s\"", kind);
-    if (out->kind == SCN_FAULT_TRACE)
+    if (out->kind == CL_FAULT_TRACE)
         return trace_entry(c, o, ptr, why, 1, s->n_nodes, &out->file, &out->points,
                            &out->n_points);
     if (v_select(c, o, ptr, s, 1, &out->nodes, &out->n_nodes, &out->fraction))
         return -1;
-    if (out->kind == SCN_FAULT_SCHEDULE) {
+    if (out->kind == CL_FAULT_SCHEDULE) {
         if (interval(c, o, ptr, why, "down_s", "up_s", &out->down_s, &out->up_s))
             return -1;
     } else {
@@ -692,9 +690,6 @@ static int v_fault(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, scn_
 int scn_i_v_faults(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"step", "messages", "rejoin", "events", NULL};
-    static const char *const steps[] = {"restart", "resume", NULL};
-    static const char *const msgs[] = {"drop", "keep_sent", NULL};
-    static const char *const rejoins[] = {"keep", "neighbour", NULL};
     const char *step = "restart", *messages = "drop", *rejoin = "keep";
     char p[PTR_MAX], kp[PTR_MAX], ep[PTR_MAX];
     json_t *o, *arr;
@@ -706,18 +701,17 @@ int scn_i_v_faults(scn_ctx *c, json_t *root, scn_scenario *s)
         scn_i_opt_str(c, o, p, "rejoin", &rejoin, NULL))
         return -1;
     scn_i_ptr_key(kp, p, "step");
-    if ((a = scn_i_lookup(c, kp, "step policy", step, steps)) < 0)
+    if ((a = scn_i_lookup(c, kp, "step policy", step, scn_i_step_policy_names)) < 0)
         return -1;
     scn_i_ptr_key(kp, p, "messages");
-    if ((b = scn_i_lookup(c, kp, "message policy", messages, msgs)) < 0)
+    if ((b = scn_i_lookup(c, kp, "message policy", messages, scn_i_msg_policy_names)) < 0)
         return -1;
     scn_i_ptr_key(kp, p, "rejoin");
-    if ((d = scn_i_lookup(c, kp, "rejoin policy", rejoin, rejoins)) < 0)
+    if ((d = scn_i_lookup(c, kp, "rejoin policy", rejoin, scn_i_rejoin_names)) < 0)
         return -1;
-    if (scn_i_set_str(c, &s->fault_step, steps[a]) ||
-        scn_i_set_str(c, &s->fault_messages, msgs[b]) ||
-        scn_i_set_str(c, &s->fault_rejoin, rejoins[d]))
-        return -1;
+    s->fault_step = (cl_step_policy)a;
+    s->fault_messages = (cl_msg_policy)b;
+    s->fault_rejoin = (scn_rejoin)d;
     arr = o ? json_object_get(o, "events") : NULL;
     if (!arr)
         return 0;
@@ -742,7 +736,6 @@ int scn_i_v_faults(scn_ctx *c, json_t *root, scn_scenario *s)
 
 int scn_i_v_network_nics(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
 {
-    static const char *const disciplines[] = {"fifo", "fair", NULL};
     static const char *const nic_keys[] = {"nodes", "fraction", "up_Bps", "down_Bps", NULL};
     const char *disc = "fifo";
     char kp[PTR_MAX], ep[PTR_MAX];
@@ -761,9 +754,9 @@ int scn_i_v_network_nics(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
         return scn_i_fail(c, kp, "must be >= 1, got %g", s->compression_ratio);
     }
     scn_i_ptr_key(kp, p, "discipline");
-    if ((k = scn_i_lookup(c, kp, "discipline", disc, disciplines)) < 0 ||
-        scn_i_set_str(c, &s->discipline, disciplines[k]))
+    if ((k = scn_i_lookup(c, kp, "discipline", disc, scn_i_discipline_names)) < 0)
         return -1;
+    s->discipline = (cl_discipline)k;
     arr = o ? json_object_get(o, "nics") : NULL;
     if (!arr)
         return 0;
@@ -797,7 +790,7 @@ int scn_i_v_network_nics(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
 static int v_jitter(scn_ctx *c, json_t *parent, const char *pptr, scn_link_props *out)
 {
     static const char *const keys[] = {"dist", "low_s", "high_s", "mean_s", NULL};
-    static const char *const dists[] = {"none", "uniform", "exponential", NULL};
+    const char *const *dists = scn_i_jitter_names;
     static const char *const per_dist[][4] = {
         {"dist", NULL}, {"dist", "low_s", "high_s", NULL}, {"dist", "mean_s", NULL},
     };
@@ -813,10 +806,10 @@ static int v_jitter(scn_ctx *c, json_t *parent, const char *pptr, scn_link_props
     if ((k = scn_i_lookup(c, dp, "jitter dist", dist, dists)) < 0 ||
         scn_i_kind_keys(c, n, p, per_dist[k], "dist", dist))
         return -1;
-    out->jitter = (scn_jitter)k;
+    out->jitter = (cl_jitter)k;
     out->jitter_a = out->jitter_b = 0;
     snprintf(why, sizeof why, "for dist \"%s\"", dist);
-    if (k == SCN_JITTER_UNIFORM) {
+    if (k == CL_JITTER_UNIFORM) {
         if (scn_i_need_key(c, n, p, "low_s", why) || scn_i_need_key(c, n, p, "high_s", why) ||
             scn_i_opt_num(c, n, p, "low_s", GE0, &out->jitter_a, NULL) ||
             scn_i_opt_num(c, n, p, "high_s", GE0, &out->jitter_b, NULL))
@@ -826,7 +819,7 @@ static int v_jitter(scn_ctx *c, json_t *parent, const char *pptr, scn_link_props
             return scn_i_fail(c, dp, "must be <= high_s (%g), got %g", out->jitter_b,
                               out->jitter_a);
         }
-    } else if (k == SCN_JITTER_EXPONENTIAL) {
+    } else if (k == CL_JITTER_EXPONENTIAL) {
         if (scn_i_need_key(c, n, p, "mean_s", why) ||
             scn_i_opt_num(c, n, p, "mean_s", GT0, &out->jitter_a, NULL))
             return -1;
@@ -1016,15 +1009,15 @@ double scn_node_step_time(const scn_scenario *s, int node, double model_flops)
     return s->flops_per_s > 0 ? model_flops / s->flops_per_s : s->step_time_s;
 }
 
-scn_noise_spec scn_node_noise(const scn_scenario *s, int node)
+cl_noise_spec scn_node_noise(const scn_scenario *s, int node)
 {
     for (size_t i = s->n_groups; i-- > 0;) {
         const scn_group *g = &s->groups[i];
         if (g->has_noise && has_node(g->nodes, g->n_nodes, node))
             return g->noise;
     }
-    return (scn_noise_spec){ s->noise, s->noise_low, s->noise_high, s->noise_sigma,
-                             s->noise_floor, s->noise_shift, s->noise_shape, s->noise_alpha };
+    return (cl_noise_spec){ s->noise, s->noise_low, s->noise_high, s->noise_sigma,
+                            s->noise_floor, s->noise_shift, s->noise_shape, s->noise_alpha };
 }
 
 void scn_node_nic(const scn_scenario *s, int node, double *up, double *down)

@@ -47,8 +47,16 @@ int scn_i_opt_str(scn_ctx *c, json_t *obj, const char *optr, const char *key, co
 int scn_i_set_str(scn_ctx *c, char **dst, const char *src);
 const char *scn_i_dflt(int present);
 
+/* scn_names.c: names of the enums the owners keep no list for, indexed by
+ * value, NULL-terminated */
+extern const char *const scn_i_noise_names[], *const scn_i_slow_kind_names[],
+    *const scn_i_fault_kind_names[], *const scn_i_jitter_names[],
+    *const scn_i_discipline_names[], *const scn_i_step_policy_names[],
+    *const scn_i_msg_policy_names[], *const scn_i_rejoin_names[],
+    *const scn_i_data_kind_names[], *const scn_i_model_names[];
+
 /* scn_hetero.c: the heterogeneity keys (see docs/heterogeneity.md) */
-int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, scn_noise_spec *out);
+int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, cl_noise_spec *out);
 int scn_i_v_groups(scn_ctx *c, json_t *compute, const char *cptr, scn_scenario *s);
 int scn_i_v_slowdowns(scn_ctx *c, json_t *compute, const char *cptr, scn_scenario *s);
 int scn_i_v_faults(scn_ctx *c, json_t *root, scn_scenario *s);
@@ -60,7 +68,7 @@ int scn_i_v_network_nics(scn_ctx *c, json_t *network, const char *nptr, scn_scen
 int scn_i_v_network_links(scn_ctx *c, json_t *network, const char *nptr, scn_scenario *s);
 int scn_i_v_output(scn_ctx *c, json_t *root, scn_scenario *s);
 /* scn_resolved.c helpers for scn_hetero.c's sections */
-json_t *scn_i_resolved_noise(const scn_noise_spec *ns);
+json_t *scn_i_resolved_noise(const cl_noise_spec *ns);
 
 /* Applies one "path=value" override to the tree (see scn.h). */
 int scn_i_apply_override(scn_ctx *c, json_t *root, const char *arg);

@@ -192,7 +192,7 @@ static json_t *section(json_t *root, const char *key, int *oom)
     return *oom ? NULL : o;
 }
 
-json_t *scn_i_resolved_noise(const scn_noise_spec *ns)
+json_t *scn_i_resolved_noise(const cl_noise_spec *ns)
 {
     static const char *const dists[] = {"constant", "uniform", "exponential", "lognormal",
                                         "normal", "shifted_exponential", "gamma", "pareto"};
@@ -203,24 +203,24 @@ json_t *scn_i_resolved_noise(const scn_noise_spec *ns)
         return NULL;
     add(g, "dist", json_string(dists[ns->dist]), &oom);
     switch (ns->dist) {
-    case SCN_NOISE_UNIFORM:
+    case CL_NOISE_UNIFORM:
         add(g, "low", json_real(ns->low), &oom);
         add(g, "high", json_real(ns->high), &oom);
         break;
-    case SCN_NOISE_LOGNORMAL:
+    case CL_NOISE_LOGNORMAL:
         add(g, "sigma", json_real(ns->sigma), &oom);
         break;
-    case SCN_NOISE_NORMAL:
+    case CL_NOISE_NORMAL:
         add(g, "sigma", json_real(ns->sigma), &oom);
         add(g, "floor", json_real(ns->floor), &oom);
         break;
-    case SCN_NOISE_SHIFTED_EXPONENTIAL:
+    case CL_NOISE_SHIFTED_EXPONENTIAL:
         add(g, "shift", json_real(ns->shift), &oom);
         break;
-    case SCN_NOISE_GAMMA:
+    case CL_NOISE_GAMMA:
         add(g, "shape", json_real(ns->shape), &oom);
         break;
-    case SCN_NOISE_PARETO:
+    case CL_NOISE_PARETO:
         add(g, "alpha", json_real(ns->alpha), &oom);
         break;
     default:
@@ -267,7 +267,7 @@ static void resolved_hetero_compute(json_t *o, const scn_scenario *s, int *oom)
 
     if (s->n_slowdowns == 0)
         return;
-    static const char *const kinds[] = {"window", "markov", "periodic", "trace"};
+    const char *const *kinds = scn_i_slow_kind_names;
     arr = json_array();
     add(o, "slowdowns", arr, oom);
     for (size_t i = 0; i < s->n_slowdowns && !*oom; i++) {
@@ -275,17 +275,17 @@ static void resolved_hetero_compute(json_t *o, const scn_scenario *s, int *oom)
         if (!(g = append_obj(arr, oom)))
             break;
         add(g, "kind", json_string(kinds[d->kind]), oom);
-        if (d->kind == SCN_SLOW_TRACE) {
+        if (d->kind == CL_SLOW_TRACE) {
             add(g, "file", json_string(d->file), oom);
             continue;
         }
         add_nodes(g, d->nodes, d->n_nodes, d->fraction, oom);
         add(g, "factor", json_real(d->factor), oom);
-        if (d->kind == SCN_SLOW_WINDOW) {
+        if (d->kind == CL_SLOW_WINDOW) {
             add(g, "start_s", json_real(d->start_s), oom);
             if (!isinf(d->end_s))
                 add(g, "end_s", json_real(d->end_s), oom);
-        } else if (d->kind == SCN_SLOW_MARKOV) {
+        } else if (d->kind == CL_SLOW_MARKOV) {
             add(g, "mean_slow_s", json_real(d->mean_slow_s), oom);
             add(g, "mean_normal_s", json_real(d->mean_normal_s), oom);
         } else {
@@ -298,16 +298,16 @@ static void resolved_hetero_compute(json_t *o, const scn_scenario *s, int *oom)
 
 static void resolved_faults(json_t *root, const scn_scenario *s, int *oom)
 {
-    static const char *const kinds[] = {"schedule", "exponential", "trace"};
+    const char *const *kinds = scn_i_fault_kind_names;
     json_t *o, *arr, *g;
 
     if (s->n_faults == 0)
         return;
     if (!(o = section(root, "faults", oom)))
         return;
-    add(o, "step", json_string(s->fault_step), oom);
-    add(o, "messages", json_string(s->fault_messages), oom);
-    add(o, "rejoin", json_string(s->fault_rejoin), oom);
+    add(o, "step", json_string(scn_i_step_policy_names[s->fault_step]), oom);
+    add(o, "messages", json_string(scn_i_msg_policy_names[s->fault_messages]), oom);
+    add(o, "rejoin", json_string(scn_i_rejoin_names[s->fault_rejoin]), oom);
     arr = json_array();
     add(o, "events", arr, oom);
     for (size_t i = 0; i < s->n_faults && !*oom; i++) {
@@ -315,12 +315,12 @@ static void resolved_faults(json_t *root, const scn_scenario *s, int *oom)
         if (!(g = append_obj(arr, oom)))
             break;
         add(g, "kind", json_string(kinds[f->kind]), oom);
-        if (f->kind == SCN_FAULT_TRACE) {
+        if (f->kind == CL_FAULT_TRACE) {
             add(g, "file", json_string(f->file), oom);
             continue;
         }
         add_nodes(g, f->nodes, f->n_nodes, f->fraction, oom);
-        if (f->kind == SCN_FAULT_SCHEDULE) {
+        if (f->kind == CL_FAULT_SCHEDULE) {
             add(g, "down_s", json_real(f->down_s), oom);
             if (!isinf(f->up_s))
                 add(g, "up_s", json_real(f->up_s), oom);
@@ -336,17 +336,17 @@ static void resolved_faults(json_t *root, const scn_scenario *s, int *oom)
 static void add_link_props(json_t *o, const scn_link_props *p, int jitter, int loss,
                            int outages, int *oom)
 {
-    static const char *const dists[] = {"none", "uniform", "exponential"};
+    const char *const *dists = scn_i_jitter_names;
     if (jitter) {
         json_t *j = json_object();
         add(o, "jitter", j, oom);
         if (*oom)
             return;
         add(j, "dist", json_string(dists[p->jitter]), oom);
-        if (p->jitter == SCN_JITTER_UNIFORM) {
+        if (p->jitter == CL_JITTER_UNIFORM) {
             add(j, "low_s", json_real(p->jitter_a), oom);
             add(j, "high_s", json_real(p->jitter_b), oom);
-        } else if (p->jitter == SCN_JITTER_EXPONENTIAL) {
+        } else if (p->jitter == CL_JITTER_EXPONENTIAL) {
             add(j, "mean_s", json_real(p->jitter_a), oom);
         }
     }
@@ -377,7 +377,7 @@ static void resolved_links(json_t *o, const scn_scenario *s, int *oom)
 {
     json_t *arr, *g;
 
-    add_link_props(o, &s->link, s->link.jitter != SCN_JITTER_NONE, s->link.loss > 0,
+    add_link_props(o, &s->link, s->link.jitter != CL_JITTER_NONE, s->link.loss > 0,
                    s->link.n_outages > 0, oom);
     if (s->reorder)
         add(o, "reorder", json_true(), oom);
@@ -411,8 +411,8 @@ static void resolved_nics(json_t *o, const scn_scenario *s, int *oom)
      * do not use them resolve as they always did */
     if (s->compression_ratio != 1)
         add(o, "compression_ratio", json_real(s->compression_ratio), oom);
-    if (strcmp(s->discipline, "fifo") != 0)
-        add(o, "discipline", json_string(s->discipline), oom);
+    if (s->discipline != CL_NIC_FIFO)
+        add(o, "discipline", json_string(scn_i_discipline_names[s->discipline]), oom);
     if (s->up_Bps != s->bandwidth_Bps)
         add(o, "up_Bps", json_real(s->up_Bps), oom);
     if (s->down_Bps != s->bandwidth_Bps)
@@ -436,7 +436,7 @@ static void resolved_nics(json_t *o, const scn_scenario *s, int *oom)
 static json_t *resolved_tree(const scn_scenario *s, int *oom)
 {
     json_t *root = json_object(), *o, *groups, *g, *arr;
-    scn_noise_spec top = { s->noise, s->noise_low, s->noise_high, s->noise_sigma,
+    cl_noise_spec top = { s->noise, s->noise_low, s->noise_high, s->noise_sigma,
                            s->noise_floor, s->noise_shift, s->noise_shape, s->noise_alpha };
 
     if (!root) {
@@ -484,74 +484,84 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
 
     if (!(o = section(root, "topology", oom)))
         return root;
-    add(o, "kind", json_string(s->topology), oom);
-    if (strcmp(s->topology, "torus2d") == 0) {
+    add(o, "kind", json_string(topo_kind_name_list[s->topo_kind]), oom);
+    switch (s->topo_kind) {
+    case TOPO_TORUS2D:
         add(o, "rows", json_integer(s->topo_rows), oom);
         add(o, "cols", json_integer(s->topo_cols), oom);
-    } else if (strcmp(s->topology, "erdos_renyi") == 0) {
+        break;
+    case TOPO_ERDOS_RENYI:
         add(o, "p", json_real(s->topo_p), oom);
-    } else if (strcmp(s->topology, "random_regular") == 0) {
+        break;
+    case TOPO_RANDOM_REGULAR:
         add(o, "degree", json_integer(s->topo_degree), oom);
-    } else if (strcmp(s->topology, "torus3d") == 0) {
+        break;
+    case TOPO_TORUS3D:
         add(o, "rows", json_integer(s->topo_rows), oom);
         add(o, "cols", json_integer(s->topo_cols), oom);
         add(o, "layers", json_integer(s->topo_layers), oom);
-    } else if (strcmp(s->topology, "ring_lattice") == 0) {
+        break;
+    case TOPO_RING_LATTICE:
         add(o, "k", json_integer(s->topo_k), oom);
-    } else if (strcmp(s->topology, "watts_strogatz") == 0) {
+        break;
+    case TOPO_WATTS_STROGATZ:
         add(o, "k", json_integer(s->topo_k), oom);
         add(o, "beta", json_real(s->topo_beta), oom);
-    } else if (strcmp(s->topology, "barabasi_albert") == 0) {
+        break;
+    case TOPO_BARABASI_ALBERT:
         add(o, "m", json_integer(s->topo_m), oom);
-    } else if (strcmp(s->topology, "edge_list") == 0) {
+        break;
+    case TOPO_EDGE_LIST:
         add(o, "file", json_string(s->topo_file), oom);
+        break;
+    default:
+        break;
     }
-    add(o, "mixing", json_string(s->topo_mixing), oom);
+    add(o, "mixing", json_string(topo_mixing_name_list[s->topo_mixing]), oom);
     add(o, "lazy_alpha", json_real(s->topo_lazy_alpha), oom);
 
     if (!(o = section(root, "model", oom)))
         return root;
-    add(o, "kind", json_string(s->model), oom);
-    if (strcmp(s->model, "none") == 0)
+    add(o, "kind", json_string(s->model_type ? s->model_type->name : "none"), oom);
+    if (!s->model_type)
         add(o, "message_bytes", json_real(s->model_message_bytes), oom);
     else
         add(o, "l2", json_real(s->l2), oom);
     if (s->model_n_hidden > 0) {
-        static const char *const acts[] = {"relu", "tanh"};
         arr = json_array();
         add(o, "hidden", arr, oom);
         for (size_t i = 0; i < s->model_n_hidden && !*oom; i++)
             if (json_array_append_new(arr, json_integer((json_int_t)s->model_hidden[i])))
                 *oom = 1;
-        add(o, "activation", json_string(acts[s->model_activation]), oom);
+        add(o, "activation", json_string(mdl_activation_name_list[s->model_activation]), oom);
     }
 
     /* model "none" reads no data: no data section */
-    if (strcmp(s->model, "none") != 0) {
+    if (s->model_type) {
         if (!(o = section(root, "data", oom)))
             return root;
-        static const char *const scales[] = {"none", "minmax", "standard"};
         if (s->has_data_seed)
             add(o, "seed", json_integer((json_int_t)s->data_seed), oom);
-        add(o, "kind", json_string(s->data_kind), oom);
+        add(o, "kind", json_string(scn_i_data_kind_names[s->data_source]), oom);
         add(o, "train", json_integer((json_int_t)s->data_train), oom);
         add(o, "test", json_integer((json_int_t)s->data_test), oom);
-        if (strcmp(s->data_kind, "synthetic") == 0) {
+        const scn_data_kind dk = s->data_source;
+        if (dk == SCN_DATA_SYNTHETIC) {
             add(o, "features", json_integer((json_int_t)s->data_features), oom);
             add(o, "classes", json_integer(s->data_classes), oom);
             add(o, "separation", json_real(s->data_separation), oom);
-        } else if (strcmp(s->data_kind, "synthetic-logistic") == 0) {
+        } else if (dk == SCN_DATA_SYNTH_LOGISTIC) {
             add(o, "features", json_integer((json_int_t)s->data_features), oom);
             add(o, "separation", json_real(s->data_separation), oom);
-        } else if (strcmp(s->data_kind, "synthetic-regression") == 0) {
+        } else if (dk == SCN_DATA_SYNTH_REGRESSION) {
             add(o, "features", json_integer((json_int_t)s->data_features), oom);
             add(o, "noise", json_real(s->data_noise), oom);
-        } else if (strcmp(s->data_kind, "idx") == 0) {
+        } else if (dk == SCN_DATA_IDX) {
             add(o, "train_images", json_string(s->data_train_images), oom);
             add(o, "train_labels", json_string(s->data_train_labels), oom);
             add(o, "test_images", json_string(s->data_test_images), oom);
             add(o, "test_labels", json_string(s->data_test_labels), oom);
-        } else if (strcmp(s->data_kind, "fashion-mnist") == 0) {
+        } else if (dk == SCN_DATA_FASHION_MNIST) {
             add(o, "dir", json_string(s->data_dir), oom);
         } else {
             add(o, "train_file", json_string(s->data_train_file), oom);
@@ -559,20 +569,20 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
                 add(o, "test_file", json_string(s->data_test_file), oom);
             else
                 add(o, "test_fraction", json_real(s->data_test_fraction), oom);
-            if (strcmp(s->data_kind, "libsvm") == 0) {
+            if (dk == SCN_DATA_LIBSVM) {
                 add(o, "features", json_integer((json_int_t)s->data_features), oom);
             } else {
                 add(o, "label_column", json_integer(s->data_label_column), oom);
                 add(o, "header", json_boolean(s->data_header), oom);
             }
         }
-        add(o, "scale", json_string(scales[s->data_scale]), oom);
-        add(o, "partition", json_string(s->partition), oom);
-        if (strcmp(s->partition, "dirichlet") == 0)
+        add(o, "scale", json_string(mdl_scale_name_list[s->data_scale]), oom);
+        add(o, "partition", json_string(mdl_partition_kind_name_list[s->partition_kind]), oom);
+        if (s->partition_kind == MDL_PART_DIRICHLET)
             add(o, "alpha", json_real(s->partition_alpha), oom);
-        else if (strcmp(s->partition, "shards") == 0)
+        else if (s->partition_kind == MDL_PART_SHARDS)
             add(o, "shards_per_node", json_integer(s->partition_shards), oom);
-        else if (strcmp(s->partition, "quantity") == 0)
+        else if (s->partition_kind == MDL_PART_QUANTITY)
             add(o, "exponent", json_real(s->partition_exponent), oom);
     }
 
@@ -596,11 +606,11 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
     add(o, "momentum", json_real(s->opt_momentum), oom);
     add(o, "nesterov", json_boolean(s->opt_nesterov), oom);
     add(o, "weight_decay", json_real(s->opt_weight_decay), oom);
-    add(o, "schedule", json_string(s->opt_schedule), oom);
-    if (strcmp(s->opt_schedule, "step") == 0) {
+    add(o, "schedule", json_string(mdl_schedule_name_list[s->opt_schedule]), oom);
+    if (s->opt_schedule == MDL_SCHED_STEP) {
         add(o, "step_every", json_integer(s->opt_step_every), oom);
         add(o, "gamma", json_real(s->opt_step_gamma), oom);
-    } else if (strcmp(s->opt_schedule, "cosine") == 0) {
+    } else if (s->opt_schedule == MDL_SCHED_COSINE) {
         add(o, "total_steps", json_integer(s->opt_total_steps), oom);
         add(o, "lr_min", json_real(s->opt_lr_min), oom);
     }

@@ -20,7 +20,7 @@ static int v_compute(scn_ctx *c, json_t *root, scn_scenario *s)
     static const char *const keys[] = {"step_time_s", "flops_per_s", "noise", "groups",
                                        "slowdowns", NULL};
     char p[PTR_MAX];
-    scn_noise_spec ns;
+    cl_noise_spec ns;
     int has_step, has_flops;
     json_t *o;
 
@@ -69,12 +69,6 @@ static int v_network(scn_ctx *c, json_t *root, scn_scenario *s)
     return 0;
 }
 
-enum {
-    TOPO_RING, TOPO_COMPLETE, TOPO_TORUS2D, TOPO_ERDOS_RENYI, TOPO_RANDOM_REGULAR,
-    TOPO_RING_LATTICE, TOPO_TORUS3D, TOPO_HYPERCUBE, TOPO_STAR, TOPO_BINARY_TREE,
-    TOPO_WATTS_STROGATZ, TOPO_BARABASI_ALBERT, TOPO_EXPONENTIAL, TOPO_EDGE_LIST
-};
-
 /* A file named in the scenario is relative to the scenario's directory
  * (like an include), unless absolute or the scenario came from a string. */
 static int scenario_relative(scn_ctx *c, char **dst, const char *scenario, const char *file)
@@ -110,11 +104,7 @@ static int v_topology(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"kind", "rows", "cols", "layers", "p", "degree", "k",
                                        "beta", "m", "file", "mixing", "lazy_alpha", NULL};
-    static const char *const kinds[] = {"ring", "complete", "torus2d", "erdos_renyi",
-                                        "random_regular", "ring_lattice", "torus3d",
-                                        "hypercube", "star", "binary_tree", "watts_strogatz",
-                                        "barabasi_albert", "exponential", "edge_list", NULL};
-    static const char *const mixings[] = {"metropolis_hastings", "max_degree", "uniform", NULL};
+    const char *const *kinds = topo_kind_name_list, *const *mixings = topo_mixing_name_list;
 #define MIX "mixing", "lazy_alpha"
     static const char *const per_kind[][7] = {
         [TOPO_RING] = {"kind", MIX, NULL},
@@ -240,8 +230,10 @@ static int v_topology(scn_ctx *c, json_t *root, scn_scenario *s)
     s->topo_degree = (int)degree;
     s->topo_k = (int)k;
     s->topo_m = (int)m;
-    return scn_i_set_str(c, &s->topo_mixing, mixings[mi]) ||
-           scn_i_set_str(c, &s->topology, kinds[ki]);
+    s->topo_mixing = (topo_mixing)mi;
+    s->topo_kind = (topo_kind)ki;
+    s->topology = kinds[ki];
+    return 0;
 }
 
 /* A boolean key; *out untouched when absent. */
@@ -265,8 +257,7 @@ static int v_model(scn_ctx *c, json_t *root, scn_scenario *s)
                                        NULL};
     static const char *const plain_keys[] = {"kind", "l2", NULL};
     static const char *const none_keys[] = {"kind", "message_bytes", NULL};
-    static const char *const kinds[] = {"softmax", "logistic", "mlp", "linear", "none", NULL};
-    static const char *const acts[] = {"relu", "tanh", NULL};
+    const char *const *kinds = scn_i_model_names, *const *acts = mdl_activation_name_list;
     char p[PTR_MAX], kp[PTR_MAX], ep[PTR_MAX];
     const char *kind = "softmax", *act = "relu";
     json_t *o, *h;
@@ -279,7 +270,9 @@ static int v_model(scn_ctx *c, json_t *root, scn_scenario *s)
     scn_i_ptr_key(kp, p, "kind");
     if ((k = scn_i_lookup(c, kp, "model", kind, kinds)) < 0)
         return -1;
-    if (k == 4) {
+    s->model = kinds[k];
+    s->model_type = mdl_type_find(kinds[k]);   /* NULL for "none" */
+    if (!s->model_type) {
         /* Timing only: no parameters, so nothing computes FLOPs. */
         s->l2 = 0;
         if (scn_i_kind_keys(c, o, p, none_keys, "kind", kind) ||
@@ -296,13 +289,12 @@ static int v_model(scn_ctx *c, json_t *root, scn_scenario *s)
                 return scn_i_fail(c, gp, "model \"none\" has no FLOPs; give \"step_time_s\"");
             }
         s->model_n_hidden = 0;
-        return scn_i_set_str(c, &s->model, kinds[k]);
+        return 0;
     }
     if (scn_i_opt_num(c, o, p, "l2", GE0, &s->l2, NULL))
         return -1;
-    if (k != 2)
-        return scn_i_kind_keys(c, o, p, plain_keys, "kind", kind) ||
-               scn_i_set_str(c, &s->model, kinds[k]);
+    if (s->model_type != &mdl_mlp)
+        return scn_i_kind_keys(c, o, p, plain_keys, "kind", kind);
 
     s->model_n_hidden = 1;
     s->model_hidden[0] = 100;
@@ -326,20 +318,17 @@ static int v_model(scn_ctx *c, json_t *root, scn_scenario *s)
     if (scn_i_opt_str(c, o, p, "activation", &act, NULL))
         return -1;
     scn_i_ptr_key(kp, p, "activation");
-    if ((s->model_activation = scn_i_lookup(c, kp, "activation", act, acts)) < 0)
+    if ((k = scn_i_lookup(c, kp, "activation", act, acts)) < 0)
         return -1;
-    return scn_i_set_str(c, &s->model, kinds[k]);
+    s->model_activation = (mdl_activation)k;
+    return 0;
 }
 
 /* ---- data, algorithm, stop, metrics ------------------------------------ */
 
-enum { DATA_SYNTHETIC, DATA_IDX, DATA_FASHION_MNIST, DATA_LIBSVM, DATA_CSV, DATA_SYNTH_LOGISTIC,
-       DATA_SYNTH_REGRESSION };
-enum { PART_IID, PART_DIRICHLET, PART_SHARDS, PART_QUANTITY };
-
 static int v_partition(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
 {
-    static const char *const partitions[] = {"iid", "dirichlet", "shards", "quantity", NULL};
+    const char *const *partitions = mdl_partition_kind_name_list;
     static const char *const own[] = {"alpha", "shards_per_node", "exponent", NULL};
     char kp[PTR_MAX];
     const char *partition = "iid";
@@ -367,7 +356,9 @@ static int v_partition(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
         scn_i_opt_num(c, o, p, "exponent", GT0, &s->partition_exponent, NULL))
         return -1;
     s->partition_shards = (int)shards;
-    return scn_i_set_str(c, &s->partition, partitions[k]);
+    s->partition_kind = (mdl_partition_kind)k;
+    s->partition = partitions[k];
+    return 0;
 }
 
 static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
@@ -396,12 +387,10 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
     };
     static const char *const files[] = {"train_images", "train_labels", "test_images",
                                         "test_labels", NULL};
-    static const char *const kinds[] = {"synthetic", "idx", "fashion-mnist", "libsvm", "csv",
-                                        "synthetic-logistic", "synthetic-regression", NULL};
-    static const char *const scales[] = {"none", "minmax", "standard", NULL};
+    const char *const *kinds = scn_i_data_kind_names, *const *scales = mdl_scale_name_list;
     char p[PTR_MAX], kp[PTR_MAX], why[64];
     const char *kind = "synthetic", *scale = NULL, *dir = "/usr/share/datasets/fashion-mnist";
-    int logistic = strcmp(s->model, "logistic") == 0, has_train, k;
+    int logistic = s->model_type == &mdl_logistic, has_train, k;
     long long train = 4096, test = 1024, features = 16, classes = logistic ? 2 : 4;
     json_t *o;
 
@@ -413,13 +402,12 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
     if ((k = scn_i_lookup(c, kp, "data kind", kind, kinds)) < 0 ||
         scn_i_kind_keys(c, o, p, per_kind[k], "kind", kind))
         return -1;
-    const int generated = k == DATA_SYNTHETIC || k == DATA_SYNTH_LOGISTIC ||
-                          k == DATA_SYNTH_REGRESSION;
-    const int linear = strcmp(s->model, "linear") == 0;
+    const int generated = scn_data_generated((scn_data_kind)k);
+    const int linear = s->model_type == &mdl_linear;
     s->data_noise = 0.1;
     if (!generated)
         train = test = 0;
-    if (k == DATA_LIBSVM)
+    if (k == SCN_DATA_LIBSVM)
         features = 0;
     long long dseed = 0;
     int has_dseed = 0;
@@ -430,32 +418,34 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
     if (scn_i_opt_int(c, o, p, "train", generated ? 1 : 0, INT_MAX, &train, &has_train) ||
         scn_i_opt_int(c, o, p, "test", generated ? 1 : 0, INT_MAX, &test, NULL) ||
         scn_i_opt_num(c, o, p, "noise", GE0, &s->data_noise, NULL) ||
-        scn_i_opt_int(c, o, p, "features", k == DATA_LIBSVM ? 0 : 1, 1 << 24, &features, NULL) ||
+        scn_i_opt_int(c, o, p, "features", k == SCN_DATA_LIBSVM ? 0 : 1, 1 << 24, &features, NULL) ||
         scn_i_opt_int(c, o, p, "classes", 2, INT_MAX, &classes, NULL) ||
         scn_i_opt_num(c, o, p, "separation", GT0, &s->data_separation, NULL) ||
         v_partition(c, o, p, s) || scn_i_opt_str(c, o, p, "scale", &scale, NULL))
         return -1;
-    if (linear != (k == DATA_SYNTH_REGRESSION)) {
+    if (linear != (k == SCN_DATA_SYNTH_REGRESSION)) {
         scn_i_ptr_key(kp, p, "kind");
         return linear ? scn_i_fail(c, kp, "model \"linear\" needs regression data (kind "
                                    "\"synthetic-regression\"), got \"%s\"", kind)
                       : scn_i_fail(c, kp, "regression data needs model \"linear\", got \"%s\"",
                                    s->model);
     }
-    if (k == DATA_SYNTH_REGRESSION && strcmp(s->partition, "iid") != 0 &&
-        strcmp(s->partition, "quantity") != 0) {
+    if (k == SCN_DATA_SYNTH_REGRESSION && s->partition_kind != MDL_PART_IID &&
+        s->partition_kind != MDL_PART_QUANTITY) {
         scn_i_ptr_key(kp, p, "partition");
         return scn_i_fail(c, kp, "partition \"%s\" needs class labels; regression data has "
                           "none (use iid or quantity)", s->partition);
     }
     if (scale == NULL) {
-        s->data_scale = generated ? 0 : 1;
+        s->data_scale = generated ? MDL_SCALE_NONE : MDL_SCALE_MINMAX;
     } else {
+        int sc;
         scn_i_ptr_key(kp, p, "scale");
-        if ((s->data_scale = scn_i_lookup(c, kp, "scale", scale, scales)) < 0)
+        if ((sc = scn_i_lookup(c, kp, "scale", scale, scales)) < 0)
             return -1;
+        s->data_scale = (mdl_scale)sc;
     }
-    if (k == DATA_IDX) {
+    if (k == SCN_DATA_IDX) {
         snprintf(why, sizeof why, "for kind \"idx\"");
         for (int i = 0; files[i]; i++) {
             const char *f = NULL;
@@ -470,7 +460,7 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
             if (scn_i_set_str(c, dst, f))
                 return -1;
         }
-    } else if (k == DATA_LIBSVM || k == DATA_CSV) {
+    } else if (k == SCN_DATA_LIBSVM || k == SCN_DATA_CSV) {
         const char *tf = NULL, *vf = NULL;
         long long col = 0;
         int has_frac = 0;
@@ -499,7 +489,7 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
         if (scn_i_set_str(c, &s->data_train_file, tf) ||
             (vf && scn_i_set_str(c, &s->data_test_file, vf)))
             return -1;
-    } else if (k == DATA_FASHION_MNIST) {
+    } else if (k == SCN_DATA_FASHION_MNIST) {
         if (scn_i_opt_str(c, o, p, "dir", &dir, NULL))
             return -1;
         if (dir[0] == '\0') {
@@ -509,14 +499,14 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
         if (scn_i_set_str(c, &s->data_dir, dir))
             return -1;
     }
-    if (k == DATA_SYNTH_LOGISTIC)
+    if (k == SCN_DATA_SYNTH_LOGISTIC)
         classes = 2;
-    if (logistic && k == DATA_SYNTHETIC && classes != 2) {
+    if (logistic && k == SCN_DATA_SYNTHETIC && classes != 2) {
         scn_i_ptr_key(kp, p, "classes");
         return scn_i_fail(c, kp, "must be 2 with model \"logistic\", got %lld", classes);
     }
     /* Model "none" reads no data: the section is checked but not used. */
-    const int no_data = strcmp(s->model, "none") == 0;
+    const int no_data = s->model_type == NULL;
     if (generated && !no_data && train < s->n_nodes) {
         scn_i_ptr_key(kp, p, "train");
         return scn_i_fail(c, kp, "must be >= nodes (%d) so that every node holds data, got %lld%s",
@@ -529,9 +519,11 @@ static int v_data(scn_ctx *c, json_t *root, scn_scenario *s)
     }
     s->data_train = (size_t)train;
     s->data_test = (size_t)test;
-    s->data_features = generated || k == DATA_LIBSVM ? (size_t)features : 0;
-    s->data_classes = k == DATA_SYNTHETIC || k == DATA_SYNTH_LOGISTIC ? (int)classes : 0;
-    return scn_i_set_str(c, &s->data_kind, kinds[k]);
+    s->data_features = generated || k == SCN_DATA_LIBSVM ? (size_t)features : 0;
+    s->data_classes = k == SCN_DATA_SYNTHETIC || k == SCN_DATA_SYNTH_LOGISTIC ? (int)classes : 0;
+    s->data_source = (scn_data_kind)k;
+    s->data_kind = kinds[k];
+    return 0;
 }
 
 static int cmp_param(const void *a, const void *b)
@@ -599,8 +591,8 @@ static int v_algorithm(scn_ctx *c, json_t *root, scn_scenario *s)
         return -1;
     /* With file data the count is known only after loading: the runner
      * checks the batch against every node's share then. */
-    if (strcmp(s->model, "none") != 0 && s->data_train > 0 &&
-        strncmp(s->data_kind, "synthetic", 9) == 0 && batch > per_node) {
+    if (s->model_type && s->data_train > 0 && scn_data_generated(s->data_source) &&
+        batch > per_node) {
         scn_i_ptr_key(bp, p, "batch");
         return scn_i_fail(c, bp, "must be <= %lld (train %zu / nodes %d), got %lld%s", per_node,
                     s->data_train, s->n_nodes, batch, scn_i_dflt(has_batch));
@@ -616,7 +608,7 @@ static int v_optimizer(scn_ctx *c, json_t *root, scn_scenario *s)
     static const char *const keys[] = {"momentum", "nesterov", "weight_decay", "schedule",
                                        "step_every", "gamma", "total_steps", "lr_min",
                                        "warmup_steps", NULL};
-    static const char *const schedules[] = {"constant", "step", "cosine", NULL};
+    const char *const *schedules = mdl_schedule_name_list;
     static const char *const own[][3] = {
         {NULL}, {"step_every", "gamma", NULL}, {"total_steps", "lr_min", NULL},
     };
@@ -654,12 +646,12 @@ static int v_optimizer(scn_ctx *c, json_t *root, scn_scenario *s)
                                   scn_i_quoted(q, sizeof q, schedule));
             }
     snprintf(why, sizeof why, "for schedule \"%s\"", schedule);
-    if (k == 1) {
+    if (k == MDL_SCHED_STEP) {
         if (scn_i_need_key(c, o, p, "step_every", why) ||
             scn_i_opt_int(c, o, p, "step_every", 1, LONG_MAX, &every, NULL) ||
             scn_i_opt_num(c, o, p, "gamma", UNIT, &s->opt_step_gamma, NULL))
             return -1;
-    } else if (k == 2) {
+    } else if (k == MDL_SCHED_COSINE) {
         total = s->stop_steps;
         if (scn_i_opt_int(c, o, p, "total_steps", 1, LONG_MAX, &total, NULL) ||
             scn_i_opt_num(c, o, p, "lr_min", GE0, &s->opt_lr_min, NULL))
@@ -671,7 +663,8 @@ static int v_optimizer(scn_ctx *c, json_t *root, scn_scenario *s)
     s->opt_step_every = (long)every;
     s->opt_total_steps = (long)total;
     s->opt_warmup_steps = (long)warmup;
-    return scn_i_set_str(c, &s->opt_schedule, schedules[k]);
+    s->opt_schedule = (mdl_schedule)k;
+    return 0;
 }
 
 static int v_stop(scn_ctx *c, json_t *root, scn_scenario *s)
@@ -695,13 +688,13 @@ static int v_stop(scn_ctx *c, json_t *root, scn_scenario *s)
         return -1;
     if (!has_time && !has_steps)
         return scn_i_fail(c, p, "needs \"time_s\" or \"steps\" (or both) so that the run ends");
-    if (!isnan(s->stop_target_accuracy) && strcmp(s->model, "linear") == 0) {
+    if (!isnan(s->stop_target_accuracy) && s->model_type == &mdl_linear) {
         char tp[PTR_MAX];
         scn_i_ptr_key(tp, p, "target_accuracy");
         return scn_i_fail(c, tp, "has no meaning for model \"linear\" (regression); use "
                           "target_loss");
     }
-    if (strcmp(s->model, "none") == 0 &&
+    if (!s->model_type &&
         (!isnan(s->stop_target_accuracy) || !isnan(s->stop_target_loss))) {
         char tp[PTR_MAX];
         scn_i_ptr_key(tp, p, isnan(s->stop_target_loss) ? "target_accuracy" : "target_loss");
