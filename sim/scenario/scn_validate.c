@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- compute (noise, groups and slowdowns: scn_hetero.c) --------------- */
+/* ---- compute (noise and groups: scn_compute.c; slowdowns: scn_env.c) --- */
 
 static int v_compute(scn_ctx *c, json_t *root, scn_scenario *s)
 {
@@ -742,6 +742,24 @@ static int v_metrics(scn_ctx *c, json_t *root, scn_scenario *s)
     return 0;
 }
 
+static int v_output(scn_ctx *c, json_t *root, scn_scenario *s)
+{
+    static const char *const keys[] = {"trace", NULL};
+    char p[PTR_MAX], tp[PTR_MAX];
+    json_t *o, *t;
+
+    if (scn_i_opt_obj(c, root, "", "output", &o, p) || scn_i_check_keys(c, o, p, keys))
+        return -1;
+    t = o ? json_object_get(o, "trace") : NULL;
+    if (!t)
+        return 0;
+    scn_i_ptr_key(tp, p, "trace");
+    if (!json_is_boolean(t))
+        return scn_i_fail(c, tp, "must be true or false, got %s", scn_i_type_name(t));
+    s->output_trace = json_is_true(t);
+    return 0;
+}
+
 /* limits: the memory check of the runner (docs/reliability.md). */
 static int v_limits(scn_ctx *c, json_t *root, scn_scenario *s)
 {
@@ -780,7 +798,7 @@ int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s)
     if (v_compute(c, root, s) || scn_i_v_faults(c, root, s) || v_network(c, root, s) ||
         v_topology(c, root, s) || v_model(c, root, s) || v_data(c, root, s) ||
         v_algorithm(c, root, s) || v_stop(c, root, s) || v_optimizer(c, root, s) ||
-        v_metrics(c, root, s) || scn_i_v_output(c, root, s) || v_limits(c, root, s))
+        v_metrics(c, root, s) || v_output(c, root, s) || v_limits(c, root, s))
         return -1;
     return 0;
 }
