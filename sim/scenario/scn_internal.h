@@ -46,6 +46,12 @@ int scn_i_opt_int(scn_ctx *c, json_t *obj, const char *optr, const char *key, lo
 int scn_i_opt_str(scn_ctx *c, json_t *obj, const char *optr, const char *key, const char **out, int *present);
 int scn_i_set_str(scn_ctx *c, char **dst, const char *src);
 const char *scn_i_dflt(int present);
+int scn_i_opt_bool(scn_ctx *c, json_t *obj, const char *optr, const char *key, int *out);
+
+/* scn_topology.c, scn_model.c: the topology, model and data sections */
+int scn_i_v_topology(scn_ctx *c, json_t *root, scn_scenario *s);
+int scn_i_v_model(scn_ctx *c, json_t *root, scn_scenario *s);
+int scn_i_v_data(scn_ctx *c, json_t *root, scn_scenario *s);
 
 /* scn_names.c: names of the enums the owners keep no list for, indexed by
  * value, NULL-terminated */
