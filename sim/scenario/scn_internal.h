@@ -88,8 +88,22 @@ int scn_i_v_network_nics(scn_ctx *c, json_t *network, const char *nptr, scn_scen
 /* scn_network.c: jitter, loss, reorder, outages, links (after latency_s and
  * bandwidth_Bps) */
 int scn_i_v_network_links(scn_ctx *c, json_t *network, const char *nptr, scn_scenario *s);
-/* scn_resolved.c helpers for scn_compute.c's sections */
+/* scn_resolved.c: obj[key] = v (a NULL v, out of memory, sets *oom); a new
+ * object at root[key] or appended to arr (NULL and *oom on failure); a
+ * node selection as "nodes" or "fraction" (nothing for every node). */
+void    scn_i_add(json_t *obj, const char *key, json_t *v, int *oom);
+json_t *scn_i_section(json_t *root, const char *key, int *oom);
+json_t *scn_i_append_obj(json_t *arr, int *oom);
+void    scn_i_add_nodes(json_t *o, const int *nodes, size_t n, double fraction, int *oom);
+/* scn_resolved_hetero.c: the resolved heterogeneity keys */
 json_t *scn_i_resolved_noise(const cl_noise_spec *ns);
+void    scn_i_resolved_slowdowns(json_t *compute, const scn_scenario *s, int *oom);
+void    scn_i_resolved_faults(json_t *root, const scn_scenario *s, int *oom);
+void    scn_i_resolved_nics(json_t *network, const scn_scenario *s, int *oom);
+void    scn_i_resolved_links(json_t *network, const scn_scenario *s, int *oom);
+/* scn_canon.c: v as canonical compact JSON text (malloc'd), or NULL when
+ * out of memory. */
+char   *scn_i_canonical(json_t *v);
 
 /* Applies one "path=value" override to the tree (see scn.h). */
 int scn_i_apply_override(scn_ctx *c, json_t *root, const char *arg);
