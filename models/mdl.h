@@ -15,6 +15,8 @@ typedef struct mdl_model mdl_model;
 
 /* Hidden-layer activations of the MLP. */
 typedef enum mdl_activation { MDL_ACT_RELU = 0, MDL_ACT_TANH = 1 } mdl_activation;
+/* "relu", "tanh": indexed by value, NULL-terminated (mdl_names.c). */
+extern const char *const mdl_activation_name_list[];
 
 #define MDL_MAX_HIDDEN 8
 

@@ -16,6 +16,9 @@ typedef enum mdl_schedule {
     MDL_SCHED_STEP,          /* lr * gamma^floor(k / step_every) */
     MDL_SCHED_COSINE         /* lr_min + (lr - lr_min) (1 + cos(pi min(k, T) / T)) / 2 */
 } mdl_schedule;
+/* "constant", "step", "cosine": indexed by value, NULL-terminated
+ * (mdl_names.c). */
+extern const char *const mdl_schedule_name_list[];
 
 typedef struct mdl_optim_spec {
     double lr;            /* base learning rate, >= 0 */

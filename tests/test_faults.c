@@ -134,7 +134,7 @@ START_TEST(test_link_entries)
     scn_node_nic(&sc, 2, &up, &down);
     ck_assert_double_eq(up, 1.25e9);
     ck_assert_double_eq(sc.links[0].props.bandwidth_Bps, 1.25e9);   /* inherited */
-    ck_assert_int_eq(sc.links[0].props.jitter, SCN_JITTER_EXPONENTIAL);   /* inherited */
+    ck_assert_int_eq(sc.links[0].props.jitter, CL_JITTER_EXPONENTIAL);   /* inherited */
     ck_assert_msg(strstr(sc.resolved_json, "\"jitter\":{\"dist\":\"exponential\",\"mean_s\":"
         "0.001},\"latency_s\":0.0001,\"links\":[{\"from\":[0,1],\"latency_s\":0.01,\"loss\":"
         "0.1,\"outages\":[{\"end_s\":2.0,\"start_s\":1.0}],\"to\":[2,3]}]") != NULL, "%s",

@@ -271,7 +271,7 @@ START_TEST(test_defaults)
     ck_assert_uint_eq(s.seed, 1);
     ck_assert_int_eq(s.n_nodes, 4);
     ck_assert_double_eq(s.step_time_s, 0.01);
-    ck_assert_int_eq(s.noise, SCN_NOISE_CONSTANT);
+    ck_assert_int_eq(s.noise, CL_NOISE_CONSTANT);
     ck_assert_double_eq(s.noise_low, 0);
     ck_assert_double_eq(s.noise_high, 0);
     ck_assert_double_eq(s.noise_sigma, 0);
@@ -338,7 +338,7 @@ START_TEST(test_full_file)
     ck_assert_msg(rc == 0, "unexpected error: %s", err.msg);
     ck_assert_str_eq(s.path, path);
     ck_assert_uint_eq(s.seed, 9000000000u);
-    ck_assert_int_eq(s.noise, SCN_NOISE_UNIFORM);
+    ck_assert_int_eq(s.noise, CL_NOISE_UNIFORM);
     ck_assert_double_eq(s.noise_low, 0.5);
     ck_assert_double_eq(s.noise_high, 2);
     ck_assert_uint_eq(s.n_groups, 1);
@@ -384,13 +384,13 @@ START_TEST(test_other_kinds)
     load_ok(MINIMAL, er, 2, &s);
     ck_assert_str_eq(s.topology, "erdos_renyi");
     ck_assert_double_eq(s.topo_p, 0.25);
-    ck_assert_int_eq(s.noise, SCN_NOISE_LOGNORMAL);
+    ck_assert_int_eq(s.noise, CL_NOISE_LOGNORMAL);
     ck_assert_double_eq(s.noise_sigma, 0);
     scn_fini(&s);
     load_ok(MINIMAL, rr, 3, &s);
     ck_assert_str_eq(s.topology, "random_regular");
     ck_assert_int_eq(s.topo_degree, 3);
-    ck_assert_int_eq(s.noise, SCN_NOISE_EXPONENTIAL);
+    ck_assert_int_eq(s.noise, CL_NOISE_EXPONENTIAL);
     scn_fini(&s);
 }
 END_TEST
@@ -617,7 +617,7 @@ START_TEST(test_set_creates_objects)
     load_ok(MINIMAL, ov, 3, &s);
     ck_assert_str_eq(s.model, "logistic");
     ck_assert_int_eq(s.data_classes, 2);
-    ck_assert_int_eq(s.noise, SCN_NOISE_EXPONENTIAL);
+    ck_assert_int_eq(s.noise, CL_NOISE_EXPONENTIAL);
     ck_assert_double_eq(s.metrics_every_s, 2);
     scn_fini(&s);
 }

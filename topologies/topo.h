@@ -163,6 +163,12 @@ const char *topo_mixing_name(topo_mixing m);
 int         topo_mixing_from_name(const char *name);
 const char *topo_mixing_names(void);
 
+/* The same names as NULL-terminated lists indexed by value, for code that
+ * must not link igraph (the scenario loader): topologies/topo_names.c,
+ * library dtsim_topo_names.  Append a name with its kind. */
+extern const char *const topo_kind_name_list[];
+extern const char *const topo_mixing_name_list[];
+
 /* ---- directed graphs (push-sum) ---------------------------------------- */
 
 /* A directed graph with column-stochastic push-sum weights: node j keeps

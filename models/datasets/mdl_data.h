@@ -77,6 +77,9 @@ typedef enum mdl_partition_kind {
     MDL_PART_SHARDS,      /* sorted by label, cut into shards, k per node */
     MDL_PART_QUANTITY     /* sizes proportional to Pareto(exponent) draws */
 } mdl_partition_kind;
+/* "iid", "dirichlet", "shards", "quantity": indexed by value,
+ * NULL-terminated (models/mdl_names.c). */
+extern const char *const mdl_partition_kind_name_list[];
 
 typedef struct mdl_partition_spec {
     mdl_partition_kind kind;
@@ -168,6 +171,9 @@ typedef enum mdl_scale {
     MDL_SCALE_MINMAX,     /* per feature to [0, 1] by the training min and max */
     MDL_SCALE_STANDARD    /* per feature to mean 0, sd 1 by training statistics */
 } mdl_scale;
+/* "none", "minmax", "standard": indexed by value, NULL-terminated
+ * (models/mdl_names.c). */
+extern const char *const mdl_scale_name_list[];
 
 /* Scales every feature of train, and of test when not NULL, with
  * statistics of train only (no test information leaks into training).  A

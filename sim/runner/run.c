@@ -41,7 +41,7 @@ static void cb_message(void *vr, int node, const cl_msg *m)
 static void cb_up(void *vr, int node)
 {
     run_sim *r = vr;
-    if (strcmp(r->s->fault_rejoin, "neighbour") != 0)
+    if (r->s->fault_rejoin != SCN_REJOIN_NEIGHBOUR)
         return;
     const topo_graph *g = r->g;
     for (size_t e = g->off[node]; e < g->off[node + 1]; e++) {
@@ -442,12 +442,11 @@ static int start(run_sim *r)
         .classes = r->classes, .n_classes = s->n_links + 1,
         .link_rules = r->rules, .n_link_rules = s->n_links, .reorder = s->reorder,
         .up_Bps = r->up_Bps, .down_Bps = r->down_Bps,
-        .discipline = strcmp(s->discipline, "fair") == 0 ? CL_NIC_FAIR : CL_NIC_FIFO,
+        .discipline = s->discipline,
         .slowdowns = r->slows, .n_slowdowns = s->n_slowdowns,
         .faults = r->faults, .n_faults = s->n_faults,
-        .step_policy = strcmp(s->fault_step, "resume") == 0 ? CL_STEP_RESUME : CL_STEP_RESTART,
-        .msg_policy = strcmp(s->fault_messages, "keep_sent") == 0 ? CL_MSG_KEEP_SENT
-                                                                 : CL_MSG_DROP,
+        .step_policy = s->fault_step,
+        .msg_policy = s->fault_messages,
         /* one spare slot: a scalar may travel with a model (push-sum
          * weight); timing-only runs keep capacity 0: one shared buffer */
         .payload_doubles = r->ctx.P ? r->ctx.P + 1 : 0,
@@ -464,9 +463,7 @@ static int start(run_sim *r)
             .weight_decay = s->opt_weight_decay, .step_every = s->opt_step_every,
             .gamma = s->opt_step_gamma, .total_steps = s->opt_total_steps,
             .lr_min = s->opt_lr_min, .warmup_steps = s->opt_warmup_steps,
-            .schedule = strcmp(s->opt_schedule, "step") == 0 ? MDL_SCHED_STEP
-                      : strcmp(s->opt_schedule, "cosine") == 0 ? MDL_SCHED_COSINE
-                      : MDL_SCHED_CONSTANT,
+            .schedule = s->opt_schedule,
         },
     };
     if (!r->eng || !(r->cl = cl_create(&cc, r->eng, cb)) || !(r->trn = trn_create(&tc)))

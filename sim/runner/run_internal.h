@@ -1,6 +1,6 @@
 /* run_internal.h -- what the runner's files share and nobody else sees:
- * the run_sim record (what run_prepare builds and run_execute drives) and
- * the output writers.  Only sim/runner/ includes it.
+ * the run_sim record (what run_prepare builds and run_execute drives), the
+ * stages of preparation and the output writers.  Only sim/runner/ includes it.
  */
 #ifndef RUN_INTERNAL_H
 #define RUN_INTERNAL_H
@@ -81,6 +81,32 @@ struct run_sim {
     double        frozen_bound_s, last_step_s;
     uint64_t      last_steps;
 };
+
+/* run_prepare.c: "PATH: PTR: error: MSG" into err (a bad value of the
+ * scenario, at JSON pointer ptr). */
+void run_i_value_error(scn_error *err, const scn_scenario *s, const char *ptr, const char *msg);
+/* A path as written in the scenario: absolute, or relative to the scenario
+ * file's directory; dir (may be NULL) goes between.  Writes to out (size
+ * n), cut short when too long (the open then fails and says so). */
+void run_i_data_path(const scn_scenario *s, const char *dir, const char *name, char *out,
+                     size_t n);
+
+/* run_data.c: train, test, part, pstats, model, eval_idx and test_idx of
+ * r (nothing for the timing-only model).  Returns 0, or -1 with err set. */
+int run_i_build_data(run_sim *r, scn_error *err);
+
+/* run_hetero.c: step_times (allocated by the caller, n_all), noise, NIC
+ * capacities, slowdowns, faults, their points, link classes, rules and
+ * windows of r.  Returns 0, or -1 when out of memory. */
+int run_i_build_heterogeneity(run_sim *r);
+
+/* run_limits.c: 0, or -1 with err set when the memory estimate exceeds the
+ * limit.  Before the model exists P is 0 and only the nodes, the topology
+ * and generated data count; data_bytes > 0 overrides the data's size. */
+int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error *err);
+/* 0, or -1 with err set when the run would take more than RUN_MAX_STEPS
+ * steps in all. */
+int run_i_check_work(const run_sim *r, scn_error *err);
 
 /* run_output.c: nodes.csv and run.json, written to temporary names and
  * renamed.  Return 0, or -1 with err set. */

@@ -118,9 +118,6 @@ void scn_fini(scn_scenario *s)
         free(s->faults[i].points);
     }
     free(s->faults);
-    free(s->fault_step);
-    free(s->fault_messages);
-    free(s->fault_rejoin);
     for (size_t i = 0; i < s->n_nics; i++)
         free(s->nics[i].nodes);
     free(s->nics);
@@ -131,14 +128,8 @@ void scn_fini(scn_scenario *s)
     }
     free(s->links);
     free(s->link.outages);
-    free(s->discipline);
     free(s->path);
-    free(s->topology);
     free(s->topo_file);
-    free(s->topo_mixing);
-    free(s->model);
-    free(s->partition);
-    free(s->data_kind);
     free(s->data_train_images);
     free(s->data_train_labels);
     free(s->data_test_images);
@@ -146,7 +137,6 @@ void scn_fini(scn_scenario *s)
     free(s->data_dir);
     free(s->data_train_file);
     free(s->data_test_file);
-    free(s->opt_schedule);
     free(s->algorithm);
     for (size_t i = 0; i < s->n_alg_params; i++) {
         free(s->alg_params[i].key);

@@ -11,6 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* One vocabulary: a concept's enum is declared by the module that owns it
+ * and the loader fills it, so nothing downstream parses a name again.
+ * These headers are included for their enums and name lists only. */
+#include "cl_cluster.h"   /* noise, slowdown, fault, jitter, NIC, fault policies */
+#include "topo.h"         /* topology kinds, mixing rules */
+#include "mdl.h"          /* model types, activations, partitions, scalings */
+#include "mdl_optim.h"    /* learning-rate schedules */
+
 /* First error wins.  msg is the whole line the user sees, e.g.
  * "scenarios/ring8.json: /algorithm/lr: error: must be > 0, got -0.1" or
  * "scenarios/ring8.json:12:17: error: duplicate object key near '\"lr\"'". */
@@ -18,21 +26,31 @@ typedef struct scn_error {
     char msg[1024];
 } scn_error;
 
-typedef enum scn_noise {
-    SCN_NOISE_CONSTANT = 0,  /* factor 1 */
-    SCN_NOISE_UNIFORM,       /* factor ~ U(low, high) */
-    SCN_NOISE_EXPONENTIAL,   /* factor ~ Exp(mean 1) */
-    SCN_NOISE_LOGNORMAL,     /* factor ~ LogNormal(-sigma^2/2, sigma): mean 1 */
-    SCN_NOISE_NORMAL,        /* factor ~ N(1, sigma^2) redrawn below floor */
-    SCN_NOISE_SHIFTED_EXPONENTIAL, /* shift + (1 - shift) Exp(mean 1) */
-    SCN_NOISE_GAMMA,         /* Gamma(shape, 1/shape): mean 1 */
-    SCN_NOISE_PARETO         /* Pareto(alpha, (alpha-1)/alpha): mean 1 */
-} scn_noise;
+/* Where the data comes from (data.kind).  The scenario declares it: each
+ * kind picks one loader of models/datasets/ (fashion-mnist is idx with the
+ * standard file names in a directory), so no data module owns the list. */
+typedef enum scn_data_kind {
+    SCN_DATA_SYNTHETIC = 0,     /* "synthetic": mdl_synth_generate */
+    SCN_DATA_IDX,               /* "idx": four files, mdl_idx_load */
+    SCN_DATA_FASHION_MNIST,     /* "fashion-mnist": idx files in data_dir */
+    SCN_DATA_LIBSVM,            /* "libsvm": mdl_libsvm_load */
+    SCN_DATA_CSV,               /* "csv": mdl_csv_load */
+    SCN_DATA_SYNTH_LOGISTIC,    /* "synthetic-logistic": mdl_synth_logistic */
+    SCN_DATA_SYNTH_REGRESSION   /* "synthetic-regression": mdl_synth_regression */
+} scn_data_kind;
 
-typedef struct scn_noise_spec {
-    scn_noise dist;
-    double    low, high, sigma, floor, shift, shape, alpha;
-} scn_noise_spec;
+/* What a node that comes back from a fault holds (faults.rejoin).  The
+ * runner implements it (its on_up callback); it is declared here, the
+ * lowest module that both the loader and the runner see, because the
+ * runner's headers sit above the scenario's and the cluster does not know
+ * topologies. */
+typedef enum scn_rejoin {
+    SCN_REJOIN_KEEP = 0,        /* "keep": its own parameters */
+    SCN_REJOIN_NEIGHBOUR        /* "neighbour": its first neighbour up's */
+} scn_rejoin;
+
+/* Nonzero for the kinds whose samples are generated, not read. */
+int scn_data_generated(scn_data_kind k);
 
 /* A set of nodes: a list (sorted, no duplicates), or every node when
  * nodes is NULL.  fraction > 0 records that the list was drawn as that
@@ -45,7 +63,7 @@ typedef struct scn_group {
     double step_time_s;  /* 0 when not set */
     double flops_per_s;  /* 0 when not set */
     int    has_noise;
-    scn_noise_spec noise;
+    cl_noise_spec noise;
 } scn_group;
 
 /* A protocol-specific key of the algorithm object (everything but name, lr
@@ -66,12 +84,8 @@ typedef struct scn_point {
     double value;
 } scn_point;
 
-typedef enum scn_slow_kind {
-    SCN_SLOW_WINDOW = 0, SCN_SLOW_MARKOV, SCN_SLOW_PERIODIC, SCN_SLOW_TRACE
-} scn_slow_kind;
-
 typedef struct scn_slowdown {
-    scn_slow_kind kind;
+    cl_slow_kind kind;
     int   *nodes;      /* NULL: every node (not with trace) */
     size_t n_nodes;
     double fraction;
@@ -84,12 +98,8 @@ typedef struct scn_slowdown {
     size_t n_points;
 } scn_slowdown;
 
-typedef enum scn_fault_kind {
-    SCN_FAULT_SCHEDULE = 0, SCN_FAULT_EXPONENTIAL, SCN_FAULT_TRACE
-} scn_fault_kind;
-
 typedef struct scn_fault {
-    scn_fault_kind kind;
+    cl_fault_kind kind;
     int   *nodes;
     size_t n_nodes;
     double fraction;
@@ -100,14 +110,10 @@ typedef struct scn_fault {
     size_t n_points;
 } scn_fault;
 
-typedef enum scn_jitter {
-    SCN_JITTER_NONE = 0, SCN_JITTER_UNIFORM, SCN_JITTER_EXPONENTIAL
-} scn_jitter;
-
 /* What a link does to a message (a link class). */
 typedef struct scn_link_props {
     double     latency_s, bandwidth_Bps;
-    scn_jitter jitter;
+    cl_jitter  jitter;
     double     jitter_a, jitter_b;   /* uniform: low_s, high_s; exponential: mean_s */
     double     loss;                 /* probability per message, [0, 1) */
     double    *outages;              /* n_outages (start_s, end_s) pairs */
@@ -143,7 +149,7 @@ typedef struct scn_scenario {
     /* compute */
     double    step_time_s;   /* base step time, seconds, > 0 (default 0.01) */
     double    flops_per_s;   /* > 0: base = model FLOPs per batch / this; 0: unset */
-    scn_noise noise;         /* default constant */
+    cl_noise  noise;         /* default constant */
     double    noise_low, noise_high;  /* uniform bounds, 0 < low <= high */
     double    noise_sigma;   /* lognormal, normal sigma >= 0 */
     double    noise_floor, noise_shift, noise_shape, noise_alpha;
@@ -155,9 +161,9 @@ typedef struct scn_scenario {
     /* faults */
     scn_fault *faults;
     size_t     n_faults;
-    char      *fault_step;      /* "restart" (default) or "resume" */
-    char      *fault_messages;  /* "drop" (default) or "keep_sent" */
-    char      *fault_rejoin;    /* "keep" (default) or "neighbour" */
+    cl_step_policy fault_step;     /* "restart" (default) or "resume" */
+    cl_msg_policy  fault_messages; /* "drop" (default) or "keep_sent" */
+    scn_rejoin     fault_rejoin;   /* "keep" (default) or "neighbour" */
 
     /* network: the default link, NIC capacities, link entries */
     double latency_s;        /* >= 0 (default 1e-4) */
@@ -169,7 +175,7 @@ typedef struct scn_scenario {
     int    reorder;          /* jitter may reorder a link (default false) */
     scn_link *links;         /* later entries win per pair */
     size_t    n_links;
-    char  *discipline;       /* "fifo" (default) or "fair" */
+    cl_discipline discipline;  /* "fifo" (default) or "fair" */
     double up_Bps, down_Bps; /* NIC capacities, default bandwidth_Bps */
     scn_nic *nics;           /* later entries override earlier ones per node */
     size_t   n_nics;
@@ -178,8 +184,10 @@ typedef struct scn_scenario {
     int    output_trace;     /* write trace.csv (default false) */
 
     /* topology */
-    char  *topology;         /* "ring" (default) or another kind of
+    topo_kind topo_kind;     /* "ring" (default) or another kind of
                                 docs/topologies.md */
+    const char *topology;    /* topo_kind's name (topo_kind_name_list, static),
+                                for messages and output only */
     int    topo_rows, topo_cols;   /* torus2d: rows * cols == nodes */
     int    topo_layers;      /* torus3d: rows * cols * layers == nodes */
     double topo_p;           /* erdos_renyi, in (0, 1] */
@@ -189,23 +197,28 @@ typedef struct scn_scenario {
     int    topo_m;           /* barabasi_albert: edges per new node */
     char  *topo_file;        /* edge_list: path, relative to the scenario's
                                 directory already resolved; else NULL */
-    char  *topo_mixing;      /* "metropolis_hastings" (default), "max_degree",
+    topo_mixing topo_mixing; /* "metropolis_hastings" (default), "max_degree",
                                 "uniform" */
     double topo_lazy_alpha;  /* in [0, 1), default 0 */
 
     /* model */
-    char  *model;            /* "softmax" (default), "logistic", "mlp", "linear" or
-                                "none" (timing only: no parameters, no data) */
+    const mdl_type *model_type;  /* "softmax" (default), "logistic", "mlp",
+                                "linear"; NULL for "none" (timing only: no
+                                parameters, no data) */
+    const char *model;       /* the kind's name (static), for messages and
+                                output only */
     double l2;               /* >= 0 (default 1e-4); 0 for "none" */
     double model_message_bytes;  /* "none": bytes of one model message, > 0; else 0 */
     size_t model_hidden[8];  /* mlp: hidden widths, input side first */
     size_t model_n_hidden;   /* mlp: 1..8 (default 1 layer of 100); else 0 */
-    int    model_activation; /* mlp: 0 relu (default), 1 tanh */
+    mdl_activation model_activation; /* mlp: relu (default) or tanh */
 
     /* data */
-    char  *data_kind;        /* "synthetic" (default), "synthetic-logistic",
-                                "synthetic-regression", "idx", "fashion-mnist",
-                                "libsvm", "csv" */
+    scn_data_kind data_source;  /* data.kind: "synthetic" (default),
+                                "synthetic-logistic", "synthetic-regression",
+                                "idx", "fashion-mnist", "libsvm", "csv" */
+    const char *data_kind;   /* data_source's name (static), for messages and
+                                output only */
     /* synthetic: samples generated; idx, fashion-mnist: the first so many
      * samples of each file are used, 0 meaning all (the default) */
     size_t data_train, data_test;
@@ -225,9 +238,12 @@ typedef struct scn_scenario {
     double data_test_fraction;
     int    data_label_column; /* csv: field holding the label, from 0 (default 0) */
     int    data_header;       /* csv: the first line names the columns (default false) */
-    int    data_scale;       /* 0 none, 1 minmax, 2 standard; default minmax for
+    mdl_scale data_scale;    /* none, minmax or standard; default minmax for
                                 files, none for synthetic */
-    char  *partition;        /* "iid" (default), "dirichlet", "shards", "quantity" */
+    mdl_partition_kind partition_kind;  /* "iid" (default), "dirichlet",
+                                "shards", "quantity" */
+    const char *partition;   /* partition_kind's name (static), for messages
+                                and output only */
     double partition_alpha;  /* dirichlet: > 0 (default 0.5) */
     int    partition_shards; /* shards: shards per node >= 1 (default 2) */
     double partition_exponent; /* quantity: Pareto exponent > 0 (default 1.5) */
@@ -236,7 +252,7 @@ typedef struct scn_scenario {
     double opt_momentum;     /* in [0, 1) (default 0) */
     int    opt_nesterov;     /* default false; needs momentum > 0 */
     double opt_weight_decay; /* >= 0 (default 0), added to the gradient */
-    char  *opt_schedule;     /* "constant" (default), "step", "cosine" */
+    mdl_schedule opt_schedule;  /* "constant" (default), "step", "cosine" */
     long   opt_step_every;   /* step: updates between decays, >= 1 */
     double opt_step_gamma;   /* step: factor per decay, in (0, 1] (default 0.1) */
     long   opt_total_steps;  /* cosine: updates to reach lr_min (default stop.steps) */
@@ -295,7 +311,7 @@ double scn_node_slowdown(const scn_scenario *s, int node);
  * per step). */
 double scn_node_step_time(const scn_scenario *s, int node, double model_flops);
 /* Node i's noise: the last group naming it with a noise wins. */
-scn_noise_spec scn_node_noise(const scn_scenario *s, int node);
+cl_noise_spec scn_node_noise(const scn_scenario *s, int node);
 /* Node i's NIC capacities (bytes per second). */
 void   scn_node_nic(const scn_scenario *s, int node, double *up_Bps, double *down_Bps);
 

@@ -46,21 +46,64 @@ int scn_i_opt_int(scn_ctx *c, json_t *obj, const char *optr, const char *key, lo
 int scn_i_opt_str(scn_ctx *c, json_t *obj, const char *optr, const char *key, const char **out, int *present);
 int scn_i_set_str(scn_ctx *c, char **dst, const char *src);
 const char *scn_i_dflt(int present);
+int scn_i_opt_bool(scn_ctx *c, json_t *obj, const char *optr, const char *key, int *out);
 
-/* scn_hetero.c: the heterogeneity keys (see docs/heterogeneity.md) */
-int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, scn_noise_spec *out);
+/* scn_topology.c, scn_model.c: the topology, model and data sections */
+int scn_i_v_topology(scn_ctx *c, json_t *root, scn_scenario *s);
+int scn_i_v_model(scn_ctx *c, json_t *root, scn_scenario *s);
+int scn_i_v_data(scn_ctx *c, json_t *root, scn_scenario *s);
+
+/* scn_names.c: names of the enums the owners keep no list for, indexed by
+ * value, NULL-terminated */
+extern const char *const scn_i_noise_names[], *const scn_i_slow_kind_names[],
+    *const scn_i_fault_kind_names[], *const scn_i_jitter_names[],
+    *const scn_i_discipline_names[], *const scn_i_step_policy_names[],
+    *const scn_i_msg_policy_names[], *const scn_i_rejoin_names[],
+    *const scn_i_data_kind_names[], *const scn_i_model_names[];
+
+/* scn_select.c: "nodes" (numbers and ranges "a-b") or a seeded "fraction"
+ * of obj at ptr into a sorted list (*nodes NULL: every node, when
+ * allow_all); the list at np alone; membership (nodes NULL: every node). */
+int scn_i_v_select(scn_ctx *c, json_t *o, const char *ptr, const scn_scenario *s,
+                   int allow_all, int **nodes, size_t *n_out, double *fraction);
+int scn_i_v_node_list(scn_ctx *c, json_t *list, const char *np, int n_nodes, int **nodes,
+                      size_t *n_out);
+int scn_i_has_node(const int *nodes, size_t n, int node);
+
+/* scn_trace.c: reads the trace file (relative to the scenario's directory)
+ * named at ptr: factors, or up/down states when availability. */
+int scn_i_read_trace(scn_ctx *c, const char *ptr, const char *file, int availability,
+                     int n_nodes, scn_point **out, size_t *n_out);
+
+/* scn_compute.c: noise (of compute or a group) and groups (see
+ * docs/heterogeneity.md) */
+int scn_i_v_noise(scn_ctx *c, json_t *parent, const char *pptr, cl_noise_spec *out);
 int scn_i_v_groups(scn_ctx *c, json_t *compute, const char *cptr, scn_scenario *s);
+/* scn_env.c: compute.slowdowns and the faults section */
 int scn_i_v_slowdowns(scn_ctx *c, json_t *compute, const char *cptr, scn_scenario *s);
 int scn_i_v_faults(scn_ctx *c, json_t *root, scn_scenario *s);
-/* network: compression_ratio, discipline, up_Bps, down_Bps, nics (after
- * bandwidth_Bps, their default) */
+/* scn_network.c: compression_ratio, discipline, up_Bps, down_Bps, nics
+ * (after bandwidth_Bps, their default) */
 int scn_i_v_network_nics(scn_ctx *c, json_t *network, const char *nptr, scn_scenario *s);
-/* network: jitter, loss, reorder, outages, links (after latency_s and
+/* scn_network.c: jitter, loss, reorder, outages, links (after latency_s and
  * bandwidth_Bps) */
 int scn_i_v_network_links(scn_ctx *c, json_t *network, const char *nptr, scn_scenario *s);
-int scn_i_v_output(scn_ctx *c, json_t *root, scn_scenario *s);
-/* scn_resolved.c helpers for scn_hetero.c's sections */
-json_t *scn_i_resolved_noise(const scn_noise_spec *ns);
+/* scn_resolved.c: obj[key] = v (a NULL v, out of memory, sets *oom); a new
+ * object at root[key] or appended to arr (NULL and *oom on failure); a
+ * node selection as "nodes" or "fraction" (nothing for every node). */
+void    scn_i_add(json_t *obj, const char *key, json_t *v, int *oom);
+json_t *scn_i_section(json_t *root, const char *key, int *oom);
+json_t *scn_i_append_obj(json_t *arr, int *oom);
+void    scn_i_add_nodes(json_t *o, const int *nodes, size_t n, double fraction, int *oom);
+/* scn_resolved_hetero.c: the resolved heterogeneity keys */
+json_t *scn_i_resolved_noise(const cl_noise_spec *ns);
+void    scn_i_resolved_slowdowns(json_t *compute, const scn_scenario *s, int *oom);
+void    scn_i_resolved_faults(json_t *root, const scn_scenario *s, int *oom);
+void    scn_i_resolved_nics(json_t *network, const scn_scenario *s, int *oom);
+void    scn_i_resolved_links(json_t *network, const scn_scenario *s, int *oom);
+/* scn_canon.c: v as canonical compact JSON text (malloc'd), or NULL when
+ * out of memory. */
+char   *scn_i_canonical(json_t *v);
 
 /* Applies one "path=value" override to the tree (see scn.h). */
 int scn_i_apply_override(scn_ctx *c, json_t *root, const char *arg);

@@ -337,3 +337,18 @@ const char *scn_i_dflt(int present)
 {
     return present ? "" : " (the default)";
 }
+
+/* A boolean key; *out untouched when absent. */
+int scn_i_opt_bool(scn_ctx *c, json_t *obj, const char *optr, const char *key, int *out)
+{
+    json_t *v = obj ? json_object_get(obj, key) : NULL;
+    char p[PTR_MAX];
+
+    if (!v)
+        return 0;
+    scn_i_ptr_key(p, optr, key);
+    if (!json_is_boolean(v))
+        return scn_i_fail(c, p, "must be true or false, got %s", scn_i_type_name(v));
+    *out = json_is_true(v);
+    return 0;
+}
