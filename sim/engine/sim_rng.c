@@ -17,7 +17,7 @@
 uint64_t
 sim_rng_derive(uint64_t scenario_seed, uint32_t node, uint32_t purpose)
 {
-    uint64_t base = sim_rng_mix64(scenario_seed + SIM_RNG_GOLDEN_GAMMA);
+    uint64_t base = sim_rng_splitmix64(scenario_seed);
     uint64_t key = ((uint64_t)node << 32) | purpose;
     return sim_rng_mix64(base ^ (key + SIM_RNG_GOLDEN_GAMMA));
 }
