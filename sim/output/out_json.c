@@ -11,22 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* JSON's two-character escapes where it has one, \u00XX for the other
- * control characters; everything else, UTF-8 included, as is. */
-static void put_string(FILE *f, const char *s)
+/* JSON's two-character escapes for '"', '\\', '\n', '\r' and '\t', \u00XX
+ * for the other control characters; everything else, UTF-8 included, as
+ * is.  short_bf also writes U+0008 and U+000C as \b and \f, as Jansson and
+ * the canonical resolved scenario always have; run.json and sweep.json
+ * have always written \u0008 and \u000c, and their bytes must not change. */
+static void put_string(FILE *f, const char *s, int short_bf)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
         case '"':  fputs("\\\"", f); break;
         case '\\': fputs("\\\\", f); break;
-        case '\b': fputs("\\b", f); break;
-        case '\f': fputs("\\f", f); break;
         case '\n': fputs("\\n", f); break;
         case '\r': fputs("\\r", f); break;
         case '\t': fputs("\\t", f); break;
         default:
-            if (*p < 0x20)
+            if (short_bf && *p == '\b')
+                fputs("\\b", f);
+            else if (short_bf && *p == '\f')
+                fputs("\\f", f);
+            else if (*p < 0x20)
                 fprintf(f, "\\u%04x", *p);
             else
                 fputc(*p, f);
@@ -46,7 +51,7 @@ static void begin_value(out_json *j, const char *key)
             fputs("  ", j->f);
     }
     if (key) {
-        put_string(j->f, key);
+        put_string(j->f, key, j->compact);
         fputs(j->compact ? ":" : ": ", j->f);
     }
 }
@@ -96,7 +101,7 @@ void out_json_string(out_json *j, const char *key, const char *v)
 {
     begin_value(j, key);
     if (v)
-        put_string(j->f, v);
+        put_string(j->f, v, j->compact);
     else
         fputs("null", j->f);
 }
