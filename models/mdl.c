@@ -13,6 +13,7 @@
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_randist.h>
 #include "mdl_internal.h"
+#include "sim_mix.h"
 
 /* Sorted by name, matching mdl_type_names. */
 static const mdl_type *const all[] = { &mdl_linear, &mdl_logistic, &mdl_mlp, &mdl_softmax };
@@ -235,11 +236,6 @@ gsl_rng *mdl_i_rng_create(uint64_t seed)
         return NULL;
     /* Mix before folding so that seeds differing only in their high or
      * low half (1 and 1 << 32) do not fold to the same 32 bits. */
-    uint64_t z = seed + 0x9e3779b97f4a7c15u;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    z ^= z >> 31;
-    const uint32_t s = (uint32_t)(z ^ (z >> 32));
-    gsl_rng_set(r, s != 0 ? s : 0x9e3779b9u);
+    gsl_rng_set(r, sim_rng_fold32(sim_rng_splitmix64(seed)));
     return r;
 }

@@ -2,7 +2,7 @@
  * topology ("u v" per line) and the file schedule ("round u v" per line),
  * with an error naming the file and line for anything it cannot take: a
  * malformed line, a node out of range, a self-loop, an edge given twice.
- * It does not check connectivity or build graphs (topo_gen.c,
+ * It does not check connectivity or build graphs (topo_build.c,
  * topo_schedule.c do), and it never includes <igraph.h>.
  */
 #define _POSIX_C_SOURCE 200809L   /* getline */

@@ -1,14 +1,12 @@
-/* topo_gen.c -- builds static communication topologies with igraph (ring,
- * k-nearest ring lattice, complete, 2-D and 3-D torus, hypercube, star,
- * binary tree, Erdos-Renyi G(n,p), random regular, Watts-Strogatz,
- * Barabasi-Albert, exponential graph, edge-list file), checks that they are
- * connected simple graphs, and converts them into sorted neighbour lists
- * (CSR) with mixing weights (topo_mixing.c) and a bipartition when one
- * exists.  It also holds the names of kinds and igraph's error plumbing.  It
- * does not read scenarios, derive seeds (the caller passes the topology's
- * seed), compute statistics (topo_spectrum.c), or build directed and
- * time-varying graphs (topo_digraph.c, topo_schedule.c); and it is not
- * thread-safe, because igraph's RNG and error handler are process-wide.
+/* topo_gen.c -- what each static topology kind is: the names of the kinds,
+ * the checks of a topo_spec, and the generation of its graph with igraph
+ * (ring, k-nearest ring lattice, complete, 2-D and 3-D torus, hypercube,
+ * star, binary tree, Erdos-Renyi G(n,p), random regular, Watts-Strogatz,
+ * Barabasi-Albert, exponential graph, edge-list file).  It does not check
+ * connectivity or convert the graph (topo_build.c), derive seeds (the
+ * caller passes the topology's seed), compute statistics (topo_spectrum.c),
+ * or build directed and time-varying graphs (topo_digraph.c,
+ * topo_schedule.c).
  *
  * Small cases, so every kind is defined for every n >= 1: a ring of 1 node
  * has no edge and a ring of 2 nodes is one edge.  A torus dimension of
@@ -23,9 +21,6 @@
 #include "topo_internal.h"
 
 #include <assert.h>
-#include <ctype.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,84 +67,8 @@ const char *topo_kind_names(void)
            "edge_list";
 }
 
-/* ---- errors ------------------------------------------------------------ */
-
-void topo_i_set_error(char *err, size_t err_size, const char *fmt, ...)
-{
-    if (err == NULL || err_size == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_size, fmt, ap);
-    va_end(ap);
-}
-
-/* igraph calls its error handler once at the failing site with the real
- * reason, then once per unwinding level with an empty one; keep the first
- * non-empty reason.  The handler must free igraph's temporaries and return
- * (igraph's rule); we then see the error code returned by the call. */
-static char recorded_reason[256];
-
-static void record_igraph_error(const char *reason, const char *file, int line,
-                                igraph_error_t code)
-{
-    (void)file;
-    (void)line;
-    (void)code;
-    if (recorded_reason[0] == '\0' && reason != NULL && reason[0] != '\0')
-        snprintf(recorded_reason, sizeof recorded_reason, "%s", reason);
-    IGRAPH_FINALLY_FREE();
-}
-
-/* ARPACK reports slow convergence as a warning; the caller sees the
- * result's info instead, and nothing is printed behind the user's back. */
-static void ignore_warning(const char *reason, const char *file, int line)
-{
-    (void)reason;
-    (void)file;
-    (void)line;
-}
-
-topo_i_igraph_state topo_i_enter_igraph(void)
-{
-    recorded_reason[0] = '\0';
-    topo_i_igraph_state st = { igraph_set_error_handler(record_igraph_error),
-                               igraph_set_warning_handler(ignore_warning) };
-    return st;
-}
-
-void topo_i_leave_igraph(topo_i_igraph_state previous)
-{
-    igraph_set_error_handler(previous.error);
-    igraph_set_warning_handler(previous.warning);
-}
-
-/* igraph's reasons read like sentences ("Invalid number of vertices.");
- * ours are GNU style: lowercase first letter, no trailing full stop. */
-const char *topo_i_igraph_error_text(igraph_error_t code)
-{
-    static char msg[sizeof recorded_reason];
-    if (code == IGRAPH_ENOMEM)
-        return "out of memory";
-    snprintf(msg, sizeof msg, "%s",
-             recorded_reason[0] != '\0' ? recorded_reason : igraph_strerror(code));
-    size_t len = strlen(msg);
-    while (len > 0 && (msg[len - 1] == '.' || isspace((unsigned char)msg[len - 1])))
-        msg[--len] = '\0';
-    if (len > 1 && isupper((unsigned char)msg[0]) && !isupper((unsigned char)msg[1]))
-        msg[0] = (char)tolower((unsigned char)msg[0]);
-    return msg;
-}
-
-static void fail_igraph(char *err, size_t err_size, const char *name, const char *params,
-                        igraph_error_t code)
-{
-    topo_i_set_error(err, err_size, "%s graph with %s: %s%s", name, params,
-                     code == IGRAPH_ENOMEM ? "" : "igraph: ", topo_i_igraph_error_text(code));
-}
-
 /* "n=8, p=0.1" and the like: the parameters that define the graph. */
-static void describe(const topo_spec *spec, char *buf, size_t size)
+void topo_i_describe(const topo_spec *spec, char *buf, size_t size)
 {
     switch (spec->kind) {
     case TOPO_TORUS2D:
@@ -187,7 +106,7 @@ static void describe(const topo_spec *spec, char *buf, size_t size)
 
 static int is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
-static int check_spec(const topo_spec *spec, char *err, size_t err_size)
+int topo_i_check_spec(const topo_spec *spec, char *err, size_t err_size)
 {
     if ((int)spec->kind < 0 || (int)spec->kind >= N_KINDS) {
         topo_i_set_error(err, err_size, "unknown topology kind %d (expected one of: %s)",
@@ -303,16 +222,6 @@ static int check_spec(const topo_spec *spec, char *err, size_t err_size)
     return 0;
 }
 
-/* igraph_uint_t is 64 bits on this build and PCG32, igraph 0.10's default,
- * uses all of them; on a 32-bit igraph fold the halves together. */
-igraph_error_t topo_i_seed_igraph(uint64_t seed)
-{
-    igraph_uint_t s = (igraph_uint_t)seed;
-    if (sizeof(igraph_uint_t) < sizeof(uint64_t))
-        s = (igraph_uint_t)(seed ^ (seed >> 32));
-    return igraph_rng_seed(igraph_rng_default(), s);
-}
-
 /* A lattice of lengths dims[0..nd-1] (the first varies fastest), each
  * dimension wrapping around from length 3 on. */
 static igraph_error_t make_lattice(igraph_t *graph, const int *dims, int nd, int nei)
@@ -421,7 +330,7 @@ static int hypercube_pairs(int n, int **uv_out, size_t *m_out)
 
 /* Returns an igraph code; a bad edge-list file is reported through err and
  * IGRAPH_EINVAL with *file_error set. */
-static igraph_error_t generate(igraph_t *graph, const topo_spec *spec, uint64_t seed,
+igraph_error_t topo_i_generate(igraph_t *graph, const topo_spec *spec, uint64_t seed,
                                int *file_error, char *err, size_t err_size)
 {
     igraph_error_t rc;
@@ -491,169 +400,5 @@ static igraph_error_t generate(igraph_t *graph, const topo_spec *spec, uint64_t 
         return rc;
     }
     }
-    return IGRAPH_EINVAL;   /* unreachable: check_spec rejected the kind */
-}
-
-/* ---- conversion -------------------------------------------------------- */
-
-/* Sides 0/1 with node 0 on side 0; a connected bipartite graph has exactly
- * two such colourings, so the result does not depend on igraph's search. */
-static igraph_error_t fill_bipartition(topo_graph *g, const igraph_t *graph)
-{
-    igraph_vector_bool_t types;
-    igraph_bool_t is_bip = false;
-    igraph_error_t rc = igraph_vector_bool_init(&types, 0);
-    if (rc != IGRAPH_SUCCESS)
-        return rc;
-    rc = igraph_is_bipartite(graph, &is_bip, &types);
-    if (rc != IGRAPH_SUCCESS)
-        goto out_free_types;
-    g->bipartite = is_bip ? 1 : 0;
-    if (is_bip) {
-        g->side = malloc((size_t)g->n * sizeof *g->side);
-        if (g->side == NULL) {
-            rc = IGRAPH_ENOMEM;
-            goto out_free_types;
-        }
-        int flip = VECTOR(types)[0] ? 1 : 0;
-        for (int i = 0; i < g->n; i++)
-            g->side[i] = (VECTOR(types)[i] ? 1 : 0) ^ flip;
-    }
-out_free_types:
-    igraph_vector_bool_destroy(&types);
-    return rc;
-}
-
-/* The first node (in index order) outside node 0's component. */
-static int first_unreached(const igraph_vector_int_t *membership)
-{
-    igraph_integer_t n = igraph_vector_int_size(membership);
-    for (igraph_integer_t i = 1; i < n; i++)
-        if (VECTOR(*membership)[i] != VECTOR(*membership)[0])
-            return (int)i;
-    return 0;
-}
-
-topo_graph *topo_build(const topo_spec *spec, uint64_t seed, char *err, size_t err_size)
-{
-    assert(spec != NULL);
-    if (err != NULL && err_size > 0)
-        err[0] = '\0';
-    if (check_spec(spec, err, err_size) != 0)
-        return NULL;
-
-    const char *name = kind_names[spec->kind];
-    char params[4200];
-    describe(spec, params, sizeof params);
-
-    topo_graph *result = NULL;
-    topo_graph *g = calloc(1, sizeof *g);
-    if (g == NULL) {
-        topo_i_set_error(err, err_size, "%s graph with %s: out of memory", name, params);
-        return NULL;
-    }
-    g->n = spec->n;
-    g->mixing = spec->mixing;
-    g->lazy_alpha = spec->lazy_alpha;
-
-    topo_i_igraph_state previous = topo_i_enter_igraph();
-    igraph_t graph;
-    igraph_vector_int_t edges, membership;
-    igraph_integer_t n_comp = 0;
-    int file_error = 0;
-    igraph_error_t rc = generate(&graph, spec, seed, &file_error, err, err_size);
-    if (rc != IGRAPH_SUCCESS) {
-        if (!file_error)
-            fail_igraph(err, err_size, name, params, rc);
-        goto out_free_g;
-    }
-    rc = igraph_vector_int_init(&membership, 0);
-    if (rc != IGRAPH_SUCCESS) {
-        fail_igraph(err, err_size, name, params, rc);
-        goto out_free_graph;
-    }
-    rc = igraph_connected_components(&graph, &membership, NULL, &n_comp, IGRAPH_WEAK);
-    int unreached = rc == IGRAPH_SUCCESS ? first_unreached(&membership) : 0;
-    igraph_vector_int_destroy(&membership);
-    if (rc != IGRAPH_SUCCESS) {
-        fail_igraph(err, err_size, name, params, rc);
-        goto out_free_graph;
-    }
-    if (n_comp > 1) {
-        char advice[64] = "";
-        if (spec->kind == TOPO_ERDOS_RENYI)
-            snprintf(advice, sizeof advice, "; raise p");
-        else if (spec->kind == TOPO_RANDOM_REGULAR)
-            snprintf(advice, sizeof advice, "; raise degree");
-        else if (spec->kind == TOPO_WATTS_STROGATZ)
-            snprintf(advice, sizeof advice, "; lower beta or raise k");
-        else if (spec->kind == TOPO_EDGE_LIST)
-            snprintf(advice, sizeof advice, "; node %d cannot reach node 0", unreached);
-        topo_i_set_error(err, err_size, "%s graph with %s is disconnected (%lld components)%s",
-                         name, params, (long long)n_comp, advice);
-        goto out_free_graph;
-    }
-    rc = igraph_vector_int_init(&edges, 0);
-    if (rc != IGRAPH_SUCCESS) {
-        fail_igraph(err, err_size, name, params, rc);
-        goto out_free_graph;
-    }
-    rc = igraph_get_edgelist(&graph, &edges, false);
-    if (rc != IGRAPH_SUCCESS) {
-        igraph_vector_int_destroy(&edges);
-        fail_igraph(err, err_size, name, params, rc);
-        goto out_free_graph;
-    }
-    int *uv = malloc(((size_t)igraph_vector_int_size(&edges) + 1) * sizeof *uv);
-    int csr = -1;
-    if (uv != NULL) {
-        for (igraph_integer_t e = 0; e < igraph_vector_int_size(&edges); e++)
-            uv[e] = (int)VECTOR(edges)[e];
-        csr = topo_i_fill_csr(g, uv, (size_t)igraph_vector_int_size(&edges) / 2);
-        free(uv);
-    }
-    igraph_vector_int_destroy(&edges);
-    if (csr == -2) {
-        topo_i_set_error(err, err_size, "%s graph with %s has a self-loop or multiple edge",
-                         name, params);
-        goto out_free_graph;
-    }
-    if (csr != 0 || topo_i_fill_weights(g) != 0) {
-        topo_i_set_error(err, err_size, "%s graph with %s: out of memory", name, params);
-        goto out_free_graph;
-    }
-    rc = fill_bipartition(g, &graph);
-    if (rc != IGRAPH_SUCCESS) {
-        fail_igraph(err, err_size, name, params, rc);
-        goto out_free_graph;
-    }
-    if (topo_i_oscillates(g)) {
-        topo_i_set_error(err, err_size,
-                         "%s mixing on the %s graph with %s oscillates: the graph is bipartite "
-                         "and no node keeps weight on itself, so the mixing matrix has "
-                         "eigenvalue -1 and consensus never converges; set lazy_alpha > 0 or "
-                         "use metropolis_hastings", topo_mixing_name(g->mixing), name, params);
-        goto out_free_graph;
-    }
-    result = g;
-    g = NULL;
-
-out_free_graph:
-    igraph_destroy(&graph);
-out_free_g:
-    topo_i_leave_igraph(previous);
-    topo_destroy(g);
-    return result;
-}
-
-void topo_destroy(topo_graph *g)
-{
-    if (g == NULL)
-        return;
-    free(g->side);
-    free(g->self_w);
-    free(g->w);
-    free(g->nbr);
-    free(g->off);
-    free(g);
+    return IGRAPH_EINVAL;   /* unreachable: topo_i_check_spec rejected the kind */
 }

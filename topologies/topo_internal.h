@@ -13,6 +13,12 @@
 void topo_i_set_error(char *err, size_t err_size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* 0 when spec names a known kind and mixing with parameters that define a
+ * graph, else -1 with the reason in err (topo_gen.c). */
+int  topo_i_check_spec(const topo_spec *spec, char *err, size_t err_size);
+/* "n=8, p=0.1" and the like: the parameters that define the graph. */
+void topo_i_describe(const topo_spec *spec, char *buf, size_t size);
+
 /* An edge list read from a file: pairs (u, v) and, with three columns, the
  * round of each pair. */
 typedef struct topo_i_edges {

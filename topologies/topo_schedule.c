@@ -15,7 +15,7 @@
  * includes <igraph.h>.
  */
 #include "topo_internal.h"
-#include "sim_rng.h"
+#include "sim_mix.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -249,7 +249,7 @@ uint64_t topo_schedule_period(const topo_schedule *s)
 
 static void seed_round(topo_schedule *s, uint64_t r)
 {
-    uint64_t x = sim_rng_mix64(s->seed ^ sim_rng_mix64(r + 0x9e3779b97f4a7c15ULL));
+    uint64_t x = sim_rng_mix64(s->seed ^ sim_rng_splitmix64(r));
     gsl_rng_set(s->rng, sim_rng_fold32(x));
 }
 

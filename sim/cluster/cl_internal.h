@@ -141,6 +141,23 @@ void cl_i_on_deliver(cl_cluster *c, uint32_t k);
 void cl_i_on_nic(cl_cluster *c, int node, uint32_t data);
 /* Loses what node i's departure takes with it (see cl_msg_policy). */
 void cl_i_net_node_down(cl_cluster *c, int i);
+/* Link (i, j)'s record at a node's NIC, created when missing; valid until
+ * the next creation in the same list. */
+pairq *cl_i_pair_get(pairs *ps, int peer);
+/* 1 when time t falls in one of link class k's outage windows. */
+int  cl_i_in_outage(const cl_link_class *k, double t);
+/* Schedules the first bit of message k at its receiver (latency, jitter). */
+void cl_i_schedule_arrive(cl_cluster *c, uint32_t k);
+/* Schedules delivery of message k once both of its stages are known. */
+void cl_i_try_deliver(cl_cluster *c, uint32_t k);
+/* Drops message k now (no event refers to it any more). */
+void cl_i_drop(cl_cluster *c, uint32_t k);
+
+/* cl_net_fair.c (and cl_i_on_nic above): message k joins its link's queue
+ * at the sender's uplink (dir 0) or the receiver's downlink (dir 1);
+ * cl_i_fair_leave takes it out of every fair NIC and queue it is in. */
+void cl_i_fair_enter(cl_cluster *c, int dir, uint32_t k);
+void cl_i_fair_leave(cl_cluster *c, uint32_t k);
 
 /* cl_env.c */
 int  cl_i_env_init(cl_cluster *c);

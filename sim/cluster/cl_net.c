@@ -1,6 +1,7 @@
-/* cl_net.c -- the network of the cluster: link classes, message slots,
- * each node's uplink and downlink, cut-through delivery, jitter, loss,
- * outages, and what a departing node takes with it.
+/* cl_net.c -- the network of the cluster: link classes and rules, message
+ * slots, the FIFO discipline, jitter, loss, outages, delivery, and what a
+ * departing node takes with it.  It does not model the fair-sharing NIC
+ * (cl_net_fair.c), and it does not decide what is sent.
  *
  * A message from i to j belongs to the class of link (i, j) (rules, last
  * match wins; class 0 otherwise), which gives its latency, bandwidth,
@@ -8,16 +9,9 @@
  * FIFO: a NIC serves one transfer at a time in order at min(NIC capacity,
  * link bandwidth); the times are computed when a message is sent (uplink)
  * or its first bit arrives (downlink), with no event of their own.  Fair
- * (processor sharing between links): the messages of one link pass a NIC
- * one after the other, and the links active in a NIC share its capacity
- * by water-filling (each gets an equal share, capped by its link
- * bandwidth, the unused part going to the others); whenever the set
- * changes the remaining bytes are brought up to date and the next
- * completion rescheduled, older completion events being dropped by a
- * version number (lazy cancellation).  In both, a message is never
- * received before its last bit can have arrived (last bit sent +
+ * (processor sharing between links): cl_net_fair.c.  In both, a message is
+ * never received before its last bit can have arrived (last bit sent +
  * propagation), and jitter never reorders one link unless cfg.reorder.
- * It does not decide what is sent.
  */
 #include "cl_internal.h"
 #include "sim_rng.h"
@@ -27,8 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_randist.h>
-
-#define VER_MASK 0x7fffffffu
 
 static int in_list(const int *nodes, size_t n, int i)
 {
@@ -108,7 +100,7 @@ static uint32_t class_of(const cl_cluster *c, int from, int to)
     return 0;
 }
 
-static int in_outage(const cl_link_class *k, double t)
+int cl_i_in_outage(const cl_link_class *k, double t)
 {
     for (size_t w = 0; w < k->n_outages; w++)
         if (k->outages[w].start_s <= t && t < k->outages[w].end_s)
@@ -118,7 +110,7 @@ static int in_outage(const cl_link_class *k, double t)
 
 /* The link record of peer at a node (created when missing).  The pointer
  * is valid until the next creation in the same list. */
-static pairq *pair_get(pairs *ps, int peer)
+pairq *cl_i_pair_get(pairs *ps, int peer)
 {
     size_t lo = 0, hi = ps->n;
     while (lo < hi) {
@@ -179,219 +171,10 @@ static void slot_free(cl_cluster *c, uint32_t k)
 
 static double min2(double a, double b) { return a < b ? a : b; }
 
-/* ---- fair NICs ---- */
-
-static nic *nic_of(cl_cluster *c, int i, int dir)
-{
-    return dir ? &c->nodes[i].down : &c->nodes[i].up;
-}
-
-/* Brings the remaining bytes of node i's NIC up to now. */
-static void nic_advance(cl_cluster *c, int i, int dir)
-{
-    nic *q = nic_of(c, i, dir);
-    double now = sim_engine_now(c->eng), dt = now - q->last_t;
-    if (q->n_act > 0 && dt > 0) {
-        for (size_t a = 0; a < q->n_act; a++) {
-            msg_slot *s = &c->slots[q->act[a]];
-            if (dir)
-                s->rem_down -= s->rate_down * dt;
-            else
-                s->rem_up -= s->rate_up * dt;
-        }
-        if (!dir)
-            c->nodes[i].st.uplink_busy_s += dt;
-    }
-    q->last_t = now;
-}
-
-static int cmp_wf(const void *a, const void *b)
-{
-    const struct wf *x = a, *y = b;
-    if (x->bw != y->bw)
-        return x->bw < y->bw ? -1 : 1;
-    return x->k < y->k ? -1 : x->k > y->k;
-}
-
-/* Water-filling: the active transfers get equal shares of the capacity,
- * each capped by its link bandwidth; then the next completion. */
-static void nic_reschedule(cl_cluster *c, int i, int dir)
-{
-    nic *q = nic_of(c, i, dir);
-    q->version = (q->version + 1) & VER_MASK;
-    if (q->n_act == 0)
-        return;
-    double cap = dir ? c->nodes[i].down_cap : c->nodes[i].up_cap;
-    size_t k = q->n_act;
-    int equal = 1;
-    for (size_t a = 1; a < k; a++)
-        equal &= c->slots[q->act[a]].bw == c->slots[q->act[0]].bw;
-    if (equal) {
-        double r = min2(cap / (double)k, c->slots[q->act[0]].bw);
-        for (size_t a = 0; a < k; a++)
-            *(dir ? &c->slots[q->act[a]].rate_down : &c->slots[q->act[a]].rate_up) = r;
-    } else {
-        if (k > c->wf_cap) {
-            struct wf *w = realloc(c->wf, k * sizeof *w);
-            if (!w)
-                cl_i_die_oom();
-            c->wf = w;
-            c->wf_cap = k;
-        }
-        for (size_t a = 0; a < k; a++)
-            c->wf[a] = (struct wf){ c->slots[q->act[a]].bw, q->act[a] };
-        qsort(c->wf, k, sizeof *c->wf, cmp_wf);
-        double left = cap;
-        for (size_t a = 0; a < k; a++) {
-            double r = min2(left / (double)(k - a), c->wf[a].bw);
-            left -= r;
-            *(dir ? &c->slots[c->wf[a].k].rate_down : &c->slots[c->wf[a].k].rate_up) = r;
-        }
-    }
-    double first = INFINITY;
-    for (size_t a = 0; a < k; a++) {
-        const msg_slot *s = &c->slots[q->act[a]];
-        double rem = dir ? s->rem_down : s->rem_up, rate = dir ? s->rate_down : s->rate_up;
-        double t = (rem > 0 ? rem : 0) / rate;
-        if (t < first)
-            first = t;
-    }
-    cl_i_schedule(c, sim_engine_now(c->eng) + first, CL_EV_NIC, i,
-                  (q->version << 1) | (uint32_t)dir);
-}
-
-static void nic_join(cl_cluster *c, int i, int dir, uint32_t k)
-{
-    nic *q = nic_of(c, i, dir);
-    cl_i_account(c, i);
-    nic_advance(c, i, dir);
-    if (q->n_act == q->cap_act) {
-        size_t cap = q->cap_act ? 2 * q->cap_act : 8;
-        uint32_t *a = realloc(q->act, cap * sizeof *a);
-        if (!a)
-            cl_i_die_oom();
-        q->act = a;
-        q->cap_act = cap;
-    }
-    q->act[q->n_act++] = k;
-    if (dir)
-        c->slots[k].in_down = 1;
-    else
-        c->slots[k].in_up = 1;
-    nic_reschedule(c, i, dir);
-}
-
-static void nic_remove(cl_cluster *c, int i, int dir, uint32_t k)
-{
-    nic *q = nic_of(c, i, dir);
-    cl_i_account(c, i);
-    nic_advance(c, i, dir);
-    size_t a = 0;
-    while (a < q->n_act && q->act[a] != k)
-        a++;
-    assert(a < q->n_act);
-    memmove(q->act + a, q->act + a + 1, (q->n_act - a - 1) * sizeof *q->act);
-    q->n_act--;
-    if (dir)
-        c->slots[k].in_down = 0;
-    else
-        c->slots[k].in_up = 0;
-    nic_reschedule(c, i, dir);
-}
-
-/* ---- per-link queues at fair NICs ---- */
-
-static void schedule_arrive(cl_cluster *c, uint32_t k);
-
-static void stage_start(cl_cluster *c, int dir, uint32_t k)
-{
-    msg_slot *s = &c->slots[k];
-    if (dir) {
-        s->rem_down = s->msg.bytes;
-        nic_join(c, s->msg.to, 1, k);
-        return;
-    }
-    s->up_start = sim_engine_now(c->eng);
-    s->rem_up = s->msg.bytes;
-    if (in_outage(&c->classes[s->cls], s->up_start))
-        s->lost = 1;
-    nic_join(c, s->msg.from, 0, k);
-    schedule_arrive(c, k);
-}
-
-static pairq *stage_pair(cl_cluster *c, int dir, uint32_t k)
-{
-    const msg_slot *s = &c->slots[k];
-    return dir ? pair_get(&c->nodes[s->msg.to].downp, s->msg.from)
-               : pair_get(&c->nodes[s->msg.from].upp, s->msg.to);
-}
-
-static uint32_t *next_of(cl_cluster *c, int dir, uint32_t k)
-{
-    return dir ? &c->slots[k].next_down : &c->slots[k].next_up;
-}
-
-/* Message k joins its link's queue at the sender's uplink (dir 0) or the
- * receiver's downlink (dir 1); it starts at once when the link is free. */
-static void stage_enter(cl_cluster *c, int dir, uint32_t k)
-{
-    pairq *pq = stage_pair(c, dir, k);
-    *next_of(c, dir, k) = NO_SLOT;
-    if (dir)
-        c->slots[k].queued_down = 1;
-    else
-        c->slots[k].queued_up = 1;
-    if (pq->head == NO_SLOT) {
-        pq->head = pq->tail = k;
-        stage_start(c, dir, k);
-    } else {
-        *next_of(c, dir, pq->tail) = k;
-        pq->tail = k;
-    }
-}
-
-/* Message k leaves its link's queue (finished or lost); the next one of
- * the link starts when k was the one in the NIC. */
-static void stage_leave(cl_cluster *c, int dir, uint32_t k)
-{
-    pairq *pq = stage_pair(c, dir, k);
-    uint32_t nxt = *next_of(c, dir, k);
-    if (dir)
-        c->slots[k].queued_down = 0;
-    else
-        c->slots[k].queued_up = 0;
-    if (pq->head == k) {
-        pq->head = nxt;
-        if (nxt == NO_SLOT)
-            pq->tail = NO_SLOT;
-        else if (!c->slots[nxt].dead)   /* a lost one is about to be dropped */
-            stage_start(c, dir, nxt);
-        return;
-    }
-    uint32_t p = pq->head;
-    while (*next_of(c, dir, p) != k)
-        p = *next_of(c, dir, p);
-    *next_of(c, dir, p) = nxt;
-    if (pq->tail == k)
-        pq->tail = p;
-}
-
-/* Takes message k out of every NIC and queue it is in. */
-static void leave_stages(cl_cluster *c, uint32_t k)
-{
-    msg_slot *s = &c->slots[k];
-    if (s->in_up)
-        nic_remove(c, s->msg.from, 0, k);
-    if (s->queued_up)
-        stage_leave(c, 0, k);
-    if (s->in_down)
-        nic_remove(c, s->msg.to, 1, k);
-    if (s->queued_down)
-        stage_leave(c, 1, k);
-}
+/* ---- delivery and loss ---- */
 
 /* Both stages known: deliver at the later of reception and last bit. */
-static void try_deliver(cl_cluster *c, uint32_t k)
+void cl_i_try_deliver(cl_cluster *c, uint32_t k)
 {
     msg_slot *s = &c->slots[k];
     if (s->rx_done < 0 || !s->up_known || s->ev_pending)
@@ -404,10 +187,10 @@ static void try_deliver(cl_cluster *c, uint32_t k)
 }
 
 /* Drops message k now (no event refers to it any more). */
-static void drop(cl_cluster *c, uint32_t k)
+void cl_i_drop(cl_cluster *c, uint32_t k)
 {
     msg_slot *s = &c->slots[k];
-    leave_stages(c, k);
+    cl_i_fair_leave(c, k);
     if (s->rx_counted) {
         cl_i_account(c, s->msg.to);
         c->nodes[s->msg.to].rx_active--;
@@ -419,54 +202,6 @@ static void drop(cl_cluster *c, uint32_t k)
         cl_pool_put(&c->pool, s->msg.payload);
     slot_free(c, k);
     c->in_flight--;
-}
-
-void cl_i_on_nic(cl_cluster *c, int i, uint32_t data)
-{
-    int dir = (int)(data & 1u);
-    nic *q = nic_of(c, i, dir);
-    if ((data >> 1) != q->version)
-        return;   /* superseded */
-    double now = sim_engine_now(c->eng);
-    cl_i_account(c, i);
-    nic_advance(c, i, dir);
-    /* every transfer with (up to rounding) nothing left ends now, in
-     * joining order */
-    size_t keep = 0, n_done = 0;
-    uint32_t done[64];
-    for (size_t a = 0; a < q->n_act; a++) {
-        msg_slot *s = &c->slots[q->act[a]];
-        double rem = dir ? s->rem_down : s->rem_up;
-        if (rem <= 1e-9 * s->msg.bytes && n_done < 64) {
-            done[n_done++] = q->act[a];
-            if (dir)
-                s->in_down = 0;
-            else
-                s->in_up = 0;
-        } else {
-            q->act[keep++] = q->act[a];
-        }
-    }
-    q->n_act = keep;
-    nic_reschedule(c, i, dir);
-    for (size_t d = 0; d < n_done; d++) {
-        uint32_t k = done[d];
-        msg_slot *s = &c->slots[k];
-        if (dir) {
-            s->rx_done = now;
-            stage_leave(c, 1, k);
-            try_deliver(c, k);
-        } else {
-            s->up_end = now;
-            s->up_known = 1;
-            cl_i_trace(c, s->msg.from, "send", s->up_start, now, s->msg.to, s->msg.bytes);
-            stage_leave(c, 0, k);
-            if (s->lost && !s->ev_pending)
-                drop(c, k);   /* its first bit already reached the receiver */
-            else
-                try_deliver(c, k);
-        }
-    }
 }
 
 /* ---- messages ---- */
@@ -485,7 +220,7 @@ static double draw_jitter(const cl_link_class *k, gsl_rng *r)
 
 /* First bit at the receiver after the latency and jitter, never before
  * an earlier message of the same link (unless reordering is allowed). */
-static void schedule_arrive(cl_cluster *c, uint32_t k)
+void cl_i_schedule_arrive(cl_cluster *c, uint32_t k)
 {
     msg_slot *s = &c->slots[k];
     const cl_link_class *cls = &c->classes[s->cls];
@@ -494,7 +229,7 @@ static void schedule_arrive(cl_cluster *c, uint32_t k)
     if (cls->jitter != CL_JITTER_NONE) {
         at += draw_jitter(cls, c->nodes[s->msg.from].rng_link);
         if (!c->cfg.reorder) {
-            pairq *pq = pair_get(&c->nodes[s->msg.from].upp, s->msg.to);
+            pairq *pq = cl_i_pair_get(&c->nodes[s->msg.from].upp, s->msg.to);
             if (at < pq->last_arrival)
                 at = pq->last_arrival;
             pq->last_arrival = at;
@@ -548,12 +283,12 @@ void cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
         s->up_start = up_start;
         s->up_end = up_start + ser;
         s->up_known = 1;
-        if (in_outage(cls, up_start))
+        if (cl_i_in_outage(cls, up_start))
             s->lost = 1;
         cl_i_trace(c, from, "send", up_start, s->up_end, to, bytes);
-        schedule_arrive(c, k);
+        cl_i_schedule_arrive(c, k);
     } else {
-        stage_enter(c, 0, k);
+        cl_i_fair_enter(c, 0, k);
     }
 }
 
@@ -565,13 +300,13 @@ void cl_i_on_arrive(cl_cluster *c, uint32_t k)
     int j = s->msg.to;
     node *dst = &c->nodes[j];
     if (s->dead || dst->n_down > 0) {
-        drop(c, k);
+        cl_i_drop(c, k);
         return;
     }
     if (s->lost) {
         /* lost on the wire: gone once its last bit has left the sender */
         if (!s->queued_up)
-            drop(c, k);
+            cl_i_drop(c, k);
         return;
     }
     double now = sim_engine_now(c->eng);
@@ -591,9 +326,9 @@ void cl_i_on_arrive(cl_cluster *c, uint32_t k)
         cl_i_schedule(c, rx_end, CL_EV_DELIVER, j, k);
     } else if (s->msg.bytes <= 0) {
         s->rx_done = now;
-        try_deliver(c, k);
+        cl_i_try_deliver(c, k);
     } else {
-        stage_enter(c, 1, k);
+        cl_i_fair_enter(c, 1, k);
     }
 }
 
@@ -602,7 +337,7 @@ void cl_i_on_deliver(cl_cluster *c, uint32_t k)
     msg_slot *s = &c->slots[k];
     s->ev_pending = 0;
     if (s->dead || c->nodes[s->msg.to].n_down > 0) {
-        drop(c, k);
+        cl_i_drop(c, k);
         return;
     }
     cl_msg m = s->msg;
@@ -647,9 +382,9 @@ void cl_i_net_node_down(cl_cluster *c, int i)
         if (!s->live || !s->dead || (s->msg.to != i && s->msg.from != i))
             continue;
         if (s->ev_pending)
-            leave_stages(c, k);   /* dropped at its event */
+            cl_i_fair_leave(c, k);   /* dropped at its event */
         else
-            drop(c, k);
+            cl_i_drop(c, k);
     }
     nd->rx_active = 0;
     if (nd->up_free > now)

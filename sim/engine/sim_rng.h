@@ -7,6 +7,8 @@
 #ifndef SIM_RNG_H
 #define SIM_RNG_H
 
+#include "sim_mix.h"
+
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
 
@@ -32,16 +34,11 @@ typedef enum sim_rng_purpose {
     SIM_RNG_REPLICATE = 0x100
 } sim_rng_purpose;
 
-/* splitmix64 finaliser of one 64-bit word. */
-uint64_t sim_rng_mix64(uint64_t x);
+/* sim_rng_mix64, sim_rng_splitmix64 and sim_rng_fold32: sim_mix.h. */
 
 /* The seed of stream (node, purpose) for a scenario seed.  node is
  * UINT32_MAX for streams that belong to no node. */
 uint64_t sim_rng_derive(uint64_t scenario_seed, uint32_t node, uint32_t purpose);
-
-/* The 32-bit mt19937 seed of a derived 64-bit seed: the two halves xored,
- * never 0 (mt19937 would silently replace 0 by 4357, aliasing two streams). */
-uint32_t sim_rng_fold32(uint64_t derived);
 
 /* A new mt19937 stream seeded from sim_rng_derive folded by sim_rng_fold32
  * (mt19937 uses 32 bits and maps 0 to 4357).  Caller frees

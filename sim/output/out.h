@@ -1,8 +1,8 @@
 /* out.h -- what a run leaves on disk: files written under a temporary name
- * and renamed when complete, tidy CSV (metrics.csv, nodes.csv) and a small
- * JSON writer for run.json; and the progress line on a terminal.  It
- * formats and writes; it computes nothing and knows nothing of the
- * simulator's structures.
+ * and renamed when complete, tidy CSV (metrics.csv, nodes.csv) and the one
+ * JSON writer (run.json, sweep.json, the resolved scenario); and the
+ * progress line on a terminal.  It formats and writes; it computes nothing
+ * and knows nothing of the simulator's structures.
  */
 #ifndef OUT_H
 #define OUT_H
@@ -103,21 +103,32 @@ double out_progress_elapsed(const out_progress *p);
 /* "42s", "3m07s", "2h05m"; "?" for a negative, NaN or infinite time. */
 void   out_fmt_duration(char *buf, size_t size, double seconds);
 
-/* ---- JSON (run.json) ---- */
+/* ---- JSON (run.json, sweep.json, the resolved scenario) ---- */
 
+/* Values are written in the order of the calls, at most 31 containers
+ * deep.  Indented: one value per line, two spaces per level, "key": value.
+ * Compact: no whitespace at all. */
 typedef struct out_json {
     FILE *f;
     int   depth;
+    int   compact;
     int   need_comma[32];
 } out_json;
 
 void out_json_init(out_json *j, FILE *f);
+void out_json_init_compact(out_json *j, FILE *f);
 void out_json_begin_object(out_json *j, const char *key);  /* key NULL at top / in arrays */
 void out_json_end_object(out_json *j);
 void out_json_begin_array(out_json *j, const char *key);
 void out_json_end_array(out_json *j);
+/* A string with JSON's escapes (compact: \b and \f for U+0008 and U+000C,
+ * indented: \u0008 and \u000c); v NULL is written as null. */
 void out_json_string(out_json *j, const char *key, const char *v);
+/* %.17g; NaN and infinities as null. */
 void out_json_number(out_json *j, const char *key, double v);
+/* The shortest text that reads back as exactly v, always with a '.' or an
+ * exponent (Jansson's style); NaN and infinities as null. */
+void out_json_real(out_json *j, const char *key, double v);
 void out_json_int(out_json *j, const char *key, int64_t v);
 void out_json_bool(out_json *j, const char *key, int v);
 /* Inserts already-serialised JSON text (e.g. the resolved scenario). */

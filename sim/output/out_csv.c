@@ -1,11 +1,10 @@
 /* out_csv.c -- the text formats of dtsim's outputs: the columns of
  * metrics.csv, nodes.csv and trace.csv (one header line, units in the
- * names) and a minimal streaming JSON writer for run.json.  Numbers are printed with
- * %.10g so that equal runs give equal bytes.  It does not open files.
+ * names) and RFC 4180 fields.  Numbers are printed with %.10g so that equal
+ * runs give equal bytes.  It does not open files or write JSON (out_json.c).
  */
 #include "out.h"
 
-#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -105,113 +104,3 @@ void out_trace_write(FILE *f, const out_trace_row *r)
     out_fmt_double(f, r->bytes);
     fputc('\n', f);
 }
-
-/* ---- JSON ---- */
-
-static void put_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"':  fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
-static void begin_value(out_json *j, const char *key)
-{
-    if (j->need_comma[j->depth])
-        fputc(',', j->f);
-    j->need_comma[j->depth] = 1;
-    if (j->depth > 0) {
-        fputc('\n', j->f);
-        for (int i = 0; i < j->depth; i++)
-            fputs("  ", j->f);
-    }
-    if (key) {
-        put_string(j->f, key);
-        fputs(": ", j->f);
-    }
-}
-
-void out_json_init(out_json *j, FILE *f)
-{
-    j->f = f;
-    j->depth = 0;
-    for (int i = 0; i < 32; i++)
-        j->need_comma[i] = 0;
-}
-
-static void open_container(out_json *j, const char *key, char c)
-{
-    begin_value(j, key);
-    fputc(c, j->f);
-    assert(j->depth < 31);
-    j->depth++;
-    j->need_comma[j->depth] = 0;
-}
-
-static void close_container(out_json *j, char c)
-{
-    int had = j->need_comma[j->depth];
-    j->depth--;
-    if (had) {
-        fputc('\n', j->f);
-        for (int i = 0; i < j->depth; i++)
-            fputs("  ", j->f);
-    }
-    fputc(c, j->f);
-}
-
-void out_json_begin_object(out_json *j, const char *key) { open_container(j, key, '{'); }
-void out_json_end_object(out_json *j) { close_container(j, '}'); }
-void out_json_begin_array(out_json *j, const char *key) { open_container(j, key, '['); }
-void out_json_end_array(out_json *j) { close_container(j, ']'); }
-
-void out_json_string(out_json *j, const char *key, const char *v)
-{
-    begin_value(j, key);
-    if (v)
-        put_string(j->f, v);
-    else
-        fputs("null", j->f);
-}
-
-void out_json_number(out_json *j, const char *key, double v)
-{
-    begin_value(j, key);
-    if (isfinite(v))
-        fprintf(j->f, "%.17g", v);
-    else
-        fputs("null", j->f);
-}
-
-void out_json_int(out_json *j, const char *key, int64_t v)
-{
-    begin_value(j, key);
-    fprintf(j->f, "%" PRId64, v);
-}
-
-void out_json_bool(out_json *j, const char *key, int v)
-{
-    begin_value(j, key);
-    fputs(v ? "true" : "false", j->f);
-}
-
-void out_json_raw(out_json *j, const char *key, const char *text)
-{
-    begin_value(j, key);
-    fputs(text ? text : "null", j->f);
-}
-
-void out_json_finish(out_json *j) { fputc('\n', j->f); }
