@@ -106,6 +106,11 @@ size_t mdl_n_params(const mdl_model *m)
     return m->n_params;
 }
 
+double mdl_flops_per_sample(const mdl_model *m)
+{
+    return m->type->flops(&m->arch);
+}
+
 const mdl_type *mdl_get_type(const mdl_model *m)
 {
     return m->type;

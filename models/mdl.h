@@ -92,6 +92,11 @@ const mdl_arch *mdl_get_arch(const mdl_model *m);
 size_t     mdl_n_params(const mdl_model *m);
 const mdl_type *mdl_get_type(const mdl_model *m);
 
+/* Floating-point operations of one sample's forward and backward pass
+ * (multiply-adds count two), as the type counts them: the step-time model
+ * of compute.flops_per_s multiplies it by the batch. */
+double     mdl_flops_per_sample(const mdl_model *m);
+
 /* Fills params with random weights and zero biases: N(0, 0.01^2) for the
  * linear models; He (ReLU) or LeCun (tanh) normal scaling, N(0, g/fan_in)
  * with g = 2 or 1, for the MLP's layers. */

@@ -74,8 +74,9 @@ START_TEST(test_async_runs_at_sum_of_rates)
 }
 END_TEST
 
-/* Base step time = 6 * params * batch / FLOP/s: nodes 0-1 at 1 GFLOP/s,
- * 2-3 at a quarter of it; the barrier waits for the slow half. */
+/* Base step time = the model's FLOPs per sample * batch / FLOP/s: nodes
+ * 0-1 at 1 GFLOP/s, 2-3 at a quarter of it; the barrier waits for the slow
+ * half. */
 START_TEST(test_flops_step_time)
 {
     char json[2048];
@@ -88,9 +89,22 @@ START_TEST(test_flops_step_time)
         " \"stop\": {\"steps\": 10}, \"metrics\": {\"every_s\": 1}}", small);
     run_result res;
     run_json(json, "test.json", NULL, &res);
-    double step = 6.0 * (double)res.n_params * 8 / 2.5e8;
+    /* logistic on 4 features: 2 FLOPs per weight forward, 2 for its
+     * gradient (mdl_logistic.flops = 4 d), batch 8, the slow half */
+    double step = 4.0 * 4 * 8 / 2.5e8;
     ck_assert_uint_eq(res.n_params, 5);   /* logistic, 4 features + bias */
     ck_assert_double_eq_tol(res.sim_time_s, 10 * step, 1e-15);
+    /* timing only: the scenario gives the FLOPs of a sample */
+    snprintf(json, sizeof json,
+        "{\"nodes\": 4, \"model\": {\"kind\": \"none\", \"message_bytes\": 1000,"
+        "   \"flops_per_sample\": 1e6},"
+        " \"compute\": {\"flops_per_s\": 1e9, \"groups\": [{\"nodes\": [\"2-3\"],"
+        "   \"flops_per_s\": 2.5e8}]},"
+        " \"network\": {\"latency_s\": 0, \"bandwidth_Bps\": 1e300},"
+        " \"algorithm\": {\"name\": \"allreduce\", \"batch\": 8},"
+        " \"stop\": {\"steps\": 10}, \"metrics\": {\"every_s\": 1}}");
+    run_json(json, "test.json", NULL, &res);
+    ck_assert_double_eq_tol(res.sim_time_s, 10 * (1e6 * 8 / 2.5e8), 1e-15);
 }
 END_TEST
 

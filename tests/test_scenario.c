@@ -159,7 +159,7 @@ static const struct bad_case {
                            "\"none\""},
     {"none_with_l2", ": /model: error: key \"l2\" is not allowed with kind \"none\""},
     {"none_with_flops", ": /compute/groups/0/flops_per_s: error: model \"none\" has no FLOPs; "
-                        "give \"step_time_s\""},
+                        "give \"step_time_s\" or model.flops_per_sample"},
     {"none_target_loss", ": /stop/target_loss: error: has no meaning for model \"none\" "
                          "(timing only: nothing is evaluated)"},
     {"none_bytes_zero", ": /model/message_bytes: error: must be > 0, got 0"},

@@ -25,48 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[] = {
-    [TOPO_RING]            = "ring",
-    [TOPO_COMPLETE]        = "complete",
-    [TOPO_TORUS2D]         = "torus2d",
-    [TOPO_ERDOS_RENYI]     = "erdos_renyi",
-    [TOPO_RANDOM_REGULAR]  = "random_regular",
-    [TOPO_RING_LATTICE]    = "ring_lattice",
-    [TOPO_TORUS3D]         = "torus3d",
-    [TOPO_HYPERCUBE]       = "hypercube",
-    [TOPO_STAR]            = "star",
-    [TOPO_BINARY_TREE]     = "binary_tree",
-    [TOPO_WATTS_STROGATZ]  = "watts_strogatz",
-    [TOPO_BARABASI_ALBERT] = "barabasi_albert",
-    [TOPO_EXPONENTIAL]     = "exponential",
-    [TOPO_EDGE_LIST]       = "edge_list",
-};
-#define N_KINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
-
-const char *topo_kind_name(topo_kind k)
-{
-    if ((int)k < 0 || (int)k >= N_KINDS)
-        return "unknown";
-    return kind_names[k];
-}
-
-int topo_kind_from_name(const char *name)
-{
-    if (name == NULL)
-        return -1;
-    for (int k = 0; k < N_KINDS; k++)
-        if (strcmp(name, kind_names[k]) == 0)
-            return k;
-    return -1;
-}
-
-const char *topo_kind_names(void)
-{
-    return "ring, complete, torus2d, erdos_renyi, random_regular, ring_lattice, torus3d, "
-           "hypercube, star, binary_tree, watts_strogatz, barabasi_albert, exponential, "
-           "edge_list";
-}
-
 /* "n=8, p=0.1" and the like: the parameters that define the graph. */
 void topo_i_describe(const topo_spec *spec, char *buf, size_t size)
 {
@@ -108,12 +66,12 @@ static int is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
 int topo_i_check_spec(const topo_spec *spec, char *err, size_t err_size)
 {
-    if ((int)spec->kind < 0 || (int)spec->kind >= N_KINDS) {
+    if (topo_kind_from_name(topo_kind_name(spec->kind)) < 0) {   /* out of range */
         topo_i_set_error(err, err_size, "unknown topology kind %d (expected one of: %s)",
                          (int)spec->kind, topo_kind_names());
         return -1;
     }
-    const char *name = kind_names[spec->kind];
+    const char *name = topo_kind_name(spec->kind);
     if (spec->n < 1) {
         topo_i_set_error(err, err_size, "%s graph needs n >= 1, got n=%d", name, spec->n);
         return -1;

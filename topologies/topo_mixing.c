@@ -17,33 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const mixing_names[] = {
-    [TOPO_MIX_METROPOLIS] = "metropolis_hastings",
-    [TOPO_MIX_MAX_DEGREE] = "max_degree",
-    [TOPO_MIX_UNIFORM]    = "uniform",
-};
-#define N_MIXINGS ((int)(sizeof mixing_names / sizeof mixing_names[0]))
-
-/* "?" for an unknown value, so callers can test the first character. */
-const char *topo_mixing_name(topo_mixing m)
-{
-    if ((int)m < 0 || (int)m >= N_MIXINGS)
-        return "?";
-    return mixing_names[m];
-}
-
-int topo_mixing_from_name(const char *name)
-{
-    if (name == NULL)
-        return -1;
-    for (int k = 0; k < N_MIXINGS; k++)
-        if (strcmp(name, mixing_names[k]) == 0)
-            return k;
-    return -1;
-}
-
-const char *topo_mixing_names(void) { return "metropolis_hastings, max_degree, uniform"; }
-
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;

@@ -1,12 +1,14 @@
 /* topo_names.c -- the names of the topology kinds and mixing rules as the
  * scenario spells them, one NULL-terminated list per enum of topo.h,
- * indexed by value.  It is data only: it builds no graph and needs no
- * igraph, so the scenario loader links it (library dtsim_topo_names)
- * without the rest of the module.
+ * indexed by value, and the lookups both ways.  It builds no graph and
+ * needs no igraph, so the scenario loader links it (library
+ * dtsim_topo_names) without the rest of the module.
  */
 #include "topo.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 const char *const topo_kind_name_list[] = {
     [TOPO_RING]            = "ring",
@@ -32,3 +34,57 @@ const char *const topo_mixing_name_list[] = {
     [TOPO_MIX_UNIFORM]     = "uniform",
     [TOPO_MIX_UNIFORM + 1] = NULL,
 };
+
+#define N_KINDS ((int)(sizeof topo_kind_name_list / sizeof topo_kind_name_list[0]) - 1)
+#define N_MIXINGS ((int)(sizeof topo_mixing_name_list / sizeof topo_mixing_name_list[0]) - 1)
+
+static int find(const char *const *list, int n, const char *name)
+{
+    if (name == NULL)
+        return -1;
+    for (int k = 0; k < n; k++)
+        if (strcmp(name, list[k]) == 0)
+            return k;
+    return -1;
+}
+
+/* "a, b, c" of a list, built once. */
+static const char *join(const char *const *list, int n, char *buf, size_t size)
+{
+    if (!buf[0]) {
+        size_t len = 0;
+        for (int k = 0; k < n && len < size; k++)
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", k ? ", " : "", list[k]);
+    }
+    return buf;
+}
+
+const char *topo_kind_name(topo_kind k)
+{
+    return (int)k < 0 || (int)k >= N_KINDS ? "unknown" : topo_kind_name_list[k];
+}
+
+int topo_kind_from_name(const char *name) { return find(topo_kind_name_list, N_KINDS, name); }
+
+const char *topo_kind_names(void)
+{
+    static char buf[256];
+    return join(topo_kind_name_list, N_KINDS, buf, sizeof buf);
+}
+
+/* "?" for an unknown value, so callers can test the first character. */
+const char *topo_mixing_name(topo_mixing m)
+{
+    return (int)m < 0 || (int)m >= N_MIXINGS ? "?" : topo_mixing_name_list[m];
+}
+
+int topo_mixing_from_name(const char *name)
+{
+    return find(topo_mixing_name_list, N_MIXINGS, name);
+}
+
+const char *topo_mixing_names(void)
+{
+    static char buf[128];
+    return join(topo_mixing_name_list, N_MIXINGS, buf, sizeof buf);
+}

@@ -50,7 +50,7 @@ void alg_host_detach(alg_ctx *ctx)
 
 void alg_out_of_memory(void) { sim_die_oom(); }
 
-uint64_t alg_hash64(uint64_t x) { return sim_rng_mix64(x + UINT64_C(0x9e3779b97f4a7c15)); }
+uint64_t alg_hash64(uint64_t x) { return sim_rng_splitmix64(x); }
 
 double alg_now(const alg_ctx *ctx) { return cl_now(ctx->host->cl); }
 void alg_start_step(alg_ctx *ctx, int node) { cl_start_step(ctx->host->cl, node); }

@@ -183,7 +183,7 @@ static int cmd_run(int argc, char **argv)
     } else {
         if (!a.quiet) {
             const run_result *x = &res;
-            const int timing_only = strcmp(s.model, "none") == 0;
+            const int timing_only = s.model_type == NULL;
             if (timing_only)
                 printf("dtsim: %s: %s on %d nodes (%s), timing only: messages of %.6g bytes\n",
                        s.path, s.algorithm, s.n_nodes, s.topology, s.model_message_bytes);

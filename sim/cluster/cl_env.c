@@ -69,7 +69,7 @@ static void env_schedule(cl_cluster *c, uint32_t k, double at)
     /* a down node's return is progress; anything else is not */
     it->counted = it->is_fault && it->active;
     if (sim_engine_schedule_at(c->eng, at, CL_EV_ENV, (uint32_t)c->n, k) != 0)
-        cl_i_die_oom();
+        sim_die_oom();
     if (it->counted)
         c->pending++;
 }

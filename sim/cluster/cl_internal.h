@@ -1,7 +1,8 @@
 /* cl_internal.h -- what the files of the cluster share and nobody else
  * sees: the node, message slot, NIC and environment-item records, and the
- * calls between nodes and steps (cl_cluster.c), network (cl_net.c) and
- * slowdowns and availability (cl_env.c).
+ * calls between nodes and steps (cl_cluster.c), network (cl_net.c, and
+ * the fair-sharing NIC in cl_net_fair.c) and slowdowns and availability
+ * (cl_env.c).
  */
 #ifndef CL_INTERNAL_H
 #define CL_INTERNAL_H
@@ -116,8 +117,6 @@ struct cl_cluster {
     size_t        wf_cap;
 };
 
-/* out of memory mid-run: sim_die_oom (sim_engine.h), the one policy */
-#define cl_i_die_oom sim_die_oom
 /* Schedules a cluster event targeted at node target (counted as pending). */
 void cl_i_schedule(cl_cluster *c, double at, uint32_t kind, int target, uint32_t data);
 /* Classifies the time since node i's last accounting as compute, network,

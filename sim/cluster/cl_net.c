@@ -126,7 +126,7 @@ pairq *cl_i_pair_get(pairs *ps, int peer)
         size_t cap = ps->cap ? 2 * ps->cap : 4;
         pairq *p = realloc(ps->p, cap * sizeof *p);
         if (!p)
-            cl_i_die_oom();
+            sim_die_oom();
         ps->p = p;
         ps->cap = cap;
     }
@@ -142,7 +142,7 @@ static uint32_t slot_alloc(cl_cluster *c)
         uint32_t old = c->n_slots, grow = old ? old : 64;
         msg_slot *s = realloc(c->slots, (size_t)(old + grow) * sizeof *s);
         if (!s)
-            cl_i_die_oom();
+            sim_die_oom();
         c->slots = s;
         c->n_slots = old + grow;
         /* chain the new slots in increasing order so reuse is deterministic */

@@ -74,7 +74,7 @@ static void nic_reschedule(cl_cluster *c, int i, int dir)
         if (k > c->wf_cap) {
             struct wf *w = realloc(c->wf, k * sizeof *w);
             if (!w)
-                cl_i_die_oom();
+                sim_die_oom();
             c->wf = w;
             c->wf_cap = k;
         }
@@ -109,7 +109,7 @@ static void nic_join(cl_cluster *c, int i, int dir, uint32_t k)
         size_t cap = q->cap_act ? 2 * q->cap_act : 8;
         uint32_t *a = realloc(q->act, cap * sizeof *a);
         if (!a)
-            cl_i_die_oom();
+            sim_die_oom();
         q->act = a;
         q->cap_act = cap;
     }

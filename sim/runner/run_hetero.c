@@ -6,11 +6,13 @@
  */
 #include "run_internal.h"
 
-/* FLOPs of one step of the model: 2 per parameter and sample forward, 4
- * backward (the usual 6 N per sample for dense layers). */
+/* FLOPs of one step: the model type's count per sample (mdl_type.flops)
+ * or, for the timing-only model, the scenario's model.flops_per_sample,
+ * times the batch. */
 static double model_flops_per_step(const run_sim *r)
 {
-    return 6.0 * (double)r->ctx.P * (double)r->s->batch;
+    double per_sample = r->model ? mdl_flops_per_sample(r->model) : r->s->model_flops_per_sample;
+    return per_sample * (double)r->s->batch;
 }
 
 static cl_link_class link_class(const scn_link_props *p, cl_window *w)

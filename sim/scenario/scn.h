@@ -209,6 +209,8 @@ typedef struct scn_scenario {
                                 output only */
     double l2;               /* >= 0 (default 1e-4); 0 for "none" */
     double model_message_bytes;  /* "none": bytes of one model message, > 0; else 0 */
+    double model_flops_per_sample; /* "none": FLOPs of one sample's step for
+                                flops_per_s, > 0; 0 when absent or another kind */
     size_t model_hidden[8];  /* mlp: hidden widths, input side first */
     size_t model_n_hidden;   /* mlp: 1..8 (default 1 layer of 100); else 0 */
     mdl_activation model_activation; /* mlp: relu (default) or tanh */

@@ -15,9 +15,9 @@
 int scn_i_v_model(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"kind", "l2", "hidden", "activation", "message_bytes",
-                                       NULL};
+                                       "flops_per_sample", NULL};
     static const char *const plain_keys[] = {"kind", "l2", NULL};
-    static const char *const none_keys[] = {"kind", "message_bytes", NULL};
+    static const char *const none_keys[] = {"kind", "message_bytes", "flops_per_sample", NULL};
     const char *const *kinds = scn_i_model_names, *const *acts = mdl_activation_name_list;
     char p[PTR_MAX], kp[PTR_MAX], ep[PTR_MAX];
     const char *kind = "softmax", *act = "relu";
@@ -34,23 +34,32 @@ int scn_i_v_model(scn_ctx *c, json_t *root, scn_scenario *s)
     s->model = kinds[k];
     s->model_type = mdl_type_find(kinds[k]);   /* NULL for "none" */
     if (!s->model_type) {
-        /* Timing only: no parameters, so nothing computes FLOPs. */
+        /* Timing only: no parameters, so the FLOPs of a sample are the
+         * scenario's (flops_per_sample) or there are none. */
+        int has_flops = 0;
         s->l2 = 0;
         if (scn_i_kind_keys(c, o, p, none_keys, "kind", kind) ||
             scn_i_need_key(c, o, p, "message_bytes", "for kind \"none\"") ||
-            scn_i_opt_num(c, o, p, "message_bytes", GT0, &s->model_message_bytes, NULL))
+            scn_i_opt_num(c, o, p, "message_bytes", GT0, &s->model_message_bytes, NULL) ||
+            scn_i_opt_num(c, o, p, "flops_per_sample", GT0, &s->model_flops_per_sample,
+                          &has_flops))
             return -1;
-        if (s->flops_per_s > 0)
+        if (!has_flops && s->flops_per_s > 0)
             return scn_i_fail(c, "/compute/flops_per_s", "model \"none\" has no FLOPs; give "
-                              "\"step_time_s\"");
-        for (size_t g = 0; g < s->n_groups; g++)
+                              "\"step_time_s\" or model.flops_per_sample");
+        for (size_t g = 0; g < s->n_groups && !has_flops; g++)
             if (s->groups[g].flops_per_s > 0) {
                 char gp[PTR_MAX];
                 snprintf(gp, sizeof gp, "/compute/groups/%zu/flops_per_s", g);
-                return scn_i_fail(c, gp, "model \"none\" has no FLOPs; give \"step_time_s\"");
+                return scn_i_fail(c, gp, "model \"none\" has no FLOPs; give \"step_time_s\" "
+                                  "or model.flops_per_sample");
             }
         s->model_n_hidden = 0;
         return 0;
+    }
+    if (json_object_get(o, "flops_per_sample")) {
+        scn_i_ptr_key(ep, p, "flops_per_sample");
+        return scn_i_fail(c, ep, "only for kind \"none\" (a model type counts its own FLOPs)");
     }
     if (scn_i_opt_num(c, o, p, "l2", GE0, &s->l2, NULL))
         return -1;

@@ -147,10 +147,13 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
     if (!(o = scn_i_section(root, "model", oom)))
         return root;
     scn_i_add(o, "kind", json_string(s->model_type ? s->model_type->name : "none"), oom);
-    if (!s->model_type)
+    if (!s->model_type) {
         scn_i_add(o, "message_bytes", json_real(s->model_message_bytes), oom);
-    else
+        if (s->model_flops_per_sample > 0)
+            scn_i_add(o, "flops_per_sample", json_real(s->model_flops_per_sample), oom);
+    } else {
         scn_i_add(o, "l2", json_real(s->l2), oom);
+    }
     if (s->model_n_hidden > 0) {
         arr = json_array();
         scn_i_add(o, "hidden", arr, oom);
