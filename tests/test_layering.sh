@@ -4,7 +4,9 @@
 # alone (a folder holding only alg.h, the protocol helpers and the two data
 # headers it includes); nothing under sim/cluster/ includes a models or
 # trainer header and its library does not link models; no production .c
-# file is over 700 lines and each opens with its paragraph.
+# file is over 700 lines and each opens with its paragraph; the scenario
+# declares no mirror of an owner's enum and the runner dispatches on no
+# scenario string.
 #
 #   tests/test_layering.sh CC SOURCE_DIR [CFLAGS...]
 set -u
@@ -30,6 +32,14 @@ for f in "$src"/sim/cluster/*.[ch]; do
   fi
 done
 grep -q 'dtsim_models' "$src/sim/cluster/CMakeLists.txt" && say "sim/cluster links models"
+
+if grep -rEn 'SCN_(NOISE|SLOW|FAULT|JITTER|DISCIPLINE|NIC|TOPO|MIX|SCHED|PARTITION|SCALE|ACT)_|^ *TOPO_[A-Z_0-9]+,' \
+     "$src/sim/scenario" >&2; then
+  say "the scenario redeclares an enum its owner declares"
+fi
+if grep -En 'strcmp\(.*(s|r->s)->' "$src"/sim/runner/*.c >&2; then
+  say "the runner dispatches on a scenario string"
+fi
 
 for f in $(find "$src/sim" "$src/models" "$src/topologies" -name '*.c'); do
   n=$(wc -l < "$f")
