@@ -1,10 +1,10 @@
 /* run.c -- drives one prepared simulation (see run.h): starts the engine,
- * cluster and algorithm, routes events between them, evaluates the model
- * every metrics.every_s seconds, stops at the first stop condition, a
- * stall, a divergence, the watchdog or a signal, and writes the outputs
- * (through run_output.c).  Building the run from the scenario is
- * run_prepare.c's; event handling itself belongs to the cluster and the
- * algorithm.
+ * cluster, trainer and algorithm, routes events and callbacks between
+ * them, schedules an evaluation every metrics.every_s seconds, stops at
+ * the first stop condition, stall, divergence, watchdog or signal, and
+ * writes the outputs.  What an evaluation measures is run_eval.c's, how a
+ * run that cannot progress is told apart is run_watch.c's, the files are
+ * run_output.c's and building the run is run_prepare.c's.
  */
 #include "run_internal.h"
 
@@ -60,120 +60,13 @@ static void cb_trace(void *vr, const cl_trace_rec *t)
     out_trace_write(r->tf, &row);
 }
 
-/* ---- evaluation ---- */
-
-static void evaluate(run_sim *r, out_metrics_row *row)
-{
-    int n = r->ctx.n;
-    size_t P = r->ctx.P;
-    /* The mean is taken as x_0 + mean_i (x_i - x_0), in node order: exactly
-     * x_0 when every node holds the same model, so a consensus distance of
-     * zero means identical models, not a rounding coincidence. */
-    const double *x0 = trn_params_const(r->trn, 0);
-    memset(r->avg, 0, P * sizeof(double));
-    for (int i = 1; i < n; i++) {
-        const double *x = trn_params_const(r->trn, i);
-        for (size_t k = 0; k < P; k++)
-            r->avg[k] += x[k] - x0[k];
-    }
-    for (size_t k = 0; k < P; k++)
-        r->avg[k] = x0[k] + r->avg[k] / n;
-    double cd = 0;
-    for (int i = 0; i < n; i++) {
-        const double *x = trn_params_const(r->trn, i);
-        for (size_t k = 0; k < P; k++) {
-            double d = x[k] - r->avg[k];
-            cd += d * d;
-        }
-    }
-    double acc;
-    const double *model = r->alg->eval_params ? r->alg->eval_params(&r->ctx) : r->avg;
-    row->time_s = sim_engine_now(r->eng);
-    row->steps = cl_total_steps(r->cl);
-    if (r->timing_only) {
-        /* no model to evaluate and no data to count epochs over */
-        row->epochs = row->train_loss = row->test_loss = row->test_accuracy = NAN;
-    } else {
-        row->epochs = (double)(cl_total_steps(r->cl) * (uint64_t)trn_batch(r->trn))
-                      / (double)r->train.n;
-        mdl_evaluate(r->model, model, &r->train, r->eval_idx, r->n_eval, &row->train_loss,
-                     &acc);
-        mdl_evaluate(r->model, model, &r->test, r->test_idx, r->n_test_eval, &row->test_loss,
-                     &row->test_accuracy);
-    }
-    row->consensus_distance = sqrt(cd / n);
-    row->bytes_sent = cl_total_bytes_sent(r->cl);
-}
-
-/* node_metrics.csv: every node's own model on the same test samples as
- * the average model, one row per node per evaluation instant. */
-static void record_nodes(run_sim *r, double time_s)
-{
-    for (int i = 0; i < r->ctx.n; i++) {
-        double loss = NAN, acc = NAN;
-        if (!r->timing_only)
-            mdl_evaluate(r->model, trn_params_const(r->trn, i), &r->test, r->test_idx,
-                         r->n_test_eval, &loss, &acc);
-        out_fmt_double(r->nmf, time_s);
-        fprintf(r->nmf, ",%d,%" PRIu64 ",", i, cl_stats(r->cl, i)->steps);
-        out_fmt_double(r->nmf, loss);
-        fputc(',', r->nmf);
-        out_fmt_double(r->nmf, acc);
-        fputc('\n', r->nmf);
-    }
-}
-
-static void record(run_sim *r, const out_metrics_row *row)
-{
-    if (r->mf)
-        out_metrics_write(r->mf, row);
-    if (r->nmf)
-        record_nodes(r, row->time_s);
-    if (r->opt->on_metrics)
-        r->opt->on_metrics(r->opt->hook_ctx, row);
-    r->last = *row;
-    r->have_last = 1;
-}
-
-/* An evaluation whose loss is NaN or infinite ends the run as diverged
- * before the row is written, so metrics.csv holds only finite rows.  It
- * names the first node (in node order) holding a parameter that is not
- * finite, or the average model when every node's parameters are finite
- * but the loss overflowed.  O(n P), only on this path. */
-static int metrics_diverged(run_sim *r, const out_metrics_row *row)
-{
-    /* timing only: there is no loss (nan by design) */
-    if (r->timing_only || (isfinite(row->train_loss) && isfinite(row->test_loss)))
-        return 0;
-    const char *what = isfinite(row->train_loss) ? "test loss" : "train loss";
-    double v = isfinite(row->train_loss) ? row->test_loss : row->train_loss;
-    for (int i = 0; i < r->n_all; i++) {
-        const double *x = trn_params_const(r->trn, i);
-        for (size_t k = 0; k < r->ctx.P; k++) {
-            if (!isfinite(x[k])) {
-                snprintf(r->diverged, sizeof r->diverged,
-                         "diverged at t=%.10g s: the evaluated %s is %s; node %d (after %"
-                         PRIu64 " steps) holds parameter %zu = %s", row->time_s, what,
-                         isnan(v) ? "nan" : "inf", i, cl_stats(r->cl, i)->steps, k,
-                         isnan(x[k]) ? "nan" : x[k] > 0 ? "inf" : "-inf");
-                return 1;
-            }
-        }
-    }
-    snprintf(r->diverged, sizeof r->diverged,
-             "diverged at t=%.10g s: the evaluated %s of the average model is %s "
-             "(every parameter finite; the loss overflowed)", row->time_s, what,
-             isnan(v) ? "nan" : "inf");
-    return 1;
-}
-
 static int on_metrics_event(run_sim *r)
 {
     out_metrics_row row;
-    evaluate(r, &row);
-    if (metrics_diverged(r, &row))
+    run_i_evaluate(r, &row);
+    if (run_i_metrics_diverged(r, &row))
         return STOP_DIVERGED;
-    record(r, &row);
+    run_i_record(r, &row);
     const scn_scenario *s = r->s;
     if (!isnan(s->stop_target_loss) && row.train_loss <= s->stop_target_loss)
         return STOP_TARGET_LOSS;
@@ -202,161 +95,12 @@ static int handle_event(run_sim *r, const sim_event *ev)
     return 0;
 }
 
-uint64_t run_watchdog_limit(int n_all)
-{
-    return RUN_WATCHDOG_BASE + RUN_WATCHDOG_PER_NODE * (uint64_t)(n_all > 0 ? n_all : 0);
-}
-
-/* The busiest nodes of the second half of a watchdog window, most events
- * first (ties by node number), up to 8 of them, with each one's own
- * description of what it waits for. */
-static void describe_busy(run_sim *r, char *buf, size_t size)
-{
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int shown = 0; shown < 8; shown++) {
-        int best = -1;
-        for (int i = 0; i < r->n_all; i++)
-            if (r->wd_hits[i] && (best < 0 || r->wd_hits[i] > r->wd_hits[best]))
-                best = i;
-        if (best < 0 || len >= size)
-            break;
-        char what[256] = "";
-        if (r->alg->describe_wait)
-            r->alg->describe_wait(&r->ctx, alg_state(&r->ctx, best), best, what, sizeof what);
-        len += (size_t)snprintf(buf + len, size - len, "%s node %d (%" PRIu64 " events%s%s)",
-                                shown ? ";" : "", best, r->wd_hits[best],
-                                what[0] ? ", waiting for " : "", what);
-        r->wd_hits[best] = 0;
-    }
-}
-
-static void watchdog_reset(run_sim *r)
-{
-    if (r->wd_counting) {
-        memset(r->wd_hits, 0, (size_t)r->n_all * sizeof *r->wd_hits);
-        r->wd_counting = 0;
-    }
-}
-
-/* After each event: O(1) unless a window passes half the limit. */
-static int watchdog(run_sim *r, const sim_event *ev)
-{
-    double now = sim_engine_now(r->eng);
-    uint64_t steps = cl_total_steps(r->cl);
-    int progress = 0;
-    if (now > r->wd_time) {
-        r->wd_time = now;
-        r->wd_instant = 0;
-        progress = 1;
-    }
-    if (steps != r->wd_steps) {
-        r->wd_steps = steps;
-        r->wd_nostep = 0;
-        progress = 1;
-    }
-    if (progress && (r->wd_instant < r->wd_limit / 2 && r->wd_nostep < r->wd_limit / 2))
-        watchdog_reset(r);
-    r->wd_instant++;
-    if (ev->kind == CL_EV_ARRIVE || ev->kind == CL_EV_DELIVER || ev->kind == CL_EV_TIMER
-        || ev->kind == CL_EV_NIC)
-        r->wd_nostep++;
-    if (r->wd_instant > r->wd_limit / 2 || r->wd_nostep > r->wd_limit / 2) {
-        r->wd_counting = 1;
-        if (ev->target < (uint32_t)r->n_all)
-            r->wd_hits[ev->target]++;
-    }
-    if (r->wd_instant <= r->wd_limit && r->wd_nostep <= r->wd_limit)
-        return 0;
-    char busy[768];
-    describe_busy(r, busy, sizeof busy);
-    if (r->wd_instant > r->wd_limit)
-        snprintf(r->stuck, sizeof r->stuck,
-                 "no progress at t=%.10g s: %" PRIu64 " events without simulated time "
-                 "advancing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_instant,
-                 r->wd_limit, busy);
-    else
-        snprintf(r->stuck, sizeof r->stuck,
-                 "no progress at t=%.10g s: %" PRIu64 " message and timer events without a "
-                 "step completing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_nostep,
-                 r->wd_limit, busy);
-    return STOP_NO_PROGRESS;
-}
-
-/* The noise factor that one step in 10^6 exceeds (RUN_FROZEN_TAIL). */
-static double noise_tail(const cl_noise_spec *ns)
-{
-    double z = gsl_cdf_ugaussian_Qinv(RUN_FROZEN_TAIL), e = -log(RUN_FROZEN_TAIL);
-    switch (ns->dist) {
-    case CL_NOISE_UNIFORM:     return ns->high;
-    case CL_NOISE_EXPONENTIAL: return e;
-    case CL_NOISE_LOGNORMAL:   return exp(-0.5 * ns->sigma * ns->sigma + z * ns->sigma);
-    case CL_NOISE_NORMAL:      return 1.0 + z * ns->sigma;
-    case CL_NOISE_SHIFTED_EXPONENTIAL: return ns->shift + (1.0 - ns->shift) * e;
-    case CL_NOISE_GAMMA:       return gsl_cdf_gamma_Qinv(RUN_FROZEN_TAIL, ns->shape, 1.0 / ns->shape);
-    case CL_NOISE_PARETO:
-        return (ns->alpha - 1.0) / ns->alpha * pow(RUN_FROZEN_TAIL, -1.0 / ns->alpha);
-    case CL_NOISE_CONSTANT:
-    default:                   return 1.0;
-    }
-}
-
-/* The longest a correct run goes without any node completing a step:
- * RUN_FROZEN_FACTOR times the worst round a protocol here can need, i.e.
- * the slowest worker's step (its base time at the noise factor one step in
- * 10^6 exceeds and at the largest slowdown any process can apply, several
- * on one node multiplying), plus n_all whole-model messages through the
- * slowest NIC or link, plus the largest latency and jitter.  A protocol
- * waiting for a node that is down, a message that was lost or a peer that
- * left for good passes it; see docs/reliability.md. */
-static double frozen_bound(const run_sim *r)
-{
-    const scn_scenario *s = r->s;
-    double step = 0, slow = 1, bw = INFINITY, lat = 0;
-    for (int i = 0; i < s->n_nodes; i++)
-        step = fmax(step, r->step_times[i] * noise_tail(&r->noise[i]));
-    for (size_t k = 0; k < s->n_slowdowns; k++) {
-        const cl_slowdown *d = &r->slows[k];
-        double f = d->factor;
-        for (size_t q = 0; q < d->n_points; q++)
-            f = fmax(f, d->points[q].value);
-        slow *= fmax(1.0, f);
-    }
-    for (size_t k = 0; k <= s->n_links; k++) {
-        const cl_link_class *c = &r->classes[k];
-        double j = c->jitter == CL_JITTER_UNIFORM ? c->jitter_b
-                 : c->jitter == CL_JITTER_EXPONENTIAL ? -log(RUN_FROZEN_TAIL) * c->jitter_a : 0;
-        bw = fmin(bw, c->bandwidth_Bps);
-        lat = fmax(lat, c->latency_s + j);
-    }
-    for (int i = 0; i < r->n_all; i++)
-        bw = fmin(bw, fmin(r->up_Bps[i], r->down_Bps[i]));
-    double msg = alg_param_bytes(&r->ctx, r->ctx.P) / bw;
-    return RUN_FROZEN_FACTOR * (step * slow + (double)r->n_all * msg + lat);
-}
-
-/* Training stopped: steps were completed before, none for longer than the
- * bound.  O(1) per event. */
-static int frozen(run_sim *r)
-{
-    double now = sim_engine_now(r->eng);
-    uint64_t steps = cl_total_steps(r->cl);
-    if (steps != r->last_steps) {
-        r->last_steps = steps;
-        r->last_step_s = now;
-        return 0;
-    }
-    return now - r->last_step_s > r->frozen_bound_s;
-}
-
-/* The interrupt flag is read after the event is handled, so the state an
- * interrupted run reports is that of a whole number of events. */
 static int handle(void *vr, const sim_event *ev)
 {
     run_sim *r = vr;
     int code = handle_event(r, ev);
     if (code == 0)
-        code = watchdog(r, ev);
+        code = run_i_watchdog(r, ev);
     if (code == 0 && trn_divergence_get(r->trn)->diverged) {
         const trn_divergence *d = trn_divergence_get(r->trn);
         snprintf(r->diverged, sizeof r->diverged,
@@ -365,7 +109,7 @@ static int handle(void *vr, const sim_event *ev)
                  : d->loss > 0 ? "inf" : "-inf", d->step);
         code = STOP_DIVERGED;
     }
-    if (code == 0 && frozen(r))
+    if (code == 0 && run_i_frozen(r))
         code = STOP_FROZEN;
     if (code == 0 && r->opt->interrupt && *r->opt->interrupt)
         code = STOP_INTERRUPT;
@@ -375,38 +119,6 @@ static int handle(void *vr, const sim_event *ev)
             r->opt->on_progress(r->opt->hook_ctx, sim_engine_now(r->eng), k);
     }
     return code;
-}
-
-static void describe_stall(run_sim *r, run_result *res, int code)
-{
-    size_t len;
-    if (code == STOP_FROZEN)
-        len = (size_t)snprintf(res->message, sizeof res->message,
-            "stalled at t=%.10g s: no step completed since t=%.10g s, longer than the bound "
-            "of %.6g s; waiting:", sim_engine_now(r->eng), r->last_step_s, r->frozen_bound_s);
-    else
-        len = (size_t)snprintf(res->message, sizeof res->message,
-            "stalled at t=%.10g s: no event left before the stop condition; waiting:",
-            sim_engine_now(r->eng));
-    int shown = 0, n = r->n_all;
-    for (int i = 0; i < n && len < sizeof res->message; i++) {
-        char what[256];
-        int down = !cl_is_up(r->cl, i);
-        if (r->alg->describe_wait)
-            r->alg->describe_wait(&r->ctx, alg_state(&r->ctx, i), i, what, sizeof what);
-        else
-            snprintf(what, sizeof what, "%s", cl_is_computing(r->cl, i) ? "its step" : "");
-        if (!what[0] && !down)
-            continue;
-        if (shown == 16) {
-            snprintf(res->message + len, sizeof res->message - len, " ...");
-            break;
-        }
-        len += (size_t)snprintf(res->message + len, sizeof res->message - len,
-                                "%s node %d%s%s%s", shown ? ";" : "", i,
-                                down ? " (down)" : "", what[0] ? " for " : "", what);
-        shown++;
-    }
 }
 
 static double seconds(clockid_t id)
@@ -474,7 +186,7 @@ static int start(run_sim *r)
     r->ctx.seed = s->seed;   /* the streams are created on first use (alg_rng) */
     if (alg_host_attach(&r->ctx, &hc) != 0)
         return -1;
-    r->frozen_bound_s = frozen_bound(r);
+    r->frozen_bound_s = run_i_frozen_bound(r);
     r->ctx.state_size = r->alg->state_size;
     r->ctx.states = calloc((size_t)n, r->alg->state_size ? r->alg->state_size : 1);
     if (!r->ctx.states)
@@ -537,7 +249,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     r->wd_instant = r->wd_nostep = r->wd_steps = 0;
     r->wd_time = 0;
     r->wd_counting = 1;
-    watchdog_reset(r);
+    run_i_watchdog_reset(r);
     r->mf = NULL;
     r->nmf = NULL;
     r->tf = NULL;
@@ -589,7 +301,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     }
     sim_stop why = sim_engine_run(r->eng, s->stop_time_s, handle, r);
     res->status = RUN_OK;
-    if (why == SIM_STOP_HORIZON && !frozen(r)) {
+    if (why == SIM_STOP_HORIZON && !run_i_frozen(r)) {
         res->stop_reason = "time";
     } else {
         int code = why == SIM_STOP_HORIZON ? STOP_FROZEN
@@ -612,7 +324,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
         }
         if (code == STOP_STALL || code == STOP_FROZEN) {
             res->status = RUN_STALLED;
-            describe_stall(r, res, code);
+            run_i_describe_stall(r, res, code);
         }
     }
     /* a final row at the end instant, unless the models are no longer
@@ -620,13 +332,13 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     if (res->status != RUN_DIVERGED
         && (!r->have_last || r->last.time_s < sim_engine_now(r->eng))) {
         out_metrics_row row;
-        evaluate(r, &row);
-        if (metrics_diverged(r, &row)) {
+        run_i_evaluate(r, &row);
+        if (run_i_metrics_diverged(r, &row)) {
             res->status = RUN_DIVERGED;
             res->stop_reason = "diverged";
             snprintf(res->message, sizeof res->message, "%s", r->diverged);
         } else {
-            record(r, &row);
+            run_i_record(r, &row);
         }
     }
     res->wall_s = seconds(CLOCK_MONOTONIC) - w0;
@@ -672,4 +384,3 @@ out_finish:
     finish(r);
     return rc;
 }
-

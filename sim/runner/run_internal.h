@@ -108,6 +108,23 @@ int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error 
  * steps in all. */
 int run_i_check_work(const run_sim *r, scn_error *err);
 
+/* run_eval.c: the metrics.csv row of the average model now (evaluate),
+ * writing it and node_metrics.csv (record), and whether a row is no
+ * longer finite (metrics_diverged: 1, with r->diverged set). */
+void run_i_evaluate(run_sim *r, out_metrics_row *row);
+void run_i_record(run_sim *r, const out_metrics_row *row);
+int  run_i_metrics_diverged(run_sim *r, const out_metrics_row *row);
+
+/* run_watch.c: the watchdog after each event (nonzero: stop, r->stuck
+ * set) and its reset; the frozen-training bound of the run and the check
+ * after each event (nonzero: no step for longer than the bound); the
+ * stall report of a stop code (STOP_STALL or STOP_FROZEN) into res. */
+void   run_i_watchdog_reset(run_sim *r);
+int    run_i_watchdog(run_sim *r, const sim_event *ev);
+double run_i_frozen_bound(const run_sim *r);
+int    run_i_frozen(run_sim *r);
+void   run_i_describe_stall(run_sim *r, run_result *res, int code);
+
 /* run_output.c: nodes.csv and run.json, written to temporary names and
  * renamed.  Return 0, or -1 with err set. */
 int run_i_write_nodes(run_sim *r, const char *dir, double end, char *err, size_t es);

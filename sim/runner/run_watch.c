@@ -1,0 +1,186 @@
+/* run_watch.c -- how the runner tells a run that cannot progress from one
+ * that is slow: the watchdog on events without progress, the bound on
+ * training that stopped (no step completed for too long), and the report
+ * of who waits for what.  It handles no event and writes no file.
+ */
+#include "run_internal.h"
+uint64_t run_watchdog_limit(int n_all)
+{
+    return RUN_WATCHDOG_BASE + RUN_WATCHDOG_PER_NODE * (uint64_t)(n_all > 0 ? n_all : 0);
+}
+
+/* The busiest nodes of the second half of a watchdog window, most events
+ * first (ties by node number), up to 8 of them, with each one's own
+ * description of what it waits for. */
+static void describe_busy(run_sim *r, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int shown = 0; shown < 8; shown++) {
+        int best = -1;
+        for (int i = 0; i < r->n_all; i++)
+            if (r->wd_hits[i] && (best < 0 || r->wd_hits[i] > r->wd_hits[best]))
+                best = i;
+        if (best < 0 || len >= size)
+            break;
+        char what[256] = "";
+        if (r->alg->describe_wait)
+            r->alg->describe_wait(&r->ctx, alg_state(&r->ctx, best), best, what, sizeof what);
+        len += (size_t)snprintf(buf + len, size - len, "%s node %d (%" PRIu64 " events%s%s)",
+                                shown ? ";" : "", best, r->wd_hits[best],
+                                what[0] ? ", waiting for " : "", what);
+        r->wd_hits[best] = 0;
+    }
+}
+
+void run_i_watchdog_reset(run_sim *r)
+{
+    if (r->wd_counting) {
+        memset(r->wd_hits, 0, (size_t)r->n_all * sizeof *r->wd_hits);
+        r->wd_counting = 0;
+    }
+}
+
+/* After each event: O(1) unless a window passes half the limit. */
+int run_i_watchdog(run_sim *r, const sim_event *ev)
+{
+    double now = sim_engine_now(r->eng);
+    uint64_t steps = cl_total_steps(r->cl);
+    int progress = 0;
+    if (now > r->wd_time) {
+        r->wd_time = now;
+        r->wd_instant = 0;
+        progress = 1;
+    }
+    if (steps != r->wd_steps) {
+        r->wd_steps = steps;
+        r->wd_nostep = 0;
+        progress = 1;
+    }
+    if (progress && (r->wd_instant < r->wd_limit / 2 && r->wd_nostep < r->wd_limit / 2))
+        run_i_watchdog_reset(r);
+    r->wd_instant++;
+    if (ev->kind == CL_EV_ARRIVE || ev->kind == CL_EV_DELIVER || ev->kind == CL_EV_TIMER
+        || ev->kind == CL_EV_NIC)
+        r->wd_nostep++;
+    if (r->wd_instant > r->wd_limit / 2 || r->wd_nostep > r->wd_limit / 2) {
+        r->wd_counting = 1;
+        if (ev->target < (uint32_t)r->n_all)
+            r->wd_hits[ev->target]++;
+    }
+    if (r->wd_instant <= r->wd_limit && r->wd_nostep <= r->wd_limit)
+        return 0;
+    char busy[768];
+    describe_busy(r, busy, sizeof busy);
+    if (r->wd_instant > r->wd_limit)
+        snprintf(r->stuck, sizeof r->stuck,
+                 "no progress at t=%.10g s: %" PRIu64 " events without simulated time "
+                 "advancing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_instant,
+                 r->wd_limit, busy);
+    else
+        snprintf(r->stuck, sizeof r->stuck,
+                 "no progress at t=%.10g s: %" PRIu64 " message and timer events without a "
+                 "step completing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_nostep,
+                 r->wd_limit, busy);
+    return STOP_NO_PROGRESS;
+}
+
+/* The noise factor that one step in 10^6 exceeds (RUN_FROZEN_TAIL). */
+static double noise_tail(const cl_noise_spec *ns)
+{
+    double z = gsl_cdf_ugaussian_Qinv(RUN_FROZEN_TAIL), e = -log(RUN_FROZEN_TAIL);
+    switch (ns->dist) {
+    case CL_NOISE_UNIFORM:     return ns->high;
+    case CL_NOISE_EXPONENTIAL: return e;
+    case CL_NOISE_LOGNORMAL:   return exp(-0.5 * ns->sigma * ns->sigma + z * ns->sigma);
+    case CL_NOISE_NORMAL:      return 1.0 + z * ns->sigma;
+    case CL_NOISE_SHIFTED_EXPONENTIAL: return ns->shift + (1.0 - ns->shift) * e;
+    case CL_NOISE_GAMMA:       return gsl_cdf_gamma_Qinv(RUN_FROZEN_TAIL, ns->shape, 1.0 / ns->shape);
+    case CL_NOISE_PARETO:
+        return (ns->alpha - 1.0) / ns->alpha * pow(RUN_FROZEN_TAIL, -1.0 / ns->alpha);
+    case CL_NOISE_CONSTANT:
+    default:                   return 1.0;
+    }
+}
+
+/* The longest a correct run goes without any node completing a step:
+ * RUN_FROZEN_FACTOR times the worst round a protocol here can need, i.e.
+ * the slowest worker's step (its base time at the noise factor one step in
+ * 10^6 exceeds and at the largest slowdown any process can apply, several
+ * on one node multiplying), plus n_all whole-model messages through the
+ * slowest NIC or link, plus the largest latency and jitter.  A protocol
+ * waiting for a node that is down, a message that was lost or a peer that
+ * left for good passes it; see docs/reliability.md. */
+double run_i_frozen_bound(const run_sim *r)
+{
+    const scn_scenario *s = r->s;
+    double step = 0, slow = 1, bw = INFINITY, lat = 0;
+    for (int i = 0; i < s->n_nodes; i++)
+        step = fmax(step, r->step_times[i] * noise_tail(&r->noise[i]));
+    for (size_t k = 0; k < s->n_slowdowns; k++) {
+        const cl_slowdown *d = &r->slows[k];
+        double f = d->factor;
+        for (size_t q = 0; q < d->n_points; q++)
+            f = fmax(f, d->points[q].value);
+        slow *= fmax(1.0, f);
+    }
+    for (size_t k = 0; k <= s->n_links; k++) {
+        const cl_link_class *c = &r->classes[k];
+        double j = c->jitter == CL_JITTER_UNIFORM ? c->jitter_b
+                 : c->jitter == CL_JITTER_EXPONENTIAL ? -log(RUN_FROZEN_TAIL) * c->jitter_a : 0;
+        bw = fmin(bw, c->bandwidth_Bps);
+        lat = fmax(lat, c->latency_s + j);
+    }
+    for (int i = 0; i < r->n_all; i++)
+        bw = fmin(bw, fmin(r->up_Bps[i], r->down_Bps[i]));
+    double msg = alg_param_bytes(&r->ctx, r->ctx.P) / bw;
+    return RUN_FROZEN_FACTOR * (step * slow + (double)r->n_all * msg + lat);
+}
+
+/* Training stopped: steps were completed before, none for longer than the
+ * bound.  O(1) per event. */
+int run_i_frozen(run_sim *r)
+{
+    double now = sim_engine_now(r->eng);
+    uint64_t steps = cl_total_steps(r->cl);
+    if (steps != r->last_steps) {
+        r->last_steps = steps;
+        r->last_step_s = now;
+        return 0;
+    }
+    return now - r->last_step_s > r->frozen_bound_s;
+}
+
+/* The interrupt flag is read after the event is handled, so the state an
+ * interrupted run reports is that of a whole number of events. */
+void run_i_describe_stall(run_sim *r, run_result *res, int code)
+{
+    size_t len;
+    if (code == STOP_FROZEN)
+        len = (size_t)snprintf(res->message, sizeof res->message,
+            "stalled at t=%.10g s: no step completed since t=%.10g s, longer than the bound "
+            "of %.6g s; waiting:", sim_engine_now(r->eng), r->last_step_s, r->frozen_bound_s);
+    else
+        len = (size_t)snprintf(res->message, sizeof res->message,
+            "stalled at t=%.10g s: no event left before the stop condition; waiting:",
+            sim_engine_now(r->eng));
+    int shown = 0, n = r->n_all;
+    for (int i = 0; i < n && len < sizeof res->message; i++) {
+        char what[256];
+        int down = !cl_is_up(r->cl, i);
+        if (r->alg->describe_wait)
+            r->alg->describe_wait(&r->ctx, alg_state(&r->ctx, i), i, what, sizeof what);
+        else
+            snprintf(what, sizeof what, "%s", cl_is_computing(r->cl, i) ? "its step" : "");
+        if (!what[0] && !down)
+            continue;
+        if (shown == 16) {
+            snprintf(res->message + len, sizeof res->message - len, " ...");
+            break;
+        }
+        len += (size_t)snprintf(res->message + len, sizeof res->message - len,
+                                "%s node %d%s%s%s", shown ? ";" : "", i,
+                                down ? " (down)" : "", what[0] ? " for " : "", what);
+        shown++;
+    }
+}
