@@ -48,6 +48,7 @@ typedef struct group {
     int *members;   /* sorted */
     int  k;
     int  queued;    /* waiting for busy members */
+    int  done;      /* members whose average has landed */
 } group;
 
 typedef struct pr_shared {
@@ -56,7 +57,7 @@ typedef struct pr_shared {
     size_t    n_groups, cap_groups;
     char     *busy;           /* per worker: in a running group (generator's view) */
     size_t    queue_head;     /* first group id that may still be queued */
-    uint64_t  conflicts, formed;
+    uint64_t  conflicts, formed, completed, pending_max;
     int      *phase_group;    /* scratch: candidate workers */
     int      *perm;           /* scratch: a group's members */
 } pr_shared;
@@ -66,6 +67,7 @@ typedef struct pr_state {
     uint64_t phase;           /* requests made */
     double  *held;            /* gradient of a step that ended during a group */
     int      holding;
+    uint64_t gid;             /* the group being averaged */
 } pr_state;
 
 static int group_size(const alg_ctx *ctx)
@@ -97,7 +99,10 @@ static group *new_group(pr_shared *sh, const int *members, int k)
     qsort(g->members, (size_t)k, sizeof(int), cmp_int);
     g->k = k;
     g->queued = 1;
+    g->done = 0;
     sh->formed++;
+    if (sh->formed - sh->completed > sh->pending_max)
+        sh->pending_max = sh->formed - sh->completed;
     return g;
 }
 
@@ -325,11 +330,12 @@ static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len)
     pr_shared *sh = ctx->shared;
     double *x = alg_params(ctx, node);
     int k = 0;
-    (void)sh;
     memcpy(x, sum, len * sizeof(double));
     k = st->in_group;
     cblas_dscal((int)len, 1.0 / k, x, 1);
     st->in_group = 0;
+    if (++sh->groups[st->gid].done == sh->groups[st->gid].k)
+        sh->completed++;
     alg_send(ctx, node, ctx->server, TAG_FREE, 0, NULL, 0);
     if (st->holding) {
         st->holding = 0;
@@ -364,6 +370,7 @@ static void pr_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     /* TAG_GROUP: join the partial all-reduce of group m->round */
     const group *g = &sh->groups[m->round];
     st->in_group = g->k;
+    st->gid = m->round;
     alg_coll_start(ctx, sh->coll, i, m->round, g->members, g->k, alg_params(ctx, i));
 }
 
@@ -385,7 +392,7 @@ static void pr_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 static int pr_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
 {
     const pr_shared *sh = ctx->shared;
-    if (max < 3)
+    if (max < 5)
         return 0;
     keys[0] = "groups_formed";
     values[0] = (double)sh->formed;
@@ -393,7 +400,11 @@ static int pr_stats(const alg_ctx *ctx, const char **keys, double *values, int m
     values[1] = (double)sh->conflicts;
     keys[2] = "conflict_rate";
     values[2] = sh->formed ? (double)sh->conflicts / (double)sh->formed : 0;
-    return 3;
+    keys[3] = "groups_completed";
+    values[3] = (double)sh->completed;
+    keys[4] = "pending_groups_max";
+    values[4] = (double)sh->pending_max;
+    return 5;
 }
 
 const alg_type alg_prague = {
