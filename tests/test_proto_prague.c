@@ -63,8 +63,8 @@ END_TEST
 /* 16 workers in groups of 4, one 100x slower (1 s steps), 400 KB models at
  * 10 Gbit/s for 2 s.  Every group the straggler is drawn into waits for its
  * step, and the workers in those groups wait with it: the other 15 workers
- * lose most of their steps (69 against 1066 without the straggler;
- * 69 / 1066 = 0.065).  With random_pull they keep them all. */
+ * lose most of their steps (69 in 2 s, where all 16 make 1136 without
+ * it).  With random_pull they keep them all. */
 START_TEST(test_straggler_delays_the_groups_it_belongs_to)
 {
     run_result fast, slow;
@@ -131,6 +131,49 @@ START_TEST(test_group_buffer_counts)
 }
 END_TEST
 
+static void one_three_init(void *ctx, int node, double *params, size_t n)
+{
+    (void)ctx;
+    for (size_t j = 0; j < n; j++)
+        params[j] = node == 0 ? 1.0 : 3.0;
+}
+
+static void keep_first(void *ctx, const out_metrics_row *row)
+{
+    out_metrics_row *first = ctx;
+    if (first->time_s < 0)
+        *first = *row;
+}
+
+/* lr = 0: a P-Reduce replaces its members' models by their exact mean.
+ * Two workers starting at 1 and 3 (every parameter) both hold 2 after their
+ * first group (consensus distance exactly 0), and the evaluated average
+ * stays 2, so the final training loss has the bits of the first
+ * evaluation's, in every mode. */
+START_TEST(test_lr0_group_average_is_exact)
+{
+    const char *modes[] = { "random", "random_pull", "static" };
+    for (int i = 0; i < 3; i++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 2, %s, \"topology\": {\"kind\": \"ring\"},"
+            " \"algorithm\": {\"name\": \"prague\", \"lr\": 0, \"group_size\": 2,"
+            " \"groups\": \"%s\"}, \"stop\": {\"time_s\": 0.5}, \"metrics\": {\"every_s\": 0.05}}",
+            problem, modes[i]);
+        out_metrics_row first = { .time_s = -1 };
+        run_options opt = { .init_params = one_three_init, .on_metrics = keep_first,
+                            .hook_ctx = &first };
+        run_result res;
+        run_json(json, &opt, &res);
+        ck_assert_double_eq(first.time_s, 0);
+        ck_assert_double_gt(first.consensus_distance, 0.5);
+        ck_assert_double_eq(res.last.consensus_distance, 0);
+        ck_assert_double_eq(res.last.train_loss, first.train_loss);
+        ck_assert_uint_gt(res.last.steps, 10);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("proto_prague");
@@ -140,6 +183,7 @@ int main(void)
     tcase_add_test(tc, test_straggler_delays_the_groups_it_belongs_to);
     tcase_add_test(tc, test_pending_groups_bounded);
     tcase_add_test(tc, test_group_buffer_counts);
+    tcase_add_test(tc, test_lr0_group_average_is_exact);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
