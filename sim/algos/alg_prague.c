@@ -1,27 +1,44 @@
-/* alg_prague.c -- Prague (Luo, Lin, Zhuo, Qian, "Prague: High-Performance
+/* alg_prague.c -- Prague (Luo, He, Zhuo, Qian, "Prague: High-Performance
  * Heterogeneity-Aware Asynchronous Decentralized Training", ASPLOS 2020):
  * workers average their models in small groups by partial all-reduce
- * (P-Reduce), with groups formed by a Group Generator.
+ * (P-Reduce), with groups formed by a Group Generator (GG).
  *
- * Timing: a worker computes a step, applies its gradient, and asks the
- * Group Generator (an extra node, as a parameter server is; control
- * messages of 0 bytes, so latency only) for a group; it then waits.
- * - `groups` = "static": the generator holds one seeded random partition of
- *   the workers into groups of `group_size` per phase; a worker's k-th
- *   request is for phase k, and its group runs when all members have asked
- *   for that phase.  No conflicts are possible.
- * - `groups` = "random": the generator forms a group at once of the
- *   requester and group_size - 1 other workers drawn uniformly; members
- *   that did not ask are pulled in (their communication runs beside their
- *   computation).  A group that includes a worker already in a running or
- *   earlier queued group is a conflict: it waits, first come first served,
- *   until its members are free.  The conflict rate is reported.
- * The generator tells every member (control message); the members average
- * their parameters by all-reduce over the group (alg_coll, `collective`)
- * and tell the generator they are free.  A member whose step ends during a
- * group holds its gradient until the average is in, then applies it and
- * asks for its own group; a requester starts its next step when its group
- * is done.  Evaluation: the average of the workers' models.
+ * The worker's loop is the paper's: compute a step, apply the gradient, get
+ * a group from the GG, P-Reduce with it (blocking), repeat.  So a worker
+ * takes part in exactly one group per step, and a group runs when its last
+ * member's step ends: a straggler delays the groups it belongs to.  The GG
+ * is an extra node, as a parameter server is; its control messages carry 0
+ * bytes, so they cost latency only.
+ * - `groups` = "random" (default; the paper's random GG with its Group
+ *   Buffer): the GG keeps, per worker, a FIFO of the groups it was drawn
+ *   into.  A worker whose step ends asks the GG; if its buffer holds a
+ *   group it is given the oldest one, else the GG forms a new group of the
+ *   requester and group_size - 1 other workers drawn uniformly and appends
+ *   it to every member's buffer.  Members drawn while computing join when
+ *   their step ends.  Every buffer is in the GG's one order of creation,
+ *   so the oldest unfinished group is first in all its members' buffers:
+ *   no deadlock, and since a worker forms a group only with an empty
+ *   buffer and then waits for that group, at most n groups are pending.
+ *   A group is a conflict when a member has an earlier unfinished group
+ *   (the new one then waits behind it).
+ * - `groups` = "static": the GG holds one seeded random partition of the
+ *   workers into groups of `group_size` per phase; a worker's k-th request
+ *   is for phase k, and its group runs when all members have asked for that
+ *   phase.  No conflicts are possible.
+ * - `groups` = "random_pull" (not the paper; dtsim's earlier random mode,
+ *   kept for comparison): the GG forms a group of the requester and drawn
+ *   workers at every request and starts it as soon as no member is in an
+ *   earlier running or queued group, pulling members in whatever they are
+ *   doing (their communication runs beside their computation).  A member
+ *   whose step ends during a group holds its gradient until the average is
+ *   in, then applies it and asks for its own group; a requester continues
+ *   when its own group is done (not any group that contains it), which is
+ *   what bounds the queue at n pending groups here too.
+ * The paper's Group Division (groups drawn within fixed divisions of the
+ * workers) is not modelled.  Where the paper is silent (no public code):
+ * the gradient is applied before the P-Reduce (as AD-PSGD and the paper's
+ * Algorithm do), a request costs one round trip to the GG, and conflicts
+ * are counted as above.  Evaluation: the average of the workers' models.
  */
 #include "alg_coll.h"
 
@@ -32,10 +49,10 @@
 #include <gsl/gsl_randist.h>
 
 enum { P_GROUP_SIZE, P_GROUPS, P_COLLECTIVE };
-enum { GROUPS_RANDOM, GROUPS_STATIC };
+enum { GROUPS_RANDOM, GROUPS_STATIC, GROUPS_RANDOM_PULL };
 enum { TAG_COLL = 1, TAG_REQUEST = 2, TAG_GROUP = 3, TAG_FREE = 4 };
 
-static const char *const group_names[] = { "random", "static", NULL };
+static const char *const group_names[] = { "random", "static", "random_pull", NULL };
 
 static const alg_param_spec params[] = {
     { "group_size", ALG_PARAM_INT, 3, 2, 1e9, NULL },
@@ -47,26 +64,39 @@ static const alg_param_spec params[] = {
 typedef struct group {
     int *members;   /* sorted */
     int  k;
-    int  queued;    /* waiting for busy members */
+    int  creator;   /* the worker whose request formed it (-1: static) */
+    int  queued;    /* random_pull, static: waiting for busy members */
+    int  done;      /* members whose average has landed */
 } group;
+
+/* A worker's Group Buffer (the GG's view): group ids, oldest first. */
+typedef struct fifo {
+    uint64_t *id;
+    size_t    head, len, cap;
+} fifo;
 
 typedef struct pr_shared {
     alg_coll *coll;
     group    *groups;         /* by group id */
     size_t    n_groups, cap_groups;
-    char     *busy;           /* per worker: in a running group (generator's view) */
+    fifo     *buffer;         /* random: per worker */
+    char     *busy;           /* random_pull, static: per worker, in a running group */
     size_t    queue_head;     /* first group id that may still be queued */
-    uint64_t  conflicts, formed;
+    uint64_t  conflicts, formed, completed, pending_max, joins, midstep_joins;
     int      *phase_group;    /* scratch: candidate workers */
     int      *perm;           /* scratch: a group's members */
 } pr_shared;
 
 typedef struct pr_state {
-    int      in_group, requested;
+    int      in_group;        /* members of the group being averaged, or 0 */
+    int      requested;       /* waiting for a group (its own, in random_pull) */
     uint64_t phase;           /* requests made */
-    double  *held;            /* gradient of a step that ended during a group */
+    uint64_t gid;             /* the group being averaged */
+    double  *held;            /* random_pull: gradient of a step that ended during a group */
     int      holding;
 } pr_state;
+
+static int mode(const alg_ctx *ctx) { return (int)ctx->param[P_GROUPS]; }
 
 static int group_size(const alg_ctx *ctx)
 {
@@ -79,7 +109,8 @@ static int cmp_int(const void *a, const void *b)
     return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
-static group *new_group(pr_shared *sh, const int *members, int k)
+/* A new group of k members (copied, then sorted): its id is its index. */
+static size_t new_group(pr_shared *sh, const int *members, int k, int creator)
 {
     if (sh->n_groups == sh->cap_groups) {
         size_t cap = sh->cap_groups ? 2 * sh->cap_groups : 64;
@@ -89,20 +120,95 @@ static group *new_group(pr_shared *sh, const int *members, int k)
         sh->groups = g;
         sh->cap_groups = cap;
     }
-    group *g = &sh->groups[sh->n_groups++];
+    group *g = &sh->groups[sh->n_groups];
     g->members = malloc((size_t)k * sizeof(int));
     if (!g->members)
         alg_out_of_memory();
     memcpy(g->members, members, (size_t)k * sizeof(int));
     qsort(g->members, (size_t)k, sizeof(int), cmp_int);
     g->k = k;
+    g->creator = creator;
     g->queued = 1;
+    g->done = 0;
     sh->formed++;
-    return g;
+    if (sh->formed - sh->completed > sh->pending_max)
+        sh->pending_max = sh->formed - sh->completed;
+    return sh->n_groups++;
 }
 
-/* Generator: launch every queued group whose members are all free, oldest
- * first; a group that must wait blocks its members for later groups. */
+static void fifo_push(fifo *f, uint64_t id)
+{
+    if (f->head > 0 && f->head == f->len)
+        f->head = f->len = 0;
+    if (f->len == f->cap) {
+        if (f->head > 0) {   /* reclaim the consumed front first */
+            memmove(f->id, f->id + f->head, (f->len - f->head) * sizeof *f->id);
+            f->len -= f->head;
+            f->head = 0;
+        } else {
+            size_t cap = f->cap ? 2 * f->cap : 4;
+            uint64_t *p = realloc(f->id, cap * sizeof *p);
+            if (!p)
+                alg_out_of_memory();
+            f->id = p;
+            f->cap = cap;
+        }
+    }
+    f->id[f->len++] = id;
+}
+
+static int fifo_empty(const fifo *f) { return f->head == f->len; }
+
+/* The requester plus group_size - 1 other workers drawn uniformly, in
+ * sh->perm; returns the count. */
+static int draw_group(alg_ctx *ctx, int requester)
+{
+    pr_shared *sh = ctx->shared;
+    int k = group_size(ctx);
+    int n_other = 0;
+    for (int w = 0; w < ctx->n; w++)
+        if (w != requester)
+            sh->phase_group[n_other++] = w;
+    gsl_ran_choose(alg_rng(ctx, ctx->server), sh->perm + 1, (size_t)(k - 1), sh->phase_group,
+                   (size_t)n_other, sizeof(int));
+    sh->perm[0] = requester;
+    return k;
+}
+
+static void send_group(alg_ctx *ctx, int to, size_t id)
+{
+    pr_shared *sh = ctx->shared;
+    sh->joins++;
+    alg_send(ctx, ctx->server, to, TAG_GROUP, id, NULL, 0);
+}
+
+/* ---- random: the Group Buffer ---- */
+
+/* GG: worker w's step ended.  It gets the oldest group of its buffer, or a
+ * new one formed for it. */
+static void buffer_request(alg_ctx *ctx, int w)
+{
+    pr_shared *sh = ctx->shared;
+    fifo *f = &sh->buffer[w];
+    if (fifo_empty(f)) {
+        int k = draw_group(ctx, w), conflict = 0;
+        size_t id = new_group(sh, sh->perm, k, w);
+        const group *g = &sh->groups[id];
+        for (int m = 0; m < k; m++) {
+            conflict |= !fifo_empty(&sh->buffer[g->members[m]]);
+            fifo_push(&sh->buffer[g->members[m]], id);
+        }
+        sh->conflicts += (uint64_t)conflict;
+    }
+    uint64_t id = f->id[f->head++];
+    sh->groups[id].queued = 0;
+    send_group(ctx, w, id);
+}
+
+/* ---- random_pull and static: groups start when their members are free ---- */
+
+/* GG: launch every queued group whose members are all free, oldest first;
+ * a group that must wait blocks its members for later groups. */
 static void launch_ready(alg_ctx *ctx)
 {
     pr_shared *sh = ctx->shared;
@@ -125,7 +231,7 @@ static void launch_ready(alg_ctx *ctx)
         g->queued = 0;
         for (int m = 0; m < g->k; m++) {
             sh->busy[g->members[m]] = 1;
-            alg_send(ctx, ctx->server, g->members[m], TAG_GROUP, id, NULL, 0);
+            send_group(ctx, g->members[m], id);
         }
     }
     while (sh->queue_head < sh->n_groups && !sh->groups[sh->queue_head].queued)
@@ -133,18 +239,11 @@ static void launch_ready(alg_ctx *ctx)
     free(claimed);
 }
 
-static void random_group(alg_ctx *ctx, int requester)
+static void pull_request(alg_ctx *ctx, int requester)
 {
     pr_shared *sh = ctx->shared;
-    int k = group_size(ctx);
-    int *pick = sh->perm;   /* others drawn from all workers but the requester */
-    int n_other = 0;
-    for (int w = 0; w < ctx->n; w++)
-        if (w != requester)
-            sh->phase_group[n_other++] = w;
-    gsl_ran_choose(alg_rng(ctx, ctx->server), pick + 1, (size_t)(k - 1), sh->phase_group,
-                   (size_t)n_other, sizeof(int));
-    pick[0] = requester;
+    int k = draw_group(ctx, requester);
+    const int *pick = sh->perm;
     int conflict = 0;
     for (int m = 0; m < k; m++)
         if (sh->busy[pick[m]])
@@ -156,7 +255,7 @@ static void random_group(alg_ctx *ctx, int requester)
                     if (sh->groups[id].members[m] == pick[q])
                         conflict = 1;
     sh->conflicts += (uint64_t)conflict;
-    new_group(sh, pick, k);
+    new_group(sh, pick, k, requester);
     launch_ready(ctx);
 }
 
@@ -232,7 +331,7 @@ static void static_request(alg_ctx *ctx, int w, uint64_t phase)
     if (++st->pend[i].count < k)
         return;
     st->pend[i] = st->pend[--st->n_pend];
-    new_group(sh, sh->perm, k);
+    new_group(sh, sh->perm, k, -1);
     launch_ready(ctx);
 }
 
@@ -248,11 +347,12 @@ static int pr_shared_init(alg_ctx *ctx)
     ctx->shared = sh;
     static_part(ctx)->seed = gsl_rng_get(alg_rng(ctx, ctx->server));
     sh->busy = calloc((size_t)ctx->n, 1);
+    sh->buffer = calloc((size_t)ctx->n, sizeof *sh->buffer);
     sh->phase_group = malloc((size_t)ctx->n * sizeof(int));
     sh->perm = malloc((size_t)ctx->n * sizeof(int));
     sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
                                averaged);
-    return sh->busy && sh->phase_group && sh->perm && sh->coll ? 0 : -1;
+    return sh->busy && sh->buffer && sh->phase_group && sh->perm && sh->coll ? 0 : -1;
 }
 
 static pr_shared_static *static_part(alg_ctx *ctx)
@@ -269,6 +369,10 @@ static void pr_shared_fini(alg_ctx *ctx)
     for (size_t i = 0; i < sh->n_groups; i++)
         free(sh->groups[i].members);
     free(sh->groups);
+    if (sh->buffer)
+        for (int w = 0; w < ctx->n; w++)
+            free(sh->buffer[w].id);
+    free(sh->buffer);
     free(sh->busy);
     free(sh->phase_group);
     free(sh->perm);
@@ -288,7 +392,7 @@ static int pr_check(const alg_ctx *ctx, char *err, size_t size)
 static int pr_init(alg_ctx *ctx, void *state, int node)
 {
     pr_state *st = state;
-    if (node == ctx->server)
+    if (node == ctx->server || mode(ctx) != GROUPS_RANDOM_PULL)
         return 0;
     st->held = malloc((ctx->P ? ctx->P : 1) * sizeof(double));
     return st->held ? 0 : -1;
@@ -310,7 +414,7 @@ static void request(alg_ctx *ctx, pr_state *st, int i)
 static void pr_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     pr_state *st = state;
-    if (st->in_group) {   /* apply after the average lands */
+    if (st->in_group) {   /* random_pull: apply after the average lands */
         memcpy(st->held, grad, ctx->P * sizeof(double));
         st->holding = 1;
         return;
@@ -324,18 +428,21 @@ static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len)
     pr_state *st = alg_state(ctx, node);
     pr_shared *sh = ctx->shared;
     double *x = alg_params(ctx, node);
-    int k = 0;
-    (void)sh;
+    group *g = &sh->groups[st->gid];
     memcpy(x, sum, len * sizeof(double));
-    k = st->in_group;
-    cblas_dscal((int)len, 1.0 / k, x, 1);
+    cblas_dscal((int)len, 1.0 / st->in_group, x, 1);
     st->in_group = 0;
-    alg_send(ctx, node, ctx->server, TAG_FREE, 0, NULL, 0);
+    if (++g->done == g->k)
+        sh->completed++;
+    if (mode(ctx) != GROUPS_RANDOM)   /* the GG tracks who is busy */
+        alg_send(ctx, node, ctx->server, TAG_FREE, 0, NULL, 0);
     if (st->holding) {
         st->holding = 0;
         alg_sgd_apply(ctx, node, x, st->held, 1.0);
         request(ctx, st, node);
-    } else if (st->requested) {
+    } else if (st->requested && (mode(ctx) != GROUPS_RANDOM_PULL || g->creator == node)) {
+        /* random_pull: a requester waits for its own group, not for any
+         * group that pulled it in meanwhile */
         st->requested = 0;
         alg_start_step(ctx, node);
     }
@@ -347,10 +454,12 @@ static void pr_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     pr_shared *sh = ctx->shared;
     if (i == ctx->server) {
         if (m->tag == TAG_REQUEST) {
-            if ((int)ctx->param[P_GROUPS] == GROUPS_STATIC)
+            if (mode(ctx) == GROUPS_STATIC)
                 static_request(ctx, m->from, m->round);
+            else if (mode(ctx) == GROUPS_RANDOM)
+                buffer_request(ctx, m->from);
             else
-                random_group(ctx, m->from);
+                pull_request(ctx, m->from);
         } else {   /* TAG_FREE */
             sh->busy[m->from] = 0;
             launch_ready(ctx);
@@ -363,7 +472,10 @@ static void pr_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     }
     /* TAG_GROUP: join the partial all-reduce of group m->round */
     const group *g = &sh->groups[m->round];
+    if (alg_is_computing(ctx, i))
+        sh->midstep_joins++;
     st->in_group = g->k;
+    st->gid = m->round;
     alg_coll_start(ctx, sh->coll, i, m->round, g->members, g->k, alg_params(ctx, i));
 }
 
@@ -385,15 +497,19 @@ static void pr_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 static int pr_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
 {
     const pr_shared *sh = ctx->shared;
-    if (max < 3)
+    const char *k[] = { "groups_formed", "groups_completed", "pending_groups_max",
+                        "group_joins", "midstep_joins", "group_conflicts", "conflict_rate" };
+    double v[] = { (double)sh->formed, (double)sh->completed, (double)sh->pending_max,
+                   (double)sh->joins, (double)sh->midstep_joins, (double)sh->conflicts,
+                   sh->formed ? (double)sh->conflicts / (double)sh->formed : 0 };
+    int n = (int)(sizeof k / sizeof k[0]);
+    if (max < n)
         return 0;
-    keys[0] = "groups_formed";
-    values[0] = (double)sh->formed;
-    keys[1] = "group_conflicts";
-    values[1] = (double)sh->conflicts;
-    keys[2] = "conflict_rate";
-    values[2] = sh->formed ? (double)sh->conflicts / (double)sh->formed : 0;
-    return 3;
+    for (int i = 0; i < n; i++) {
+        keys[i] = k[i];
+        values[i] = v[i];
+    }
+    return n;
 }
 
 const alg_type alg_prague = {
