@@ -1,0 +1,123 @@
+/* alg_host.c -- the host behind the protocol-facing calls of alg.h: each
+ * alg_ call a protocol makes becomes a call on the cluster (steps, sends,
+ * timers, payload buffers) or on the trainer (parameters, optimizer
+ * updates), plus the per-node SIM_RNG_ALGO streams.  It is the only file
+ * of sim/algos/ that includes the cluster's and the trainer's headers; it
+ * holds no protocol logic and routes no events (the runner does).
+ */
+#include "alg_host.h"
+#include "sim_engine.h"
+#include "sim_rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct alg_host {
+    cl_cluster  *cl;
+    trn_trainer *trn;
+    double       bytes_per_param, message_bytes;
+    gsl_rng    **rng;   /* n_all SIM_RNG_ALGO streams, created on first use */
+    int          n_all;
+};
+
+int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
+{
+    alg_host *h = calloc(1, sizeof *h);
+    if (!h || !(h->rng = calloc((size_t)ctx->n_all, sizeof *h->rng))) {
+        free(h);
+        return -1;
+    }
+    h->cl = cfg->cl;
+    h->trn = cfg->trn;
+    h->bytes_per_param = cfg->bytes_per_param;
+    h->message_bytes = cfg->message_bytes;
+    h->n_all = ctx->n_all;
+    ctx->host = h;
+    return 0;
+}
+
+void alg_host_detach(alg_ctx *ctx)
+{
+    alg_host *h = ctx->host;
+    if (!h)
+        return;
+    for (int i = 0; i < h->n_all; i++)
+        gsl_rng_free(h->rng[i]);
+    free(h->rng);
+    free(h);
+    ctx->host = NULL;
+}
+
+void alg_out_of_memory(void) { sim_die_oom(); }
+
+uint64_t alg_hash64(uint64_t x) { return sim_rng_mix64(x + UINT64_C(0x9e3779b97f4a7c15)); }
+
+double alg_now(const alg_ctx *ctx) { return cl_now(ctx->host->cl); }
+void alg_start_step(alg_ctx *ctx, int node) { cl_start_step(ctx->host->cl, node); }
+void alg_abort_step(alg_ctx *ctx, int node) { cl_abort_step(ctx->host->cl, node); }
+int alg_is_computing(const alg_ctx *ctx, int node) { return cl_is_computing(ctx->host->cl, node); }
+int alg_is_up(const alg_ctx *ctx, int node) { return cl_is_up(ctx->host->cl, node); }
+
+size_t alg_local_samples(const alg_ctx *ctx, int node)
+{
+    return trn_local_samples(ctx->host->trn, node);
+}
+
+size_t alg_batch(const alg_ctx *ctx) { return trn_batch(ctx->host->trn); }
+double *alg_params(alg_ctx *ctx, int node) { return trn_params(ctx->host->trn, node); }
+
+const double *alg_params_const(const alg_ctx *ctx, int node)
+{
+    return trn_params_const(ctx->host->trn, node);
+}
+
+void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div)
+{
+    trn_apply(ctx->host->trn, node, x, g, g_div);
+}
+
+void alg_send(alg_ctx *ctx, int from, int to, uint32_t tag, uint64_t round, cl_buf *payload,
+              double bytes)
+{
+    cl_send(ctx->host->cl, from, to, tag, round, payload, bytes);
+}
+
+double alg_param_bytes(const alg_ctx *ctx, size_t n_params)
+{
+    const alg_host *h = ctx->host;
+    if (trn_timing_only(h->trn))
+        return h->message_bytes;
+    return (double)n_params * h->bytes_per_param;
+}
+
+int alg_timing_only(const alg_ctx *ctx) { return trn_timing_only(ctx->host->trn); }
+
+cl_buf *alg_buf_get(alg_ctx *ctx)
+{
+    cl_buf *b = cl_buf_get(ctx->host->cl);
+    b->len = ctx->P;
+    return b;
+}
+
+cl_buf *alg_snapshot(alg_ctx *ctx, int node)
+{
+    cl_buf *b = alg_buf_get(ctx);
+    memcpy(b->data, alg_params_const(ctx, node), ctx->P * sizeof(double));
+    return b;
+}
+
+void alg_buf_put(alg_ctx *ctx, cl_buf *b) { cl_buf_put(ctx->host->cl, b); }
+
+void alg_set_timer(alg_ctx *ctx, int node, double delay_s, uint32_t tag)
+{
+    cl_set_timer(ctx->host->cl, node, delay_s, tag);
+}
+
+gsl_rng *alg_rng(const alg_ctx *ctx, int node)
+{
+    alg_host *h = ctx->host;
+    if (!h->rng[node]
+        && !(h->rng[node] = sim_rng_stream_create(ctx->seed, (uint32_t)node, SIM_RNG_ALGO)))
+        sim_die_oom();
+    return h->rng[node];
+}

@@ -1,0 +1,52 @@
+/* alg_host.h -- the runner's side of the protocols: the registry of
+ * protocol tables, their parameter tables, and the host that carries a
+ * protocol's alg_ calls (alg.h) to the cluster (time, bytes, buffers) and
+ * the trainer (parameters, gradients, optimizers).  Protocol files never
+ * include it; the runner and tests that drive protocols do.
+ */
+#ifndef ALG_HOST_H
+#define ALG_HOST_H
+
+#include "alg.h"
+#include "cl_cluster.h"
+#include "trn.h"
+
+extern const alg_type alg_adpsgd, alg_allreduce, alg_backup, alg_dpsgd, alg_eager, alg_epidemic,
+    alg_fedavg, alg_gossip, alg_hop, alg_localsgd, alg_prague, alg_ps_async, alg_ps_sync, alg_rennala,
+    alg_ringmaster, alg_sdfeel, alg_sgp, alg_ssp;
+
+const alg_type *alg_find(const char *name);   /* NULL when unknown */
+
+/* Resolves one scenario value of key against t's table into
+ * ctx->param[]: returns 0; 1 when t has no such key; -1 when the value is
+ * not allowed (message in err, lowercase, e.g. "must be an integer >= 1,
+ * got 0").  Unset parameters take their defaults from alg_params_defaults.
+ * A path parameter is only checked here: the caller resolves it and sets
+ * ctx->path[alg_params_index(t, key)]. */
+void alg_params_defaults(const alg_type *t, alg_ctx *ctx);
+int  alg_params_set(const alg_type *t, alg_ctx *ctx, const char *key, int is_string,
+                    double num, const char *str, char *err, size_t err_size);
+/* Position of key in t's table, or -1. */
+int  alg_params_index(const alg_type *t, const char *key);
+/* "name, lr, batch" plus the keys of t's table, for error messages. */
+void alg_params_keys(const alg_type *t, char *buf, size_t size);
+const char     *alg_names(void);   /* "adpsgd, allreduce, dpsgd, ...", sorted */
+
+/* What the host connects.  bytes_per_param (after compression) prices a
+ * parameter message; message_bytes is the timing-only model's whole-model
+ * message. */
+typedef struct alg_host_config {
+    cl_cluster  *cl;
+    trn_trainer *trn;
+    double       bytes_per_param;
+    double       message_bytes;
+} alg_host_config;
+
+/* Creates ctx->host for ctx->n_all nodes (ctx->seed, ctx->P and
+ * ctx->n_all set); borrows cl and trn, which must outlive it.  -1 when out
+ * of memory.  alg_host_detach frees it and the streams alg_rng created;
+ * it accepts ctx->host == NULL. */
+int  alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg);
+void alg_host_detach(alg_ctx *ctx);
+
+#endif
