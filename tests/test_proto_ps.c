@@ -144,23 +144,40 @@ START_TEST(test_ringmaster_paper_threshold)
 END_TEST
 
 /* With latency a stop can cross a gradient already on its way: the server
- * drops that gradient unanswered (the stop was the answer), so every worker
- * keeps exactly one step or one reply outstanding and the run goes on. */
+ * drops that gradient unanswered (the stop was the answer), so a worker
+ * gets exactly one model per gradient applied or per stop, and the run
+ * goes on.  Bytes (1 KB messages): one gradient per finished step, one
+ * model per applied gradient and per stop. */
 START_TEST(test_ringmaster_stops_with_latency)
 {
     for (int R = 1; R <= 4; R++) {
         char json[2048];
         snprintf(json, sizeof json,
-            "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"ringmaster\", \"max_delay\": %d,"
-            " \"stops\": \"on\"}, \"stop\": {\"time_s\": 2}}", problem, R);
+            "{\"seed\": 3, \"nodes\": 8, \"compute\": {\"step_time_s\": 0.01, \"noise\":"
+            " {\"dist\": \"lognormal\", \"sigma\": 0.5}, \"groups\": [{\"nodes\": [0],"
+            " \"slowdown\": 3}]}, \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e7},"
+            " \"model\": {\"kind\": \"none\", \"message_bytes\": 1000},"
+            " \"algorithm\": {\"name\": \"ringmaster\", \"max_delay\": %d, \"stops\": \"on\"},"
+            " \"stop\": {\"time_s\": 2}, \"metrics\": {\"every_s\": 0.5}}", R);
         run_result res;
         run_json(json, NULL, &res);
         ck_assert_int_eq(res.status, RUN_OK);
+        double applied = stat_of(&res, "gradients_applied");
+        double stopped = stat_of(&res, "calculations_stopped");
         ck_assert_double_lt(stat_of(&res, "staleness_max"), R);
-        ck_assert_double_gt(stat_of(&res, "calculations_stopped"), 0);
-        ck_assert_double_gt(stat_of(&res, "gradients_applied"), 200);
-        ck_assert(res.last.train_loss < 0.9);   /* from log 3 = 1.0986 */
+        ck_assert_double_gt(stopped, 0);
+        ck_assert_double_gt(stat_of(&res, "gradients_discarded"), 0);   /* crossed stops */
+        ck_assert_double_gt(applied, 200);
+        ck_assert_double_eq(res.last.bytes_sent,
+                            1000 * ((double)res.last.steps + applied + stopped));
     }
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"nodes\": 8, %s, \"algorithm\": {\"name\": \"ringmaster\", \"max_delay\": 2,"
+        " \"stops\": \"on\"}, \"stop\": {\"time_s\": 2}}", problem);
+    run_result res;
+    run_json(json, NULL, &res);
+    ck_assert(res.last.train_loss < 0.9);   /* from log 3 = 1.0986 */
 }
 END_TEST
 
