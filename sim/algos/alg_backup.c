@@ -9,20 +9,41 @@
  * sends the new model to every worker through its uplink; gradients of an
  * older version are dropped (gradients_discarded).  A worker whose step
  * ends starts the next one at once if a newer model came in meanwhile,
- * else waits for it; a late worker thus finishes its (dropped) step before
- * joining the new iteration, as in the paper's TensorFlow implementation.
- * b = 0 is ps-sync.
+ * else waits for it.
+ *
+ * What a late worker does when the new model arrives is `cancel_late`:
+ * - off (the default): it finishes its step (the gradient is dropped) and
+ *   only then joins the new iteration, as TensorFlow's SyncReplicasOptimizer
+ *   that Chen et al. ran does.  The next iteration then starts with the late
+ *   workers behind, so it lasts longer than the order statistic below.
+ * - on: it abandons the step at once and starts afresh on the new model
+ *   (steps_cancelled): K-sync SGD as Dutta, Joshi, Ghosh, Dube and Nagpurkar
+ *   ("Slow and Stale Gradients Can Win the Race", AISTATS 2018) analyse it,
+ *   where every iteration all n workers start together, so with i.i.d.
+ *   Exp(lambda) steps and free communication an iteration lasts the
+ *   (n-b)-th order statistic of n: mean (H_n - H_b) / lambda (tested).
+ * b = 0 is ps-sync either way.  iteration_time_mean (time of the last
+ * update / updates) reports the mean iteration.
  */
 #include "alg_ps.h"
 
 #include <stdio.h>
 
-enum { P_BACKUP };
+enum { P_BACKUP, P_CANCEL_LATE };
+
+static const char *const on_off[] = { "off", "on", NULL };
 
 static const alg_param_spec params[] = {
     { "backup", ALG_PARAM_INT, 1, 0, 1e9, NULL },
+    { "cancel_late", ALG_PARAM_CHOICE, 0, 0, 0, on_off },
     { NULL, 0, 0, 0, 0, NULL },
 };
+
+/* After alg_ps: the server's iteration clock and the cancellations. */
+typedef struct bk_shared {
+    double   last_update_s;
+    uint64_t cancelled;
+} bk_shared;
 
 typedef struct bk_state {
     uint64_t version;    /* of the model the worker holds */
@@ -40,7 +61,9 @@ static int bk_check(const alg_ctx *ctx, char *err, size_t size)
     return 0;
 }
 
-static int bk_shared_init(alg_ctx *ctx) { return alg_ps_shared_init(ctx, 0); }
+static int bk_shared_init(alg_ctx *ctx) { return alg_ps_shared_init(ctx, sizeof(bk_shared)); }
+
+static bk_shared *bk(alg_ctx *ctx) { return alg_ps_extra(ctx->shared); }
 
 static void bk_on_start(alg_ctx *ctx, void *state, int node)
 {
@@ -75,13 +98,20 @@ static void bk_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         alg_ps_gather(ctx, m->payload->data);
         if (ps->n_sum == ctx->n - (int)ctx->param[P_BACKUP]) {
             alg_ps_apply_gathered(ctx);
+            bk(ctx)->last_update_s = alg_now(ctx);
             alg_ps_broadcast_model(ctx);
         }
         return;
     }
     alg_ps_install(ctx, i, m);
     st->version = m->round;
-    if (st->waiting) {
+    if (ctx->param[P_CANCEL_LATE] != 0 && !st->waiting && alg_is_computing(ctx, i) &&
+        st->computing_on < st->version) {
+        alg_abort_step(ctx, i);
+        bk(ctx)->cancelled++;
+        st->computing_on = st->version;
+        alg_start_step(ctx, i);
+    } else if (st->waiting) {
         st->waiting = 0;
         st->computing_on = st->version;
         alg_start_step(ctx, i);
@@ -103,6 +133,22 @@ static void bk_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
         snprintf(buf, size, "its step");
 }
 
+static int bk_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
+{
+    int k = alg_ps_stats(ctx, keys, values, max);
+    if (k == 0 || k + 3 > max)
+        return k;
+    const alg_ps *ps = ctx->shared;
+    const bk_shared *b = alg_ps_extra(ctx->shared);
+    keys[k] = "iterations";
+    values[k++] = (double)ps->version;
+    keys[k] = "iteration_time_mean";
+    values[k++] = ps->version ? b->last_update_s / (double)ps->version : 0;
+    keys[k] = "steps_cancelled";
+    values[k++] = (double)b->cancelled;
+    return k;
+}
+
 const alg_type alg_backup = {
     .name = "backup",
     .state_size = sizeof(bk_state),
@@ -116,5 +162,5 @@ const alg_type alg_backup = {
     .on_step_done = bk_on_step_done,
     .on_message = bk_on_message,
     .describe_wait = bk_describe_wait,
-    .stats = alg_ps_stats,
+    .stats = bk_stats,
 };

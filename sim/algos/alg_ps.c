@@ -70,8 +70,13 @@ static void record(alg_ps *ps, uint64_t staleness)
 
 void alg_ps_apply(alg_ctx *ctx, const double *g, uint64_t computed_on)
 {
+    alg_ps_apply_div(ctx, g, computed_on, 1.0);
+}
+
+void alg_ps_apply_div(alg_ctx *ctx, const double *g, uint64_t computed_on, double g_div)
+{
     alg_ps *ps = ctx->shared;
-    alg_sgd_apply(ctx, ctx->server, alg_params(ctx, ctx->server), g, 1.0);
+    alg_sgd_apply(ctx, ctx->server, alg_params(ctx, ctx->server), g, g_div);
     record(ps, ps->version - computed_on);
     ps->version++;
 }

@@ -42,6 +42,10 @@ void alg_ps_broadcast_model(alg_ctx *ctx);
  * default one); version+1; records the staleness of a gradient computed on
  * `computed_on`. */
 void alg_ps_apply(alg_ctx *ctx, const double *g, uint64_t computed_on);
+/* As alg_ps_apply with the gradient divided by g_div > 0 (x <- x -
+ * (lr / g_div) g with the default optimizer): a step size scaled per
+ * gradient (delay-adaptive).  g_div 1.0 is alg_ps_apply. */
+void alg_ps_apply_div(alg_ctx *ctx, const double *g, uint64_t computed_on, double g_div);
 /* Server: accumulate g into ps->sum (in arrival order), or apply the mean
  * of the gathered gradients as one update through the server's optimizer (staleness recorded as 0 for
  * each: they were all computed on the current version). */
