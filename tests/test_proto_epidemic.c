@@ -296,6 +296,28 @@ START_TEST(test_gossip_timer_sends_regardless_of_speed)
 }
 END_TEST
 
+/* A node that goes down loses its timer and re-arms it at its first step
+ * end after it is back: node 1 (10 ms steps) sends at 0.01 .. 0.20 s, is
+ * down from 0.205 to 0.505 s, restarts its step, which ends at 0.515 s,
+ * and sends at 0.515 + k 0.01 s up to 1 s: 20 + 48 models. */
+START_TEST(test_gossip_timer_after_failure)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"nodes\": 4, \"compute\": {\"step_time_s\": 0.01},"
+        " \"model\": {\"kind\": \"softmax\"}, \"data\": {\"train\": 2048, \"test\": 256,"
+        " \"features\": 10, \"classes\": 3}, \"topology\": {\"kind\": \"complete\"},"
+        " \"faults\": {\"events\": [{\"kind\": \"schedule\", \"nodes\": [1],"
+        " \"down_s\": 0.205, \"up_s\": 0.505}]},"
+        " \"algorithm\": {\"name\": \"gossip\"}, \"stop\": {\"time_s\": 1}}");
+    run_result res;
+    run_json(json, NULL, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    ck_assert_double_eq(stat_of(&res, "sent_min"), 68);
+    ck_assert_double_eq(stat_of(&res, "sent_max"), 100);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("proto_epidemic");
@@ -309,6 +331,7 @@ int main(void)
     tcase_add_test(tc, test_sync_rounds_ring_closed_form);
     tcase_add_test(tc, test_oracle_keeps_the_sum);
     tcase_add_test(tc, test_gossip_timer_sends_regardless_of_speed);
+    tcase_add_test(tc, test_gossip_timer_after_failure);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
