@@ -12,7 +12,8 @@
  * the graph is undirected (n * s must be even) and drawn like networkx:
  * pair up the n * s stubs at random, keep the pairs that make no loop or
  * double edge, re-pair the rest while a valid pair remains, else start
- * again; for s > (n - 1) / 2 the complement is drawn instead.  EL-Local
+ * again (O(n s^2) per round, s <= (n - 1) / 2); for s > (n - 1) / 2 the
+ * complement is drawn instead.  EL-Local
  * (`variant` "local"): every node samples s distinct peers uniformly, from
  * all other nodes (`peers` "all", the paper's) or from its topology
  * neighbours (`peers` "neighbours", a dtsim extension), so receivers get a
