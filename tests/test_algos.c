@@ -37,7 +37,7 @@ END_TEST
 START_TEST(test_epidemic_converges)
 {
     check_converges("epidemic", "{\"kind\": \"ring\"}");
-    check_converges("epidemic\", \"local_steps\": 2, \"peers\": \"neighbours",
+    check_converges("epidemic\", \"local_steps\": 2, \"variant\": \"local\", \"peers\": \"neighbours",
                     "{\"kind\": \"torus2d\", \"rows\": 2, \"cols\": 4}");
 }
 END_TEST

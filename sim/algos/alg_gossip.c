@@ -3,32 +3,50 @@
  * Computation 2013): models perform random walks over the network and are
  * merged and updated where they land.
  *
- * Timing: every node computes SGD steps back to back, each on its
- * parameters as they are when the step starts, and applies the gradient
- * when the step ends.  After every `send_every` steps it sends a snapshot
- * of its model to one neighbour chosen uniformly at random (its own seeded
- * stream; use the complete topology for uniform peer sampling) and goes on
- * computing.  A node that receives a model merges it at once:
- * x <- (x + x_received) / 2 (the merge-then-update "MU" scheme: the next
- * gradient is taken on the merged model).  Nobody waits, so the protocol
- * cannot stall.  Simplified: merging is a plain average (the paper's
- * age-weighted variants are not modelled).
+ * Sending.  With `send` "timer" (the default, the paper's GoLF skeleton:
+ * loop { wait(delta); send the current model to a random peer }) a node
+ * sends a snapshot of its model every `period_s` seconds of simulated
+ * time, the first at period_s, whatever its compute speed, so a node sends
+ * floor(T / period_s) models by time T.  With `send` "steps" (dtsim's
+ * earlier behaviour, kept as an option) it sends after every `send_every`
+ * steps, so a slow node sends proportionally fewer.  The peer is a
+ * neighbour drawn uniformly from the node's own seeded stream (use the
+ * complete topology for the paper's uniform peer sampling).
+ *
+ * Computing and merging.  Every node computes SGD steps back to back, each
+ * on its parameters as they are when the step starts, applying the
+ * gradient when the step ends (dtsim's mapping of the paper's "update on
+ * the local example": the paper updates once per received model).  A
+ * received model is merged at once, x <- (x + x_received) / 2 (the
+ * merge-then-update "MU" scheme: the next gradient is taken on the merged
+ * model).  Nobody waits, so the protocol cannot stall.  A node that goes
+ * down loses its timer; it re-arms it at its first step end after it is
+ * back.  Simplified: merging is a plain average (the paper's age-weighted
+ * variants are not modelled).
  */
 #include "alg.h"
 
 #include <stdio.h>
 #include <gsl/gsl_cblas.h>
 
-enum { P_SEND_EVERY };
-enum { TAG_MODEL = 1 };
+enum { P_SEND_EVERY, P_SEND, P_PERIOD };
+enum { SEND_TIMER, SEND_STEPS };
+enum { TAG_MODEL = 1, TAG_TICK = 1 };
+
+static const char *const send_names[] = { "timer", "steps", NULL };
 
 static const alg_param_spec params[] = {
     { "send_every", ALG_PARAM_INT, 1, 1, 1e9, NULL },
+    { "send", ALG_PARAM_CHOICE, SEND_TIMER, 0, 0, send_names },
+    { "period_s", ALG_PARAM_REAL, 0.01, 1e-9, 1e9, NULL },
     { NULL, 0, 0, 0, 0, NULL },
 };
 
 typedef struct gl_state {
     uint64_t steps, sent, merged;
+    double   tick_base;   /* send "timer": ticks at tick_base + k * period_s */
+    uint64_t tick_k;
+    double   next_tick;   /* when the timer is due */
 } gl_state;
 
 static int gl_check(const alg_ctx *ctx, char *err, size_t size)
@@ -40,17 +58,58 @@ static int gl_check(const alg_ctx *ctx, char *err, size_t size)
     return 0;
 }
 
+/* The next tick at base + k * period (not a running sum of periods, whose
+ * rounding would drift: the k-th send falls at k * period_s exactly). */
+static void arm(alg_ctx *ctx, gl_state *st, int i)
+{
+    st->next_tick = st->tick_base + (double)++st->tick_k * ctx->param[P_PERIOD];
+    double delay = st->next_tick - alg_now(ctx);
+    alg_set_timer(ctx, i, delay > 0 ? delay : 0, TAG_TICK);
+}
+
+/* Ticks restart from now (at start, and after a failure killed the timer). */
+static void rearm(alg_ctx *ctx, gl_state *st, int i)
+{
+    st->tick_base = alg_now(ctx);
+    st->tick_k = 0;
+    arm(ctx, st, i);
+}
+
+static void send_model(alg_ctx *ctx, gl_state *st, int i)
+{
+    const topo_graph *g = ctx->g;
+    size_t deg = g->off[i + 1] - g->off[i];
+    int j = g->nbr[g->off[i] + gsl_rng_uniform_int(alg_rng(ctx, i), deg)];
+    cl_buf *x = alg_snapshot(ctx, i);
+    alg_send(ctx, i, j, TAG_MODEL, st->sent++, x, alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, x);
+}
+
+static void gl_on_start(alg_ctx *ctx, void *state, int i)
+{
+    if ((int)ctx->param[P_SEND] == SEND_TIMER)
+        rearm(ctx, state, i);
+    alg_start_step(ctx, i);
+}
+
+static void gl_on_timer(alg_ctx *ctx, void *state, int i, uint32_t tag)
+{
+    (void)tag;
+    gl_state *st = state;
+    send_model(ctx, st, i);
+    arm(ctx, st, i);
+}
+
 static void gl_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     gl_state *st = state;
     alg_sgd_apply(ctx, i, alg_params(ctx, i), grad, 1.0);
-    if (++st->steps % (uint64_t)ctx->param[P_SEND_EVERY] == 0) {
-        const topo_graph *g = ctx->g;
-        size_t deg = g->off[i + 1] - g->off[i];
-        int j = g->nbr[g->off[i] + gsl_rng_uniform_int(alg_rng(ctx, i), deg)];
-        cl_buf *x = alg_snapshot(ctx, i);
-        alg_send(ctx, i, j, TAG_MODEL, st->sent++, x, alg_param_bytes(ctx, ctx->P));
-        alg_buf_put(ctx, x);
+    ++st->steps;
+    if ((int)ctx->param[P_SEND] == SEND_STEPS) {
+        if (st->steps % (uint64_t)ctx->param[P_SEND_EVERY] == 0)
+            send_model(ctx, st, i);
+    } else if (alg_now(ctx) > st->next_tick) {   /* the timer died with a failure */
+        rearm(ctx, st, i);
     }
     alg_start_step(ctx, i);
 }
@@ -64,11 +123,37 @@ static void gl_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     st->merged++;
 }
 
+/* Models sent per node (least and most) and merged in all. */
+static int gl_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
+{
+    double smin = 0, smax = 0, merged = 0;
+    for (int i = 0; i < ctx->n; i++) {
+        const gl_state *st = alg_state(ctx, i);
+        double s = (double)st->sent;
+        if (i == 0 || s < smin)
+            smin = s;
+        if (i == 0 || s > smax)
+            smax = s;
+        merged += (double)st->merged;
+    }
+    const char *k[] = { "sent_min", "sent_max", "merged" };
+    double v[] = { smin, smax, merged };
+    int m = max < 3 ? max : 3;
+    for (int j = 0; j < m; j++) {
+        keys[j] = k[j];
+        values[j] = v[j];
+    }
+    return m;
+}
+
 const alg_type alg_gossip = {
     .name = "gossip",
     .state_size = sizeof(gl_state),
     .params = params,
     .check = gl_check,
+    .on_start = gl_on_start,
     .on_step_done = gl_on_step_done,
     .on_message = gl_on_message,
+    .on_timer = gl_on_timer,
+    .stats = gl_stats,
 };
