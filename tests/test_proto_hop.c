@@ -14,18 +14,23 @@
 
 /* A ring of 8, node 0 four times slower, a fast network; `alg` carries
  * the hop keys after the name. */
-static void run_straggler_ring(const char *alg, run_result *res)
+static void run_ring(const char *alg, const char *noise, run_result *res)
 {
     char json[2048];
     snprintf(json, sizeof json,
         "{\"seed\": 1, \"nodes\": 8,"
-        " \"compute\": {\"step_time_s\": 0.01, \"groups\": [{\"nodes\": [0], \"slowdown\": 4}]},"
+        " \"compute\": {\"step_time_s\": 0.01, \"groups\": [{\"nodes\": [0], \"slowdown\": 4}]%s},"
         " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e9},"
         " \"topology\": {\"kind\": \"ring\"},"
         " \"model\": {\"kind\": \"none\", \"message_bytes\": 100000},"
-        " \"algorithm\": {\"name\": \"hop\"%s}, \"stop\": {\"time_s\": 2}}", alg);
+        " \"algorithm\": {\"name\": \"hop\"%s}, \"stop\": {\"time_s\": 2}}", noise, alg);
     run_json(json, NULL, res);
     ck_assert_int_eq(res->status, RUN_OK);
+}
+
+static void run_straggler_ring(const char *alg, run_result *res)
+{
+    run_ring(alg, "", res);
 }
 
 /* Without backup workers, staleness s lets the straggler's neighbours run
@@ -51,6 +56,28 @@ START_TEST(test_hop_gap_s_plus_one_without_backup)
             prev_steps = res.last.steps;
         }
     }
+}
+END_TEST
+
+/* Skipping keeps the same bounds (a skip is a move the two conditions
+ * allow) and lets the straggler jump to its neighbours' iteration; with
+ * noisy step times too, so that the neighbours' iterations differ. */
+START_TEST(test_hop_skip_within_bounds)
+{
+    for (int s = 0; s <= 8; s++)
+        for (int b = 0; b <= 1; b++) {
+            char alg[256];
+            snprintf(alg, sizeof alg, ", \"staleness\": %d, \"backup\": %d, \"skip\": \"on\"",
+                     s, b);
+            run_result res;
+            run_ring(alg, ", \"noise\": {\"dist\": \"lognormal\", \"sigma\": 0.5}", &res);
+            double gap = stat_of(&res, "neighbour_gap_max");
+            ck_assert_msg(gap >= 1 && gap <= (b ? s + 2 : s + 1), "s=%d b=%d: gap %g", s, b, gap);
+            if (s + b > 0)
+                ck_assert_msg(stat_of(&res, "iterations_skipped") > 0, "s=%d b=%d: no skip", s, b);
+            else
+                ck_assert_double_eq(stat_of(&res, "iterations_skipped"), 0);
+        }
 }
 END_TEST
 
@@ -164,6 +191,7 @@ int main(void)
     TCase *tc = tcase_create("hop");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_hop_gap_s_plus_one_without_backup);
+    tcase_add_test(tc, test_hop_skip_within_bounds);
     tcase_add_test(tc, test_hop_backup_bounded_by_tokens);
     tcase_add_test(tc, test_hop_overlap_closed_form);
     tcase_add_test(tc, test_hop_params_checked);
