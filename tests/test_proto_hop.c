@@ -172,6 +172,32 @@ START_TEST(test_hop_overlap_closed_form)
 }
 END_TEST
 
+/* With s = 0 and no backup worker Hop is D-PSGD (Lian et al.) with equal
+ * weights, which on a ring are its Metropolis weights 1/3: the same steps
+ * and, up to the order of the sums, the same model, with noisy step times
+ * and a straggler.  Using a fast neighbour's update of a later iteration
+ * (instead of the queue's update of the current one) breaks this. */
+START_TEST(test_hop_s0_is_dpsgd)
+{
+    run_result res[2];
+    for (int a = 0; a < 2; a++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"seed\": 3, \"nodes\": 8, %s, \"topology\": {\"kind\": \"ring\"},"
+            " \"algorithm\": {\"name\": %s, \"lr\": 0.1, \"batch\": 32},"
+            " \"stop\": {\"time_s\": 1}}", problem,
+            a ? "\"hop\", \"staleness\": 0" : "\"dpsgd\"");
+        run_json(json, NULL, &res[a]);
+    }
+    ck_assert_uint_eq(res[0].last.steps, res[1].last.steps);
+    ck_assert_msg(fabs(res[0].last.train_loss - res[1].last.train_loss) < 1e-12,
+                  "dpsgd %.17g, hop %.17g", res[0].last.train_loss, res[1].last.train_loss);
+    ck_assert_msg(fabs(res[0].last.consensus_distance - res[1].last.consensus_distance) < 1e-12,
+                  "dpsgd %.17g, hop %.17g", res[0].last.consensus_distance,
+                  res[1].last.consensus_distance);
+}
+END_TEST
+
 /* Bad values are located errors. */
 START_TEST(test_hop_params_checked)
 {
@@ -194,6 +220,7 @@ int main(void)
     tcase_add_test(tc, test_hop_skip_within_bounds);
     tcase_add_test(tc, test_hop_backup_bounded_by_tokens);
     tcase_add_test(tc, test_hop_overlap_closed_form);
+    tcase_add_test(tc, test_hop_s0_is_dpsgd);
     tcase_add_test(tc, test_hop_params_checked);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

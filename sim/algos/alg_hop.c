@@ -15,9 +15,13 @@
  * the latest updates of at least deg - b neighbours (b = `backup`) are of
  * iteration >= k - s (s = `staleness`), and (b) token queues: no neighbour
  * is more than max_ig - 1 iterations behind k, so that after the move no
- * neighbour is more than `max_ig` behind.  Then
- * x_i^{k+1} = (x_i^k + sum of the latest updates of iteration >= k - s) /
- * (1 + their count) - lr g, and iteration k + 1 starts at once.  The two
+ * neighbour is more than `max_ig` behind.  Then it takes from each
+ * neighbour's queue the newest update of an iteration <= k (dropping older
+ * ones and keeping later ones for later iterations; a neighbour that
+ * skipped past k gives its oldest later one) if it is of iteration
+ * >= k - s, and x_i^{k+1} = (x_i^k + those updates) / (1 + their count)
+ * - lr g; iteration k + 1 starts at once.  So with s = 0 and b = 0 this is
+ * D-PSGD with equal weights (tested against dpsgd on a ring).  The two
  * mechanisms are separate: with b = 0 a node waits for every neighbour's
  * update of iteration >= k - s, so neighbours may be s + 1 iterations
  * apart; with s = 0 it waits for deg - b current updates and the token
@@ -29,9 +33,8 @@
  * as the same two conditions allow (the iterations in between are not
  * computed), as Hop's iteration skipping lets slow workers catch up.
  *
- * Where the paper is silent (no public reference code was found): a node
- * keeps only the latest update of each neighbour (a queue that keeps its
- * newest entry) and averages with equal weights; max_ig 0 (the default)
+ * Where the paper is silent (no public reference code was found): the
+ * updates are averaged with equal weights; max_ig 0 (the default)
  * means s + 2, the least bound at which a backup worker is ever left
  * behind.  Invariant: neighbours' iterations differ by at most
  * min(s + 1, max_ig) without backup workers and max_ig with them
@@ -65,12 +68,23 @@ typedef struct hop_shared {
     int      backup, overlap, skip;
 } hop_shared;
 
+/* A neighbour's update queue: a ring of (iteration, update) in arrival
+ * order, whose iterations increase.  It holds at most one update of an
+ * iteration <= the node's own (the newest) plus the neighbour's updates of
+ * later iterations, so at most gap + 1 entries; it grows when a neighbour
+ * runs further ahead than ever before. */
+typedef struct upd_queue {
+    uint64_t *iter;
+    cl_buf  **buf;
+    int       head, len, cap;
+} upd_queue;
+
 typedef struct hop_state {
     uint64_t      iter;
     const double *grad;    /* overlap: this iteration's gradient, valid until the next step */
     int           stepped; /* this iteration's step is done */
     uint64_t     *known;   /* per neighbour slot: latest iteration heard, +1 (0: none) */
-    cl_buf      **latest;  /* per neighbour slot: its latest update */
+    upd_queue    *queue;   /* per neighbour slot: its update queue */
     uint64_t     *scratch; /* skip: the neighbours' iterations, sorted */
 } hop_state;
 
@@ -121,19 +135,33 @@ static int hop_init(alg_ctx *ctx, void *state, int i)
     hop_state *st = state;
     size_t d = (size_t)degree(ctx, i);
     st->known = calloc(d ? d : 1, sizeof(uint64_t));
-    st->latest = calloc(d ? d : 1, sizeof(cl_buf *));
+    st->queue = calloc(d ? d : 1, sizeof(upd_queue));
     st->scratch = calloc(d ? d : 1, sizeof(uint64_t));
-    return st->known && st->latest && st->scratch ? 0 : -1;
+    if (!st->known || !st->queue || !st->scratch)
+        return -1;
+    for (size_t q = 0; q < d; q++) {
+        upd_queue *u = &st->queue[q];
+        u->cap = 2;
+        u->iter = malloc((size_t)u->cap * sizeof(uint64_t));
+        u->buf = malloc((size_t)u->cap * sizeof(cl_buf *));
+        if (!u->iter || !u->buf)
+            return -1;
+    }
+    return 0;
 }
 
 static void hop_fini(alg_ctx *ctx, void *state, int i)
 {
     hop_state *st = state;
-    if (st->latest)
-        for (int k = 0; k < degree(ctx, i); k++)
-            if (st->latest[k])
-                alg_buf_put(ctx, st->latest[k]);
-    free(st->latest);
+    if (st->queue)
+        for (int q = 0; q < degree(ctx, i); q++) {
+            upd_queue *u = &st->queue[q];
+            for (int e = 0; e < u->len; e++)
+                alg_buf_put(ctx, u->buf[(u->head + e) % u->cap]);
+            free(u->iter);
+            free(u->buf);
+        }
+    free(st->queue);
     free(st->known);
     free(st->scratch);
 }
@@ -225,6 +253,47 @@ static uint64_t skip_target(const hop_shared *sh, hop_state *st, int d)
     return t > st->iter ? t : st->iter;
 }
 
+static void queue_push(upd_queue *u, uint64_t iter, cl_buf *b)
+{
+    if (u->len == u->cap) {   /* unwrap into twice the room */
+        int cap = 2 * u->cap;
+        uint64_t *it = malloc((size_t)cap * sizeof(uint64_t));
+        cl_buf **bu = malloc((size_t)cap * sizeof(cl_buf *));
+        if (!it || !bu)
+            alg_out_of_memory();
+        for (int e = 0; e < u->len; e++) {
+            it[e] = u->iter[(u->head + e) % u->cap];
+            bu[e] = u->buf[(u->head + e) % u->cap];
+        }
+        free(u->iter);
+        free(u->buf);
+        u->iter = it;
+        u->buf = bu;
+        u->head = 0;
+        u->cap = cap;
+    }
+    int at = (u->head + u->len) % u->cap;
+    u->iter[at] = iter;
+    u->buf[at] = b;
+    u->len++;
+}
+
+/* The update node i uses from this queue at the end of iteration k: the
+ * newest of iteration <= k (older ones are dropped), else the oldest of a
+ * later one (a neighbour that skipped past k); NULL when it is older than
+ * k - s or the queue is empty. */
+static const cl_buf *queue_take(alg_ctx *ctx, upd_queue *u, uint64_t k, uint64_t s)
+{
+    while (u->len >= 2 && u->iter[(u->head + 1) % u->cap] <= k) {
+        alg_buf_put(ctx, u->buf[u->head]);
+        u->head = (u->head + 1) % u->cap;
+        u->len--;
+    }
+    if (u->len == 0 || u->iter[u->head] + s < k)
+        return NULL;
+    return u->buf[u->head];
+}
+
 /* Leaves the current iteration when the step is done and the queues allow. */
 static void try_advance(alg_ctx *ctx, hop_state *st, int i)
 {
@@ -235,11 +304,13 @@ static void try_advance(alg_ctx *ctx, hop_state *st, int i)
         return;
     double *x = alg_params(ctx, i);
     int used = 0;
-    for (int q = 0; q < d; q++)
-        if (st->latest[q] && st->known[q] + sh->s >= k + 1) {
-            cblas_daxpy((int)ctx->P, 1.0, st->latest[q]->data, 1, x, 1);
+    for (int q = 0; q < d; q++) {
+        const cl_buf *b = queue_take(ctx, &st->queue[q], k, sh->s);
+        if (b) {
+            cblas_daxpy((int)ctx->P, 1.0, b->data, 1, x, 1);
             used++;
         }
+    }
     cblas_dscal((int)ctx->P, 1.0 / (1 + used), x, 1);
     if (sh->overlap)
         alg_sgd_apply(ctx, i, x, st->grad, 1.0);
@@ -275,10 +346,8 @@ static void hop_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     int q = slot_of(ctx, i, m->from);
     if (m->round + 1 > st->known[q]) {
         st->known[q] = m->round + 1;
-        if (st->latest[q])
-            alg_buf_put(ctx, st->latest[q]);
         cl_buf_ref(m->payload);
-        st->latest[q] = m->payload;
+        queue_push(&st->queue[q], m->round, m->payload);
     }
     try_advance(ctx, st, i);
 }
