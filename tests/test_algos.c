@@ -216,9 +216,11 @@ START_TEST(test_hop_converges)
 }
 END_TEST
 
-/* Neighbours' iterations never differ by more than staleness + 1, with or
- * without backup workers and skipping; without backup workers a node waits
- * for every neighbour, so they never differ by more than one. */
+/* Neighbours' iterations never differ by more than staleness + 1 without
+ * backup workers, nor by more than the token bound max_ig (s + 2 by
+ * default) with them, skipping or not; node 0 is 3x slower, so the bound
+ * is reached without skipping.  (Before Hop's staleness was separated from
+ * its backup workers, b = 0 kept every gap at 1 whatever s.) */
 START_TEST(test_hop_staleness_bound)
 {
     for (int s = 0; s <= 4; s += 2)
@@ -232,9 +234,10 @@ START_TEST(test_hop_staleness_bound)
                 run_result res;
                 run_json(json, NULL, &res);
                 double gap = stat_of(&res, "neighbour_gap_max");
-                ck_assert_msg(gap <= (b ? s + 1 : 1), "s=%d b=%d skip=%d: gap %g", s, b, skip, gap);
-                if (b && !skip)   /* node 0 is 3x slower: the bound is reached */
-                    ck_assert_double_eq(gap, s + 1);
+                ck_assert_msg(gap <= (b ? s + 2 : s + 1), "s=%d b=%d skip=%d: gap %g", s, b, skip,
+                              gap);
+                if (!skip)   /* node 0 is 3x slower: the bound is reached */
+                    ck_assert_double_eq(gap, b ? s + 2 : s + 1);
                 if (b && skip && s > 0)   /* with s = 0 there is no room to jump */
                     ck_assert_double_gt(stat_of(&res, "iterations_skipped"), 0);
             }

@@ -1,23 +1,45 @@
 /* alg_hop.c -- Hop (Luo, Lin, Zhuo, Qian, "Hop: Heterogeneity-Aware
  * Decentralized Training", ASPLOS 2019): decentralized SGD whose
  * neighbours synchronise through update queues, with bounded staleness,
- * backup workers and iteration skipping.
+ * backup workers, token queues and iteration skipping.
  *
- * Timing: node i in iteration k computes a gradient on x_i; when the step
- * ends it applies it, x_i <- x_i - lr g, and sends x_i tagged k to every
- * neighbour (its uplink sends them one after another).  It may then leave
- * iteration k once (a) models of iteration >= k have arrived from at least
- * deg - b of its neighbours (b = `backup`: the slowest b are not waited
- * for) and (b) no neighbour is known to be more than `staleness` iterations
- * behind it (Hop's token queues); then it averages,
- * x_i <- (x_i + sum of the latest models of neighbours at iteration
- * >= k - staleness) / (1 + their count), and starts iteration k + 1 at once.
- * With `skip` on, a node that finds a neighbour ahead by more than one
- * iteration jumps its iteration counter up to that neighbour's, as far as
- * its slowest neighbour's tokens allow (the iterations in between are not
- * computed), as Hop's iteration skipping lets slow workers catch up.  Invariant: two neighbours' iterations never
- * differ by more than staleness + 1 (reported as neighbour_gap_max, tested),
- * hence by (staleness + 1) * distance for any two nodes.
+ * Timing (default, `overlap` on: the paper's queues, where sending an
+ * update and computing the next gradient run side by side): node i enters
+ * iteration k with its model x_i^k, puts x_i^k tagged k into every
+ * neighbour's update queue (its uplink sends the copies one after another,
+ * starting with the first neighbour numbered above i and wrapping around,
+ * so that on a ring every node sends clockwise first and no node receives
+ * both neighbours' second copies) and at the same time starts computing
+ * its gradient g on x_i^k.  It leaves iteration k once its gradient is
+ * done and the queues allow it: (a) bounded staleness and backup workers:
+ * the latest updates of at least deg - b neighbours (b = `backup`) are of
+ * iteration >= k - s (s = `staleness`), and (b) token queues: no neighbour
+ * is more than max_ig - 1 iterations behind k, so that after the move no
+ * neighbour is more than `max_ig` behind.  Then it takes from each
+ * neighbour's queue the newest update of an iteration <= k (dropping older
+ * ones and keeping later ones for later iterations; a neighbour that
+ * skipped past k gives its oldest later one) if it is of iteration
+ * >= k - s, and x_i^{k+1} = (x_i^k + those updates) / (1 + their count)
+ * - lr g; iteration k + 1 starts at once.  So with s = 0 and b = 0 this is
+ * D-PSGD with equal weights (tested against dpsgd on a ring).  The two
+ * mechanisms are separate: with b = 0 a node waits for every neighbour's
+ * update of iteration >= k - s, so neighbours may be s + 1 iterations
+ * apart; with s = 0 it waits for deg - b current updates and the token
+ * queues bound how far the ones it left behind may lag.  With `overlap`
+ * off (dtsim's earlier timeline) the node sends x_i^k - lr g tagged k only
+ * when its step is done, then waits, then averages that with the same
+ * updates.  With `skip` on, a node that finds a neighbour ahead by more than
+ * one iteration jumps its iteration counter up to that neighbour's, as far
+ * as the same two conditions allow (the iterations in between are not
+ * computed), as Hop's iteration skipping lets slow workers catch up.
+ *
+ * Where the paper is silent (no public reference code was found): the
+ * updates are averaged with equal weights; max_ig 0 (the default)
+ * means s + 2, the least bound at which a backup worker is ever left
+ * behind.  Invariant: neighbours' iterations differ by at most
+ * min(s + 1, max_ig) without backup workers and max_ig with them
+ * (neighbour_gap_max, tested), hence by that times the distance for any two
+ * nodes.
  */
 #include "alg.h"
 
@@ -26,7 +48,7 @@
 #include <string.h>
 #include <gsl/gsl_cblas.h>
 
-enum { P_STALENESS, P_BACKUP, P_SKIP };
+enum { P_STALENESS, P_BACKUP, P_SKIP, P_OVERLAP, P_MAX_IG };
 enum { TAG_MODEL = 1 };
 
 static const char *const onoff[] = { "off", "on", NULL };
@@ -35,18 +57,35 @@ static const alg_param_spec params[] = {
     { "staleness", ALG_PARAM_INT, 2, 0, 1e9, NULL },
     { "backup", ALG_PARAM_INT, 0, 0, 1e9, NULL },
     { "skip", ALG_PARAM_CHOICE, 0, 0, 0, onoff },
+    { "overlap", ALG_PARAM_CHOICE, 1, 0, 0, onoff },
+    { "max_ig", ALG_PARAM_INT, 0, 0, 1e9, NULL },
     { NULL, 0, 0, 0, 0, NULL },
 };
 
 typedef struct hop_shared {
     uint64_t gap_max, skipped;
+    uint64_t s, max_ig;   /* resolved */
+    int      backup, overlap, skip;
 } hop_shared;
 
+/* A neighbour's update queue: a ring of (iteration, update) in arrival
+ * order, whose iterations increase.  It holds at most one update of an
+ * iteration <= the node's own (the newest) plus the neighbour's updates of
+ * later iterations, so at most gap + 1 entries; it grows when a neighbour
+ * runs further ahead than ever before. */
+typedef struct upd_queue {
+    uint64_t *iter;
+    cl_buf  **buf;
+    int       head, len, cap;
+} upd_queue;
+
 typedef struct hop_state {
-    uint64_t  iter;
-    int       stepped;     /* this iteration's gradient is applied and sent */
-    uint64_t *known;       /* per neighbour slot: latest iteration heard, +1 (0: none) */
-    cl_buf  **latest;      /* per neighbour slot: its latest model */
+    uint64_t      iter;
+    const double *grad;    /* overlap: this iteration's gradient, valid until the next step */
+    int           stepped; /* this iteration's step is done */
+    uint64_t     *known;   /* per neighbour slot: latest iteration heard, +1 (0: none) */
+    upd_queue    *queue;   /* per neighbour slot: its update queue */
+    uint64_t     *scratch; /* skip: the neighbours' iterations, sorted */
 } hop_state;
 
 static int degree(const alg_ctx *ctx, int i)
@@ -77,8 +116,16 @@ static int hop_check(const alg_ctx *ctx, char *err, size_t size)
 
 static int hop_shared_init(alg_ctx *ctx)
 {
-    ctx->shared = calloc(1, sizeof(hop_shared));
-    return ctx->shared ? 0 : -1;
+    hop_shared *sh = calloc(1, sizeof(hop_shared));
+    if (!sh)
+        return -1;
+    sh->s = (uint64_t)ctx->param[P_STALENESS];
+    sh->max_ig = ctx->param[P_MAX_IG] > 0 ? (uint64_t)ctx->param[P_MAX_IG] : sh->s + 2;
+    sh->backup = (int)ctx->param[P_BACKUP];
+    sh->overlap = (int)ctx->param[P_OVERLAP];
+    sh->skip = (int)ctx->param[P_SKIP];
+    ctx->shared = sh;
+    return 0;
 }
 
 static void hop_shared_fini(alg_ctx *ctx) { free(ctx->shared); }
@@ -86,21 +133,69 @@ static void hop_shared_fini(alg_ctx *ctx) { free(ctx->shared); }
 static int hop_init(alg_ctx *ctx, void *state, int i)
 {
     hop_state *st = state;
-    int d = degree(ctx, i);
-    st->known = calloc((size_t)(d ? d : 1), sizeof(uint64_t));
-    st->latest = calloc((size_t)(d ? d : 1), sizeof(cl_buf *));
-    return st->known && st->latest ? 0 : -1;
+    size_t d = (size_t)degree(ctx, i);
+    st->known = calloc(d ? d : 1, sizeof(uint64_t));
+    st->queue = calloc(d ? d : 1, sizeof(upd_queue));
+    st->scratch = calloc(d ? d : 1, sizeof(uint64_t));
+    if (!st->known || !st->queue || !st->scratch)
+        return -1;
+    for (size_t q = 0; q < d; q++) {
+        upd_queue *u = &st->queue[q];
+        u->cap = 2;
+        u->iter = malloc((size_t)u->cap * sizeof(uint64_t));
+        u->buf = malloc((size_t)u->cap * sizeof(cl_buf *));
+        if (!u->iter || !u->buf)
+            return -1;
+    }
+    return 0;
 }
 
 static void hop_fini(alg_ctx *ctx, void *state, int i)
 {
     hop_state *st = state;
-    if (st->latest)
-        for (int k = 0; k < degree(ctx, i); k++)
-            if (st->latest[k])
-                alg_buf_put(ctx, st->latest[k]);
-    free(st->latest);
+    if (st->queue)
+        for (int q = 0; q < degree(ctx, i); q++) {
+            upd_queue *u = &st->queue[q];
+            for (int e = 0; e < u->len; e++)
+                alg_buf_put(ctx, u->buf[(u->head + e) % u->cap]);
+            free(u->iter);
+            free(u->buf);
+        }
+    free(st->queue);
     free(st->known);
+    free(st->scratch);
+}
+
+/* Puts node i's model, tagged with its iteration, into every neighbour's
+ * update queue: first the neighbour numbered above i, wrapping around. */
+static void send_update(alg_ctx *ctx, hop_state *st, int i)
+{
+    const topo_graph *g = ctx->g;
+    size_t lo = g->off[i], hi = g->off[i + 1], first = lo;
+    while (first < hi && g->nbr[first] < i)   /* neighbour lists are sorted */
+        first++;
+    cl_buf *b = alg_snapshot(ctx, i);
+    double bytes = alg_param_bytes(ctx, ctx->P);
+    for (size_t e = 0; e < hi - lo; e++) {
+        size_t at = first + e < hi ? first + e : first + e - (hi - lo);
+        alg_send(ctx, i, g->nbr[at], TAG_MODEL, st->iter, b, bytes);
+    }
+    alg_buf_put(ctx, b);
+}
+
+static void begin_iteration(alg_ctx *ctx, hop_state *st, int i)
+{
+    const hop_shared *sh = ctx->shared;
+    st->stepped = 0;
+    st->grad = NULL;
+    if (sh->overlap)
+        send_update(ctx, st, i);
+    alg_start_step(ctx, i);
+}
+
+static void hop_on_start(alg_ctx *ctx, void *state, int i)
+{
+    begin_iteration(ctx, state, i);
 }
 
 static void record_gaps(alg_ctx *ctx, int i)
@@ -116,58 +211,131 @@ static void record_gaps(alg_ctx *ctx, int i)
     }
 }
 
-/* Leaves the current iteration when the queues allow it. */
+/* Whether node i may leave iteration k (move to k + 1) given what it has
+ * heard: deg - b updates of iteration >= k - s, none older than
+ * k + 1 - max_ig (known[] holds iteration + 1). */
+static int may_leave(const hop_shared *sh, const hop_state *st, int d, uint64_t k)
+{
+    int within = 0;
+    for (int q = 0; q < d; q++) {
+        uint64_t heard = st->known[q];
+        if (heard + sh->max_ig < k + 2)   /* tokens: heard - 1 < k + 1 - max_ig */
+            return 0;
+        if (heard + sh->s >= k + 1)       /* heard - 1 >= k - s */
+            within++;
+    }
+    return within >= d - sh->backup;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Skipping: the highest iteration t <= the fastest neighbour's that node i
+ * could have moved to from t - 1 (the same two conditions), or st->iter. */
+static uint64_t skip_target(const hop_shared *sh, hop_state *st, int d)
+{
+    if (d == 0)
+        return st->iter;
+    memcpy(st->scratch, st->known, (size_t)d * sizeof(uint64_t));
+    qsort(st->scratch, (size_t)d, sizeof(uint64_t), cmp_desc);
+    uint64_t fastest = st->scratch[0], slowest = st->scratch[d - 1];
+    uint64_t waited = st->scratch[d - 1 - sh->backup];   /* the (d - b)-th latest */
+    if (fastest == 0)
+        return st->iter;
+    uint64_t t = fastest - 1;                              /* its iteration */
+    if (slowest + sh->max_ig - 1 < t)                      /* tokens */
+        t = slowest + sh->max_ig - 1;
+    if (waited + sh->s < t)                                /* staleness */
+        t = waited + sh->s;
+    return t > st->iter ? t : st->iter;
+}
+
+static void queue_push(upd_queue *u, uint64_t iter, cl_buf *b)
+{
+    if (u->len == u->cap) {   /* unwrap into twice the room */
+        int cap = 2 * u->cap;
+        uint64_t *it = malloc((size_t)cap * sizeof(uint64_t));
+        cl_buf **bu = malloc((size_t)cap * sizeof(cl_buf *));
+        if (!it || !bu)
+            alg_out_of_memory();
+        for (int e = 0; e < u->len; e++) {
+            it[e] = u->iter[(u->head + e) % u->cap];
+            bu[e] = u->buf[(u->head + e) % u->cap];
+        }
+        free(u->iter);
+        free(u->buf);
+        u->iter = it;
+        u->buf = bu;
+        u->head = 0;
+        u->cap = cap;
+    }
+    int at = (u->head + u->len) % u->cap;
+    u->iter[at] = iter;
+    u->buf[at] = b;
+    u->len++;
+}
+
+/* The update node i uses from this queue at the end of iteration k: the
+ * newest of iteration <= k (older ones are dropped), else the oldest of a
+ * later one (a neighbour that skipped past k); NULL when it is older than
+ * k - s or the queue is empty. */
+static const cl_buf *queue_take(alg_ctx *ctx, upd_queue *u, uint64_t k, uint64_t s)
+{
+    while (u->len >= 2 && u->iter[(u->head + 1) % u->cap] <= k) {
+        alg_buf_put(ctx, u->buf[u->head]);
+        u->head = (u->head + 1) % u->cap;
+        u->len--;
+    }
+    if (u->len == 0 || u->iter[u->head] + s < k)
+        return NULL;
+    return u->buf[u->head];
+}
+
+/* Leaves the current iteration when the step is done and the queues allow. */
 static void try_advance(alg_ctx *ctx, hop_state *st, int i)
 {
-    if (!st->stepped)
-        return;
-    int d = degree(ctx, i), have = 0;
-    uint64_t s = (uint64_t)ctx->param[P_STALENESS], k = st->iter, ahead = 0, slowest = UINT64_MAX;
-    for (int q = 0; q < d; q++) {
-        uint64_t it = st->known[q];   /* iteration + 1 */
-        if (it >= k + 1)
-            have++;
-        /* token queues: nobody may be more than s behind the next iteration */
-        if (it + s < k + 1)
-            return;
-        if (it > ahead)
-            ahead = it;
-        if (it < slowest)
-            slowest = it;
-    }
-    if (have < d - (int)ctx->param[P_BACKUP])
+    hop_shared *sh = ctx->shared;
+    int d = degree(ctx, i);
+    uint64_t k = st->iter;
+    if (!st->stepped || !may_leave(sh, st, d, k))
         return;
     double *x = alg_params(ctx, i);
     int used = 0;
-    for (int q = 0; q < d; q++)
-        if (st->latest[q] && st->known[q] + s >= k + 1) {
-            cblas_daxpy((int)ctx->P, 1.0, st->latest[q]->data, 1, x, 1);
+    for (int q = 0; q < d; q++) {
+        const cl_buf *b = queue_take(ctx, &st->queue[q], k, sh->s);
+        if (b) {
+            cblas_daxpy((int)ctx->P, 1.0, b->data, 1, x, 1);
             used++;
         }
-    cblas_dscal((int)ctx->P, 1.0 / (1 + used), x, 1);
-    st->iter = k + 1;
-    /* skipping: catch up with the fastest neighbour, as far as the tokens of
-     * the slowest allow (the same bound as a normal advance) */
-    uint64_t target = ahead - 1 < slowest + s ? ahead - 1 : slowest + s;
-    if ((int)ctx->param[P_SKIP] && d > 0 && target > st->iter) {
-        ((hop_shared *)ctx->shared)->skipped += target - st->iter;
-        st->iter = target;
     }
-    st->stepped = 0;
+    cblas_dscal((int)ctx->P, 1.0 / (1 + used), x, 1);
+    if (sh->overlap)
+        alg_sgd_apply(ctx, i, x, st->grad, 1.0);
+    st->iter = k + 1;
+    if (sh->skip) {
+        uint64_t t = skip_target(sh, st, d);
+        if (t > st->iter) {
+            sh->skipped += t - st->iter;
+            st->iter = t;
+        }
+    }
     record_gaps(ctx, i);
-    alg_start_step(ctx, i);
+    begin_iteration(ctx, st, i);
 }
 
 static void hop_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     hop_state *st = state;
-    double *x = alg_params(ctx, i);
-    alg_sgd_apply(ctx, i, x, grad, 1.0);
-    const topo_graph *g = ctx->g;
-    cl_buf *b = alg_snapshot(ctx, i);
-    for (size_t e = g->off[i]; e < g->off[i + 1]; e++)
-        alg_send(ctx, i, g->nbr[e], TAG_MODEL, st->iter, b, alg_param_bytes(ctx, ctx->P));
-    alg_buf_put(ctx, b);
+    const hop_shared *sh = ctx->shared;
+    if (sh->overlap) {
+        st->grad = grad;   /* valid until this node's next step starts */
+    } else {
+        alg_sgd_apply(ctx, i, alg_params(ctx, i), grad, 1.0);
+        send_update(ctx, st, i);
+    }
     st->stepped = 1;
     try_advance(ctx, st, i);
 }
@@ -178,10 +346,8 @@ static void hop_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     int q = slot_of(ctx, i, m->from);
     if (m->round + 1 > st->known[q]) {
         st->known[q] = m->round + 1;
-        if (st->latest[q])
-            alg_buf_put(ctx, st->latest[q]);
         cl_buf_ref(m->payload);
-        st->latest[q] = m->payload;
+        queue_push(&st->queue[q], m->round, m->payload);
     }
     try_advance(ctx, st, i);
 }
@@ -193,7 +359,7 @@ static void hop_describe_wait(const alg_ctx *ctx, const void *state, int i, char
     if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step of iteration %llu", (unsigned long long)st->iter);
     else
-        snprintf(buf, size, "neighbour models of iteration %llu (or tokens)",
+        snprintf(buf, size, "neighbour updates of iteration %llu minus staleness (or tokens)",
                  (unsigned long long)st->iter);
 }
 
@@ -217,6 +383,7 @@ const alg_type alg_hop = {
     .shared_init = hop_shared_init,
     .shared_fini = hop_shared_fini,
     .init = hop_init,
+    .on_start = hop_on_start,
     .on_step_done = hop_on_step_done,
     .on_message = hop_on_message,
     .describe_wait = hop_describe_wait,
