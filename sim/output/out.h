@@ -121,8 +121,8 @@ void out_json_begin_object(out_json *j, const char *key);  /* key NULL at top / 
 void out_json_end_object(out_json *j);
 void out_json_begin_array(out_json *j, const char *key);
 void out_json_end_array(out_json *j);
-/* A string with JSON's escapes (compact: \b and \f for U+0008 and U+000C,
- * indented: \u0008 and \u000c); v NULL is written as null. */
+/* A string with JSON's escapes, as Jansson writes them; v NULL is written
+ * as null. */
 void out_json_string(out_json *j, const char *key, const char *v);
 /* %.17g; NaN and infinities as null. */
 void out_json_number(out_json *j, const char *key, double v);

@@ -11,12 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* JSON's two-character escapes for '"', '\\', '\n', '\r' and '\t', \u00XX
- * for the other control characters; everything else, UTF-8 included, as
- * is.  short_bf also writes U+0008 and U+000C as \b and \f, as Jansson and
- * the canonical resolved scenario always have; run.json and sweep.json
- * have always written \u0008 and \u000c, and their bytes must not change. */
-static void put_string(FILE *f, const char *s, int short_bf)
+/* JSON's two-character escapes for '"', '\\', '\b', '\f', '\n', '\r' and
+ * '\t' (as Jansson writes them), \u00XX for the other control characters;
+ * everything else, UTF-8 included, as is. */
+static void put_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -27,9 +25,9 @@ static void put_string(FILE *f, const char *s, int short_bf)
         case '\r': fputs("\\r", f); break;
         case '\t': fputs("\\t", f); break;
         default:
-            if (short_bf && *p == '\b')
+            if (*p == '\b')
                 fputs("\\b", f);
-            else if (short_bf && *p == '\f')
+            else if (*p == '\f')
                 fputs("\\f", f);
             else if (*p < 0x20)
                 fprintf(f, "\\u%04x", *p);
@@ -51,7 +49,7 @@ static void begin_value(out_json *j, const char *key)
             fputs("  ", j->f);
     }
     if (key) {
-        put_string(j->f, key, j->compact);
+        put_string(j->f, key);
         fputs(j->compact ? ":" : ": ", j->f);
     }
 }
@@ -101,7 +99,7 @@ void out_json_string(out_json *j, const char *key, const char *v)
 {
     begin_value(j, key);
     if (v)
-        put_string(j->f, v, j->compact);
+        put_string(j->f, v);
     else
         fputs("null", j->f);
 }
