@@ -111,24 +111,49 @@ int trn_init_params(trn_trainer *t)
     return 0;
 }
 
+/* One step's math, self-contained: everything it reads is fixed when the
+ * step begins (the node's parameters, the batch its data stream drew), so
+ * it may run anywhere before the step ends.  Today it runs at once, on the
+ * parameters in place (nothing can change them before it returns); a
+ * thread pool would copy them into the job first. */
+typedef struct job {
+    const double *params;
+    const size_t *batch;
+    size_t        n_batch;
+    double       *grad;     /* out */
+    double        loss;     /* out */
+} job;
+
+/* Node i's next batch: the next B indices of its shuffled partition,
+ * reshuffled at an epoch boundary (the tail shorter than a batch waits
+ * for the next epoch: drop-last sampling).  Draws from its data stream. */
+static job next_job(trn_trainer *t, int i)
+{
+    cursor *c = &t->cur[i];
+    size_t B = t->cfg.batch;
+    if (c->next + B > c->n_local) {
+        gsl_ran_shuffle(c->rng, c->perm, c->n_local, sizeof(size_t));
+        c->next = 0;
+    }
+    job j = { trn_params_const(t, i), c->perm + c->next, B, t->grads + (size_t)i * t->P, 0 };
+    c->next += B;
+    return j;
+}
+
+static void run_job(const trn_trainer *t, job *j)
+{
+    j->loss = mdl_loss_grad(t->cfg.model, j->params, t->cfg.train, j->batch, j->n_batch, j->grad);
+}
+
 void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
 {
     if (!t->cfg.model)
         return;
-    cursor *c = &t->cur[i];
-    size_t B = t->cfg.batch;
-    if (c->next + B > c->n_local) {
-        /* epoch boundary: reshuffle; the tail shorter than a batch waits for
-         * the next epoch (drop-last sampling) */
-        gsl_ran_shuffle(c->rng, c->perm, c->n_local, sizeof(size_t));
-        c->next = 0;
-    }
-    double loss = mdl_loss_grad(t->cfg.model, trn_params_const(t, i), t->cfg.train,
-                                c->perm + c->next, B, t->grads + (size_t)i * t->P);
-    if (!isfinite(loss) && !t->div.diverged)
+    job j = next_job(t, i);
+    run_job(t, &j);
+    if (!isfinite(j.loss) && !t->div.diverged)
         t->div = (trn_divergence){ .diverged = 1, .node = i, .step = step, .time_s = time_s,
-                                   .loss = loss };
-    c->next += B;
+                                   .loss = j.loss };
 }
 
 void trn_apply(trn_trainer *t, int i, double *x, const double *g, double g_div)
