@@ -654,6 +654,76 @@ START_TEST(test_fair_fifo_per_link)
 }
 END_TEST
 
+/* ---- retransmission ---- */
+
+static void send_kb(world *w, int node, uint32_t tag)
+{
+    cl_send(w->cl, node, (int)tag, 0, 0, NULL, 1000);
+}
+
+/* Node 1 is down on [0.1, 2); node 0 sends it 1000 B at 0.15 over a 0.5 s,
+ * 1000 B/s link with a 0.2 s retransmission timeout.  Attempt 1 occupies
+ * the uplink on [0.15, 1.15) and is dropped when its first bit arrives at
+ * 0.65; it is due again at max(0.65, 0.15 + 0.2) and queues behind itself:
+ * [1.15, 2.15), dropped at 1.65; due at max(1.65, 1.15 + 0.4), sent on
+ * [2.15, 3.15), first bit at 2.65 with node 1 back: delivered at 3.65.
+ * With one retry allowed the second drop is final. */
+START_TEST(test_retransmission_timeline)
+{
+    for (int max = 15; max >= 1; max -= 14) {
+        world w;
+        memset(&w, 0, sizeof w);
+        cl_fault f = { .kind = CL_FAULT_SCHEDULE, .nodes = (const int[]){ 1 }, .n_nodes = 1,
+                       .down_s = 0.1, .up_s = 2 };
+        cl_config cfg = { .faults = &f, .n_faults = 1, .latency_s = 0.5,
+                          .retransmit_timeout_s = 0.2, .retransmit_max = max };
+        world_init(&w, 2, &cfg);
+        w.on_timer = send_kb;
+        cl_set_timer(w.cl, 0, 0.15, 1);
+        world_run(&w, INFINITY);
+        const cl_node_stats *st = cl_stats(w.cl, 0);
+        if (max == 15) {
+            ck_assert_int_eq(w.n_msgs, 1);
+            ck_assert_double_eq_tol(w.msg_time[0], 3.65, 1e-12);
+            ck_assert_uint_eq(st->msgs_sent, 3);
+            ck_assert_uint_eq(st->msgs_retransmitted, 2);
+            ck_assert_double_eq(st->bytes_sent, 3000);
+            ck_assert_uint_eq(st->msgs_lost, 0);
+            ck_assert_double_eq_tol(st->uplink_busy_s, 3.0, 1e-12);
+        } else {
+            ck_assert_int_eq(w.n_msgs, 0);
+            ck_assert_uint_eq(st->msgs_sent, 2);
+            ck_assert_uint_eq(st->msgs_retransmitted, 1);
+            ck_assert_uint_eq(st->msgs_lost, 1);
+        }
+        ck_assert_uint_eq(cl_in_flight(w.cl), 0);
+        ck_assert_uint_eq(cl_pending(w.cl), 0);
+        world_fini(&w);
+    }
+}
+END_TEST
+
+/* A timeout that doubles: down for good, 3 retries of a 0-byte message
+ * with 0.5 s latency and a 1 s timeout leave at 0, 1, 3 and 7 s; the last
+ * drop, at 7.5 s, is final. */
+START_TEST(test_retransmission_backoff)
+{
+    world w;
+    memset(&w, 0, sizeof w);
+    cl_fault f = { .kind = CL_FAULT_SCHEDULE, .nodes = (const int[]){ 1 }, .n_nodes = 1,
+                   .down_s = 0, .up_s = INFINITY };
+    cl_config cfg = { .faults = &f, .n_faults = 1, .latency_s = 0.5,
+                      .retransmit_timeout_s = 1, .retransmit_max = 3 };
+    world_init(&w, 2, &cfg);
+    cl_send(w.cl, 0, 1, 0, 0, NULL, 0);
+    world_run(&w, INFINITY);
+    ck_assert_double_eq_tol(sim_engine_now(w.eng), 7.5, 1e-12);
+    ck_assert_uint_eq(cl_stats(w.cl, 0)->msgs_sent, 4);
+    ck_assert_uint_eq(cl_stats(w.cl, 0)->msgs_lost, 1);
+    world_fini(&w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("heterogeneity");
@@ -676,6 +746,8 @@ int main(void)
     tcase_add_test(tc, test_link_outage);
     tcase_add_test(tc, test_fair_water_filling);
     tcase_add_test(tc, test_fair_fifo_per_link);
+    tcase_add_test(tc, test_retransmission_timeline);
+    tcase_add_test(tc, test_retransmission_backoff);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -69,7 +69,7 @@ static const absurd cases[] = {
     {{"network.compression_ratio=0.5"},
      E("/network/compression_ratio: error: must be >= 1, got 0.5")},
     {{"network.loss=1"}, E("/network/loss: error: must be < 1, got 1")},
-    {{"network.loss=0.999999"}, .status = RUN_STALLED, .reason = "stalled",
+    {{"network.loss=0.999999", "network.retransmit=false"}, .status = RUN_STALLED, .reason = "stalled",
      .message = "stalled at t=0.01 s: no event left before the stop condition; waiting: node 0 "
                 "for 2 of 2 neighbour models of round 0; node 1 for 2 of 2 neighbour models of "
                 "round 0; node 2 for 2 of 2 neighbour models of round 0; node 3 for 2 of 2 "

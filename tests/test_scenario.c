@@ -71,7 +71,7 @@ static const struct bad_case {
     {"unknown_nested_key", ": /network: error: unknown key \"latncy_s\" "
                            "(expected one of: latency_s, bandwidth_Bps, bytes_per_param, "
                            "compression_ratio, discipline, up_Bps, down_Bps, nics, jitter, "
-                           "loss, reorder, outages, links)"},
+                           "loss, reorder, outages, links, retransmit)"},
     {"alg_param_object", ": /algorithm/local_steps: error: must be a number or a string, "
                          "got object"},
     {"compute_not_object", ": /compute: error: must be an object, got number"},
@@ -677,7 +677,7 @@ static const struct bad_set {
     {"network.latncy=x", "base.json: /network: error: unknown key \"latncy\" (expected one "
                          "of: latency_s, bandwidth_Bps, bytes_per_param, compression_ratio, "
                          "discipline, up_Bps, down_Bps, nics, jitter, loss, reorder, outages, "
-                         "links)"},
+                         "links, retransmit)"},
 };
 #define N_BAD_SET ((int)(sizeof bad_sets / sizeof *bad_sets))
 

@@ -341,6 +341,11 @@ int cl_handle_event(cl_cluster *c, const sim_event *ev)
         cl_i_on_env(c, ev->data);
         return 0;
     }
+    if (ev->kind == CL_EV_RETRY) {   /* on the never-cancelled target n */
+        c->pending--;
+        cl_i_on_retry(c, ev->data);
+        return 0;
+    }
     c->pending--;
     c->nodes[ev->target].pending--;
     switch (ev->kind) {

@@ -31,7 +31,7 @@ typedef struct cl_cluster cl_cluster;
 /* Event kinds the cluster owns; the caller routes them to cl_handle_event.
  * Kinds >= CL_EV_USER are free for the caller. */
 enum { CL_EV_STEP_DONE = 1, CL_EV_ARRIVE = 2, CL_EV_DELIVER = 3,
-       CL_EV_TIMER = 4, CL_EV_ENV = 5, CL_EV_NIC = 6, CL_EV_USER = 16 };
+       CL_EV_TIMER = 4, CL_EV_ENV = 5, CL_EV_NIC = 6, CL_EV_RETRY = 7, CL_EV_USER = 16 };
 
 /* Step-time noise: a dimensionless factor on the base step time.  Every
  * distribution but uniform has mean 1 (normal: before truncation), so the
@@ -145,6 +145,8 @@ typedef struct cl_link_rule {
     uint32_t   cls;
 } cl_link_rule;
 
+#define CL_RETRANSMIT_MAX_TIMEOUT_S 120.0   /* Linux's TCP_RTO_MAX */
+
 typedef enum cl_discipline {
     CL_NIC_FIFO = 0,      /* one transfer at a time, in order */
     CL_NIC_FAIR           /* processor sharing: k transfers get capacity/k each */
@@ -197,6 +199,13 @@ typedef struct cl_config {
     const cl_link_rule *link_rules;
     size_t   n_link_rules;
     int      reorder;           /* jitter may reorder messages on one link */
+    /* Reliable transport: a message dropped on the wire or at a down
+     * receiver is sent again by its sender (if up) retransmit_timeout_s
+     * after its transmission started, the timeout doubling per retry up to
+     * CL_RETRANSMIT_MAX_TIMEOUT_S, at most retransmit_max times; then it is
+     * lost.  0: no retransmission (a drop is final). */
+    double   retransmit_timeout_s;
+    int      retransmit_max;
     /* NICs: capacities in bytes per second (NULL: bandwidth_Bps); a
      * transfer never goes faster than the link bandwidth either */
     const double *up_Bps, *down_Bps;
@@ -222,6 +231,8 @@ typedef struct cl_node_stats {
     double   bytes_sent, bytes_received;
     uint64_t msgs_sent, msgs_received;
     uint64_t msgs_lost;      /* sent by this node and never delivered */
+    uint64_t msgs_retransmitted; /* transmissions after the first (each also
+                                in msgs_sent and bytes_sent) */
     uint64_t steps_lost;     /* steps interrupted and restarted */
     double   network_s;      /* up, not computing, a transfer in its NICs */
     double   down_s;         /* seconds down */

@@ -31,6 +31,8 @@ typedef struct msg_slot {
     uint8_t  dead;        /* lost: dropped at its pending event */
     uint8_t  lost;        /* lost on the wire: dropped at the receiver */
     uint8_t  up_known;    /* up_end is final */
+    uint8_t  retry_wait;  /* dropped; a CL_EV_RETRY will send it again */
+    uint16_t retries;     /* transmissions after the first */
 } msg_slot;
 
 /* One link (peer) at a node's NIC: in fair mode the messages of one link
@@ -138,6 +140,8 @@ void cl_i_net_fini(cl_cluster *c);
 void cl_i_on_arrive(cl_cluster *c, uint32_t k);
 void cl_i_on_deliver(cl_cluster *c, uint32_t k);
 void cl_i_on_nic(cl_cluster *c, int node, uint32_t data);
+/* The retransmission of message k is due (cl_net.c). */
+void cl_i_on_retry(cl_cluster *c, uint32_t k);
 /* Loses what node i's departure takes with it (see cl_msg_policy). */
 void cl_i_net_node_down(cl_cluster *c, int i);
 /* Link (i, j)'s record at a node's NIC, created when missing; valid until

@@ -186,7 +186,18 @@ void cl_i_try_deliver(cl_cluster *c, uint32_t k)
     cl_i_schedule(c, at, CL_EV_DELIVER, s->msg.to, k);
 }
 
-/* Drops message k now (no event refers to it any more). */
+/* The retransmission timeout after `retries` retransmissions. */
+static double rto(const cl_cluster *c, unsigned retries)
+{
+    double t = c->cfg.retransmit_timeout_s;
+    for (unsigned r = 0; r < retries && t < CL_RETRANSMIT_MAX_TIMEOUT_S; r++)
+        t *= 2;
+    return t < CL_RETRANSMIT_MAX_TIMEOUT_S ? t : CL_RETRANSMIT_MAX_TIMEOUT_S;
+}
+
+/* Drops message k now (no event refers to it any more): its sender sends
+ * it again after the timeout when retransmission is on, it is up and
+ * retries are left; else it is lost. */
 void cl_i_drop(cl_cluster *c, uint32_t k)
 {
     msg_slot *s = &c->slots[k];
@@ -194,6 +205,19 @@ void cl_i_drop(cl_cluster *c, uint32_t k)
     if (s->rx_counted) {
         cl_i_account(c, s->msg.to);
         c->nodes[s->msg.to].rx_active--;
+        s->rx_counted = 0;
+    }
+    if (c->cfg.retransmit_timeout_s > 0 && s->retries < c->cfg.retransmit_max
+        && c->nodes[s->msg.from].n_down == 0) {
+        double now = sim_engine_now(c->eng), at = s->up_start + rto(c, s->retries);
+        s->retry_wait = 1;
+        /* on the cluster's never-cancelled target: a sender that goes down
+         * meanwhile loses it when it is due */
+        if (sim_engine_schedule_at(c->eng, at > now ? at : now, CL_EV_RETRY, (uint32_t)c->n, k)
+            != 0)
+            sim_die_oom();
+        c->pending++;
+        return;
     }
     c->nodes[s->msg.from].st.msgs_lost++;
     cl_i_trace(c, s->msg.from, "lost", s->msg.sent_at, sim_engine_now(c->eng), s->msg.to,
@@ -240,6 +264,8 @@ void cl_i_schedule_arrive(cl_cluster *c, uint32_t k)
     cl_i_schedule(c, at, CL_EV_ARRIVE, s->msg.to, k);
 }
 
+static void transmit(cl_cluster *c, uint32_t k);
+
 void cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
              cl_buf *payload, double bytes)
 {
@@ -262,6 +288,17 @@ void cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
     s->msg.payload = payload;
     if (payload)
         cl_buf_ref(payload);
+    c->in_flight++;
+    transmit(c, k);
+}
+
+/* Message k (a new one, or one due again) enters its sender's uplink now. */
+static void transmit(cl_cluster *c, uint32_t k)
+{
+    msg_slot *s = &c->slots[k];
+    int from = s->msg.from, to = s->msg.to;
+    double bytes = s->msg.bytes, now = sim_engine_now(c->eng);
+    node *src = &c->nodes[from];
     s->cls = class_of(c, from, to);
     const cl_link_class *cls = &c->classes[s->cls];
     s->bw = cls->bandwidth_Bps;
@@ -269,7 +306,6 @@ void cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
         s->lost = 1;
     src->st.bytes_sent += bytes;
     src->st.msgs_sent++;
-    c->in_flight++;
 
     if (c->cfg.discipline == CL_NIC_FIFO || bytes <= 0) {
         double ser = bytes / min2(src->up_cap, s->bw);
@@ -355,6 +391,29 @@ void cl_i_on_deliver(cl_cluster *c, uint32_t k)
         cl_pool_put(&c->pool, m.payload);
 }
 
+void cl_i_on_retry(cl_cluster *c, uint32_t k)
+{
+    msg_slot *s = &c->slots[k];
+    node *src = &c->nodes[s->msg.from];
+    s->retry_wait = 0;
+    if (src->n_down > 0) {   /* a sender that went down forgot it */
+        cl_i_drop(c, k);
+        return;
+    }
+    /* a fresh transmission of the same message (its payload and sent_at
+     * kept): every transfer state of the last attempt is cleared */
+    cl_msg m = s->msg;
+    uint16_t retries = (uint16_t)(s->retries + 1);
+    memset(s, 0, sizeof *s);
+    s->msg = m;
+    s->retries = retries;
+    s->live = 1;
+    s->rx_done = -1;
+    s->next_up = s->next_down = NO_SLOT;
+    src->st.msgs_retransmitted++;
+    transmit(c, k);
+}
+
 void cl_i_net_node_down(cl_cluster *c, int i)
 {
     node *nd = &c->nodes[i];
@@ -365,7 +424,7 @@ void cl_i_net_node_down(cl_cluster *c, int i)
      * sent and the policy keeps them. */
     for (uint32_t k = 0; k < c->n_slots; k++) {
         msg_slot *s = &c->slots[k];
-        if (!s->live)
+        if (!s->live || s->retry_wait)   /* its retry decides when due */
             continue;
         if (s->msg.to == i) {
             s->ev_pending = 0;
@@ -379,7 +438,7 @@ void cl_i_net_node_down(cl_cluster *c, int i)
     }
     for (uint32_t k = 0; k < c->n_slots; k++) {
         msg_slot *s = &c->slots[k];
-        if (!s->live || !s->dead || (s->msg.to != i && s->msg.from != i))
+        if (!s->live || s->retry_wait || !s->dead || (s->msg.to != i && s->msg.from != i))
             continue;
         if (s->ev_pending)
             cl_i_fair_leave(c, k);   /* dropped at its event */

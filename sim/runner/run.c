@@ -153,6 +153,7 @@ static int start(run_sim *r)
         .bandwidth_Bps = s->bandwidth_Bps,
         .classes = r->classes, .n_classes = s->n_links + 1,
         .link_rules = r->rules, .n_link_rules = s->n_links, .reorder = s->reorder,
+        .retransmit_timeout_s = s->retransmit_timeout_s, .retransmit_max = s->retransmit_max,
         .up_Bps = r->up_Bps, .down_Bps = r->down_Bps,
         .discipline = s->discipline,
         .slowdowns = r->slows, .n_slowdowns = s->n_slowdowns,

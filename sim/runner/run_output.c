@@ -52,6 +52,10 @@ int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
         out_json_string(&j, "message", res->message);
     out_json_number(&j, "sim_time_s", res->sim_time_s);
     out_json_int(&j, "events", (int64_t)res->events);
+    uint64_t retx = 0;
+    for (int i = 0; i < r->n_all; i++)
+        retx += cl_stats(r->cl, i)->msgs_retransmitted;
+    out_json_int(&j, "messages_retransmitted", (int64_t)retx);
     out_json_number(&j, "wall_s", res->wall_s);
     out_json_number(&j, "cpu_s", res->cpu_s);
     out_json_number(&j, "events_per_cpu_s", res->cpu_s > 0 ? (double)res->events / res->cpu_s : NAN);

@@ -61,7 +61,7 @@ int run_i_watchdog(run_sim *r, const sim_event *ev)
         run_i_watchdog_reset(r);
     r->wd_instant++;
     if (ev->kind == CL_EV_ARRIVE || ev->kind == CL_EV_DELIVER || ev->kind == CL_EV_TIMER
-        || ev->kind == CL_EV_NIC)
+        || ev->kind == CL_EV_NIC || ev->kind == CL_EV_RETRY)
         r->wd_nostep++;
     if (r->wd_instant > r->wd_limit / 2 || r->wd_nostep > r->wd_limit / 2) {
         r->wd_counting = 1;

@@ -173,6 +173,11 @@ typedef struct scn_scenario {
     scn_link_props link;     /* the default link: latency_s, bandwidth_Bps above,
                                 jitter, loss, outages */
     int    reorder;          /* jitter may reorder a link (default false) */
+    /* reliable transport (network.retransmit): a dropped message is sent
+     * again after a timeout that doubles per retry (at most 120 s), up to
+     * retransmit_max times; timeout 0: never (retransmit false) */
+    double retransmit_timeout_s;  /* default 0.2 */
+    int    retransmit_max;        /* default 15 */
     scn_link *links;         /* later entries win per pair */
     size_t    n_links;
     cl_discipline discipline;  /* "fifo" (default) or "fair" */

@@ -88,6 +88,8 @@ int scn_i_v_network_nics(scn_ctx *c, json_t *network, const char *nptr, scn_scen
 /* scn_network.c: jitter, loss, reorder, outages, links (after latency_s and
  * bandwidth_Bps) */
 int scn_i_v_network_links(scn_ctx *c, json_t *network, const char *nptr, scn_scenario *s);
+/* network.retransmit: false, or {"timeout_s", "max_retries"} (scn_network.c) */
+int scn_i_v_network_retransmit(scn_ctx *c, json_t *o, const char *p, scn_scenario *s);
 /* scn_resolved.c: obj[key] = v (a NULL v, out of memory, sets *oom); a new
  * object at root[key] or appended to arr (NULL and *oom on failure); a
  * node selection as "nodes" or "fraction" (nothing for every node). */

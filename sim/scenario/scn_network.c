@@ -241,3 +241,33 @@ int scn_i_v_network_links(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
     }
     return 0;
 }
+
+/* Reliable transport by default, as TCP gives real systems: Linux's
+ * minimum RTO (200 ms) and tcp_retries2 (15). */
+int scn_i_v_network_retransmit(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
+{
+    static const char *const keys[] = {"timeout_s", "max_retries", NULL};
+    char kp[PTR_MAX];
+    json_t *v = o ? json_object_get(o, "retransmit") : NULL;
+    long long max = 15;
+
+    s->retransmit_timeout_s = 0.2;
+    s->retransmit_max = 15;
+    if (!v)
+        return 0;
+    scn_i_ptr_key(kp, p, "retransmit");
+    if (json_is_false(v)) {
+        s->retransmit_timeout_s = 0;
+        s->retransmit_max = 0;
+        return 0;
+    }
+    if (!json_is_object(v))
+        return scn_i_fail(c, kp, "must be false or an object with timeout_s and max_retries, "
+                          "got %s", scn_i_type_name(v));
+    if (scn_i_check_keys(c, v, kp, keys) ||
+        scn_i_opt_num(c, v, kp, "timeout_s", GT0, &s->retransmit_timeout_s, NULL) ||
+        scn_i_opt_int(c, v, kp, "max_retries", 0, 1000, &max, NULL))
+        return -1;
+    s->retransmit_max = (int)max;
+    return 0;
+}

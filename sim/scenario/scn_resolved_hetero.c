@@ -172,6 +172,15 @@ void scn_i_resolved_links(json_t *o, const scn_scenario *s, int *oom)
                    s->link.n_outages > 0, oom);
     if (s->reorder)
         scn_i_add(o, "reorder", json_true(), oom);
+    /* at its default left out, as the other rarely used keys */
+    if (s->retransmit_timeout_s == 0) {
+        scn_i_add(o, "retransmit", json_false(), oom);
+    } else if (s->retransmit_timeout_s != 0.2 || s->retransmit_max != 15) {
+        json_t *r = json_object();
+        scn_i_add(o, "retransmit", r, oom);
+        scn_i_add(r, "timeout_s", json_real(s->retransmit_timeout_s), oom);
+        scn_i_add(r, "max_retries", json_integer(s->retransmit_max), oom);
+    }
     if (s->n_links == 0)
         return;
     arr = json_array();

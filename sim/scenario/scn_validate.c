@@ -57,7 +57,7 @@ static int v_network(scn_ctx *c, json_t *root, scn_scenario *s)
     static const char *const keys[] = {"latency_s", "bandwidth_Bps", "bytes_per_param",
                                        "compression_ratio", "discipline", "up_Bps",
                                        "down_Bps", "nics", "jitter", "loss", "reorder",
-                                       "outages", "links", NULL};
+                                       "outages", "links", "retransmit", NULL};
     char p[PTR_MAX];
     json_t *o;
 
@@ -68,7 +68,8 @@ static int v_network(scn_ctx *c, json_t *root, scn_scenario *s)
         scn_i_opt_num(c, o, p, "latency_s", GE0, &s->latency_s, NULL) ||
         scn_i_opt_num(c, o, p, "bandwidth_Bps", GT0, &s->bandwidth_Bps, NULL) ||
         scn_i_opt_num(c, o, p, "bytes_per_param", GT0, &s->bytes_per_param, NULL) ||
-        scn_i_v_network_nics(c, o, p, s) || scn_i_v_network_links(c, o, p, s))
+        scn_i_v_network_nics(c, o, p, s) || scn_i_v_network_links(c, o, p, s) ||
+        scn_i_v_network_retransmit(c, o, p, s))
         return -1;
     return 0;
 }
