@@ -1,25 +1,49 @@
-/* alg_eager.c -- eager-SGD (Li, Ben-Nun, Dryden, Hoefler et al., "Taming
- * Unbalanced Training Workloads in Deep Learning with Partial Collective
- * Operations", PPoPP 2020): synchronous data-parallel SGD whose all-reduce
- * starts without waiting for everyone.
+/* alg_eager.c -- eager-SGD (Li, Ben-Nun, Di Girolamo, Alistarh, Hoefler,
+ * "Taming Unbalanced Training Workloads in Deep Learning with Partial
+ * Collective Operations", PPoPP 2020): synchronous data-parallel SGD whose
+ * all-reduce starts without waiting for everyone.
  *
- * Timing: iteration r's partial all-reduce is activated
- * - `mode` = "solo": by the first node whose step for r ends;
- * - `mode` = "majority": by one initiator per iteration, drawn uniformly
- *   with a stream all nodes share (the paper's way of having, in
- *   expectation, half of the nodes ready when it starts).
- * The activator sends a 0-byte activation to every other node and joins at
- * once.  A node joins round r as soon as it knows of it: with the gradient
- * it finished for r if it has one, else with its stale gradient (the last
- * one it finished and has not contributed; zeros if none), so late nodes
- * never hold the others back.  The all-reduce itself is a real collective
- * (alg_coll, `collective`).  When a node has round r's sum it applies
- * x <- x - lr * sum / n.  A node computes only while it holds no
- * uncontributed gradient: a gradient that ends while its node is inside a
- * round, or before the next round is activated, waits for that round, and
- * the next step starts once it is contributed and the round is done.
- * run.json reports fresh, stale (finished during an earlier round) and
- * empty (zeros from a node still computing) contributions.
+ * Rounds are iterations.  Round r is the partial all-reduce of iteration r.
+ * A step that starts on a node's model after r rounds computes its
+ * gradient for iteration r; it is fresh in round r and stale in any later
+ * round.  Every node applies x <- x - lr * sum / n when it has round r's
+ * sum, so all models are identical once every node has left round r.
+ *
+ * Timing (the paper; the authors' fflib schedules ffsolo_allreduce and
+ * ffrand_allreduce where the paper is silent):
+ * - Activation: only a fresh gradient starts a round.  `solo`: the first
+ *   node whose gradient for iteration r is done activates round r.
+ *   `majority`: only r's initiator does, one node per round drawn
+ *   uniformly with a stream all nodes share (in expectation half of the
+ *   nodes are ready by then); the others wait for it.  The activator sends
+ *   a 0-byte activation to every other node and joins at once.
+ * - Joining: a node joins round r as soon as it knows r began, computing or
+ *   not, with its send buffer: the sum of the gradients it finished and has
+ *   not contributed (fresh when one is for iteration r, else stale), or
+ *   zeros.  Late nodes contribute without waiting and hold no one back.
+ *   The all-reduce is a real collective (alg_coll, `collective`).
+ * - Blocking: a node waits for the round that carries its fresh gradient
+ *   (the activator, and every node whose gradient was done when it
+ *   learned of the round), and in `majority` for the initiator.  A gradient
+ *   that missed its round stays in the buffer for the next one, and its
+ *   node starts its next step at once: with `late` = "compute" (default)
+ *   even inside the round it joined while computing (no node idles holding
+ *   a finished gradient; the round's update lands during the next step);
+ *   with `late` = "wait" it first waits for that round's result, as fflib's
+ *   ffschedule_wait does.  Inside a round it joined while computing a node
+ *   finishes at most two steps; when rounds outlast that it waits.
+ * run.json reports rounds, fresh / stale / empty contributions and the
+ * node-seconds spent idle holding an uncontributed gradient.
+ *
+ * Differences from fflib, on purpose: fflib zeroes the send buffer after
+ * each round, so a gradient that misses its round is lost (here it goes
+ * into the next round: the paper's stale gradient); fflib's solo schedule
+ * makes every 33rd all-reduce a blocking one (ffsolo_limiter, LIMITER 32 in
+ * the authors' runs) to bound how far a process's own iteration counter
+ * lags, where here a node's iteration is the round its step started from
+ * and no round blocks; fflib forwards an activation along a
+ * recursive-doubling tree (log2 n hops), here the activator sends it to
+ * every node (one hop).
  */
 #include "alg_coll.h"
 
@@ -28,15 +52,18 @@
 #include <string.h>
 #include <gsl/gsl_cblas.h>
 
-enum { P_MODE, P_COLLECTIVE };
+enum { P_MODE, P_COLLECTIVE, P_LATE };
 enum { MODE_SOLO, MODE_MAJORITY };
+enum { LATE_COMPUTE, LATE_WAIT };
 enum { TAG_COLL = 1, TAG_ACTIVATE = 2 };
 
 static const char *const mode_names[] = { "solo", "majority", NULL };
+static const char *const late_names[] = { "compute", "wait", NULL };
 
 static const alg_param_spec params[] = {
     { "mode", ALG_PARAM_CHOICE, MODE_SOLO, 0, 0, mode_names },
     { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names },
+    { "late", ALG_PARAM_CHOICE, LATE_COMPUTE, 0, 0, late_names },
     { NULL, 0, 0, 0, 0, NULL },
 };
 
@@ -44,15 +71,18 @@ typedef struct eg_shared {
     alg_coll *coll;
     uint64_t  seed;
     uint64_t  fresh, stale, empty;
+    double    idle_holding_s;   /* summed over nodes */
 } eg_shared;
 
 typedef struct eg_state {
-    uint64_t next_round;   /* the next round this node joins */
-    uint64_t known;        /* rounds < known have been activated (as far as it knows) */
-    uint64_t grad_for;     /* the round that was next when the step started */
+    uint64_t next_round;   /* the round this node is in, or joins next */
+    uint64_t known;        /* rounds < known have begun, as far as it knows */
+    uint64_t grad_for;     /* the iteration of the step in progress */
+    uint64_t fresh_for;    /* buf holds a gradient of this iteration (UINT64_MAX: none) */
     int      in_round;
-    int      has_grad;     /* grad holds a finished, uncontributed gradient */
-    double  *grad;
+    int      held;         /* finished gradients summed in buf, not contributed */
+    double   holding_since;   /* idle with held > 0 since then, or -1 */
+    double  *buf;          /* the send buffer */
     double  *zero;
 } eg_state;
 
@@ -62,53 +92,48 @@ static int initiator(const alg_ctx *ctx, uint64_t round)
     return (int)(alg_hash64(sh->seed ^ alg_hash64(round)) % (uint64_t)ctx->n);
 }
 
+/* Called when a hook for node i is done with it (its state changes only
+ * inside hooks): accounts the time it spends idle holding a gradient. */
+static void account(alg_ctx *ctx, eg_state *st, int i)
+{
+    eg_shared *sh = ctx->shared;
+    int holding = st->held > 0 && !alg_is_computing(ctx, i);
+    if (holding && st->holding_since < 0) {
+        st->holding_since = alg_now(ctx);
+    } else if (!holding && st->holding_since >= 0) {
+        sh->idle_holding_s += alg_now(ctx) - st->holding_since;
+        st->holding_since = -1;
+    }
+}
+
 static void start_step(alg_ctx *ctx, eg_state *st, int i)
 {
     st->grad_for = st->next_round;
     alg_start_step(ctx, i);
 }
 
-/* Joins round next_round with the finished gradient, or zeros while the
- * node is still computing (it is late: eager-SGD does not wait for it). */
+/* Joins round next_round with the send buffer, or zeros when it is empty. */
 static void join(alg_ctx *ctx, eg_state *st, int i)
 {
     eg_shared *sh = ctx->shared;
     const double *c = st->zero;
-    if (st->has_grad) {
-        c = st->grad;
-        if (st->grad_for < st->next_round)
-            sh->stale++;
-        else
+    if (st->held) {
+        c = st->buf;
+        if (st->fresh_for == st->next_round)
             sh->fresh++;
+        else
+            sh->stale++;
     } else {
         sh->empty++;
     }
     st->in_round = 1;
-    st->has_grad = 0;   /* the collective copied it */
+    st->held = 0;   /* the collective copied the buffer */
+    st->fresh_for = UINT64_MAX;
     alg_coll_start(ctx, sh->coll, i, st->next_round, alg_coll_everyone(sh->coll), ctx->n, c);
 }
 
-/* Outside a round: join a round it knows was activated, or activate one
- * when it holds a gradient and may, else wait. */
-static void advance(alg_ctx *ctx, eg_state *st, int i)
-{
-    if (st->in_round)
-        return;
-    if (st->known > st->next_round) {
-        join(ctx, st, i);
-        return;
-    }
-    int may = (int)ctx->param[P_MODE] == MODE_SOLO || initiator(ctx, st->next_round) == i;
-    if (st->has_grad && may) {
-        for (int j = 0; j < ctx->n; j++)
-            if (j != i)
-                alg_send(ctx, i, j, TAG_ACTIVATE, st->next_round, NULL, 0);
-        st->known = st->next_round + 1;
-        join(ctx, st, i);
-    }
-}
-
-/* A node computes only while it holds no uncontributed gradient. */
+/* The round ended at node i: the next one may have begun already; a node
+ * that is not computing starts its next step. */
 static void reduced(alg_ctx *ctx, int i, const double *sum, size_t len)
 {
     (void)len;   /* ctx->P: the whole gradient */
@@ -116,9 +141,11 @@ static void reduced(alg_ctx *ctx, int i, const double *sum, size_t len)
     alg_sgd_apply(ctx, i, alg_params(ctx, i), sum, (double)ctx->n);
     st->in_round = 0;
     st->next_round++;
-    if (!st->has_grad && !alg_is_computing(ctx, i))
+    if (!alg_is_computing(ctx, i))
         start_step(ctx, st, i);
-    advance(ctx, st, i);
+    if (st->known > st->next_round)
+        join(ctx, st, i);
+    account(ctx, st, i);
 }
 
 static int eg_shared_init(alg_ctx *ctx)
@@ -148,9 +175,11 @@ static int eg_init(alg_ctx *ctx, void *state, int node)
 {
     (void)node;
     eg_state *st = state;
-    st->grad = malloc((ctx->P ? ctx->P : 1) * sizeof(double));
+    st->buf = malloc((ctx->P ? ctx->P : 1) * sizeof(double));
     st->zero = calloc(ctx->P ? ctx->P : 1, sizeof(double));
-    return st->grad && st->zero ? 0 : -1;
+    st->fresh_for = UINT64_MAX;
+    st->holding_since = -1;
+    return st->buf && st->zero ? 0 : -1;
 }
 
 static void eg_fini(alg_ctx *ctx, void *state, int node)
@@ -158,7 +187,7 @@ static void eg_fini(alg_ctx *ctx, void *state, int node)
     (void)ctx;
     (void)node;
     eg_state *st = state;
-    free(st->grad);
+    free(st->buf);
     free(st->zero);
 }
 
@@ -170,9 +199,26 @@ static void eg_on_start(alg_ctx *ctx, void *state, int i)
 static void eg_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     eg_state *st = state;
-    memcpy(st->grad, grad, ctx->P * sizeof(double));
-    st->has_grad = 1;
-    advance(ctx, st, i);
+    if (st->held)
+        cblas_daxpy((int)ctx->P, 1.0, grad, 1, st->buf, 1);
+    else
+        memcpy(st->buf, grad, ctx->P * sizeof(double));
+    st->held++;
+    st->fresh_for = st->grad_for;
+    if (st->in_round) {
+        /* joined while computing: this gradient goes into the next round */
+        if ((int)ctx->param[P_LATE] == LATE_COMPUTE && st->held < 2)
+            start_step(ctx, st, i);
+    } else if (st->grad_for != st->next_round) {
+        start_step(ctx, st, i);   /* stale: it never starts a round */
+    } else if ((int)ctx->param[P_MODE] == MODE_SOLO || initiator(ctx, st->next_round) == i) {
+        for (int j = 0; j < ctx->n; j++)
+            if (j != i)
+                alg_send(ctx, i, j, TAG_ACTIVATE, st->next_round, NULL, 0);
+        st->known = st->next_round + 1;
+        join(ctx, st, i);
+    }   /* else majority: it waits for the initiator's activation */
+    account(ctx, st, i);
 }
 
 static void eg_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
@@ -180,26 +226,41 @@ static void eg_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     eg_state *st = state;
     eg_shared *sh = ctx->shared;
     if (m->tag == TAG_COLL) {
-        alg_coll_on_message(ctx, sh->coll, i, m);
+        alg_coll_on_message(ctx, sh->coll, i, m);   /* may end a round: reduced */
         return;
     }
     if (m->round + 1 > st->known)
         st->known = m->round + 1;
-    advance(ctx, st, i);
+    if (!st->in_round && st->known > st->next_round)
+        join(ctx, st, i);
+    account(ctx, st, i);
 }
 
 static int eg_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
 {
     const eg_shared *sh = ctx->shared;
-    if (max < 3)
+    if (max < 5)
         return 0;
-    keys[0] = "fresh_contributions";
-    values[0] = (double)sh->fresh;
-    keys[1] = "stale_contributions";
-    values[1] = (double)sh->stale;
-    keys[2] = "empty_contributions";
-    values[2] = (double)sh->empty;
-    return 3;
+    uint64_t rounds = 0;
+    double holding = sh->idle_holding_s;
+    for (int i = 0; i < ctx->n; i++) {
+        const eg_state *st = alg_state(ctx, i);
+        if (st->next_round > rounds)
+            rounds = st->next_round;
+        if (st->holding_since >= 0)
+            holding += alg_now(ctx) - st->holding_since;
+    }
+    keys[0] = "rounds";
+    values[0] = (double)rounds;
+    keys[1] = "fresh_contributions";
+    values[1] = (double)sh->fresh;
+    keys[2] = "stale_contributions";
+    values[2] = (double)sh->stale;
+    keys[3] = "empty_contributions";
+    values[3] = (double)sh->empty;
+    keys[4] = "idle_holding_s";
+    values[4] = holding;
+    return 5;
 }
 
 static void eg_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -212,7 +273,8 @@ static void eg_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
     else if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step");
     else
-        snprintf(buf, size, "the activation of round %llu", (unsigned long long)st->next_round);
+        snprintf(buf, size, "the activation of round %llu by node %d",
+                 (unsigned long long)st->next_round, initiator(ctx, st->next_round));
 }
 
 const alg_type alg_eager = {
