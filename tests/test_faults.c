@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alg.h"
 #include "run.h"
 #include "scn.h"
 
@@ -475,6 +476,60 @@ START_TEST(test_frozen_training_is_a_stall)
 }
 END_TEST
 
+/* ---- the failure detector ---- */
+
+static int fd_n;
+static double fd_time[8];
+static int fd_peer[8], fd_failed[8], fd_view[8];
+static void fd_step(alg_ctx *c, void *s, int n, const double *g)
+{
+    (void)s; (void)g;
+    alg_start_step(c, n);
+}
+static void fd_msg(alg_ctx *c, void *s, int n, const cl_msg *m) { (void)c; (void)s; (void)n; (void)m; }
+static void fd_failure(alg_ctx *c, int peer, int failed)
+{
+    if (fd_n < 8) {
+        fd_time[fd_n] = alg_now(c);
+        fd_peer[fd_n] = peer;
+        fd_failed[fd_n] = failed;
+        fd_view[fd_n] = alg_is_failed(c, peer);
+        fd_n++;
+    }
+}
+static const alg_type detecting = {
+    .name = "detecting", .state_size = 1, .on_step_done = fd_step, .on_message = fd_msg,
+    .on_failure = fd_failure,
+};
+
+/* Node 2 is down on [1, 3) and node 1 on [1, 1.2); with detect_s 0.5 node
+ * 2 is declared failed at exactly 1.5 and back at 3, node 1 never. */
+START_TEST(test_failure_detector)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"nodes\": 4, %s, \"compute\": {\"step_time_s\": 0.1},"
+        " \"faults\": {\"detect_s\": 0.5, \"events\": ["
+        "   {\"kind\": \"schedule\", \"nodes\": [2], \"down_s\": 1, \"up_s\": 3},"
+        "   {\"kind\": \"schedule\", \"nodes\": [1], \"down_s\": 1, \"up_s\": 1.2}]},"
+        " \"algorithm\": {\"name\": \"dpsgd\", \"batch\": 8}, \"stop\": {\"time_s\": 4}}", small);
+    run_options opt = { .algorithm = &detecting };
+    run_result res;
+    fd_n = 0;
+    run_json(json, "test.json", &opt, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    ck_assert_int_eq(fd_n, 2);
+    ck_assert_int_eq(fd_peer[0], 2);
+    ck_assert_int_eq(fd_failed[0], 1);
+    ck_assert_int_eq(fd_view[0], 1);
+    ck_assert_double_eq_tol(fd_time[0], 1.5, 1e-12);
+    ck_assert_int_eq(fd_peer[1], 2);
+    ck_assert_int_eq(fd_failed[1], 0);
+    ck_assert_int_eq(fd_view[1], 0);
+    ck_assert_double_eq_tol(fd_time[1], 3.0, 1e-12);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("faults");
@@ -483,6 +538,7 @@ int main(void)
     tcase_add_test(tc, test_async_runs_at_sum_of_rates);
     tcase_add_test(tc, test_flops_step_time);
     tcase_add_test(tc, test_frozen_training_is_a_stall);
+    tcase_add_test(tc, test_failure_detector);
     tcase_add_test(tc, test_link_entries);
     tcase_add_test(tc, test_compression_ratio);
     tcase_add_test(tc, test_faults_allreduce);

@@ -96,6 +96,15 @@ typedef struct alg_type {
     /* A timer node set with alg_set_timer fired.  May be NULL (then
      * setting a timer is a bug). */
     void (*on_timer)(alg_ctx *ctx, void *state, int node, uint32_t tag);
+    /* The failure detector (every node's view, the same for all): peer
+     * was declared failed (failed = 1) faults.detect_s after it went down,
+     * or, once declared, is back (failed = 0; its model already rejoined
+     * as faults.rejoin says, its interrupted step not yet restarted).  A
+     * node back before the delay is never declared.  Called once per
+     * change for the whole protocol, not per node.  May be NULL: the
+     * protocol then waits for failed nodes (and a run whose training
+     * stops ends as stalled). */
+    void (*on_failure)(alg_ctx *ctx, int peer, int failed);
     /* Writes what the node waits for, for stall reports ("round 3 from
      * node 2").  Empty string when it waits for nothing.  May be NULL. */
     void (*describe_wait)(const alg_ctx *ctx, const void *state, int node,
@@ -121,7 +130,12 @@ double alg_now(const alg_ctx *ctx);
 void   alg_start_step(alg_ctx *ctx, int node);
 void   alg_abort_step(alg_ctx *ctx, int node);
 int    alg_is_computing(const alg_ctx *ctx, int node);
+/* Whether node is up now: the truth, which no real node knows at once;
+ * protocols that react to failures use alg_is_failed, the detector's
+ * view, instead. */
 int    alg_is_up(const alg_ctx *ctx, int node);
+/* Whether node is declared failed now (see alg_type.on_failure). */
+int    alg_is_failed(const alg_ctx *ctx, int node);
 /* Samples in node's partition, and samples per step. */
 size_t alg_local_samples(const alg_ctx *ctx, int node);
 size_t alg_batch(const alg_ctx *ctx);

@@ -15,6 +15,7 @@
 struct alg_host {
     cl_cluster  *cl;
     trn_trainer *trn;
+    const unsigned char *failed;
     double       bytes_per_param, message_bytes;
     gsl_rng    **rng;   /* n_all SIM_RNG_ALGO streams, created on first use */
     int          n_all;
@@ -29,6 +30,7 @@ int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
     }
     h->cl = cfg->cl;
     h->trn = cfg->trn;
+    h->failed = cfg->failed;
     h->bytes_per_param = cfg->bytes_per_param;
     h->message_bytes = cfg->message_bytes;
     h->n_all = ctx->n_all;
@@ -57,6 +59,7 @@ void alg_start_step(alg_ctx *ctx, int node) { cl_start_step(ctx->host->cl, node)
 void alg_abort_step(alg_ctx *ctx, int node) { cl_abort_step(ctx->host->cl, node); }
 int alg_is_computing(const alg_ctx *ctx, int node) { return cl_is_computing(ctx->host->cl, node); }
 int alg_is_up(const alg_ctx *ctx, int node) { return cl_is_up(ctx->host->cl, node); }
+int alg_is_failed(const alg_ctx *ctx, int node) { return ctx->host->failed[node]; }
 
 size_t alg_local_samples(const alg_ctx *ctx, int node)
 {

@@ -38,6 +38,7 @@ const char     *alg_names(void);   /* "adpsgd, allreduce, dpsgd, ...", sorted */
 typedef struct alg_host_config {
     cl_cluster  *cl;
     trn_trainer *trn;
+    const unsigned char *failed;   /* n_all flags: declared failed (the runner's) */
     double       bytes_per_param;
     double       message_bytes;
 } alg_host_config;

@@ -38,9 +38,8 @@ static void cb_message(void *vr, int node, const cl_msg *m)
 /* A node that comes back with rejoin "neighbour" takes the parameters of
  * its first neighbour (in the topology's order) that is up; with none up,
  * or rejoin "keep", it keeps its own. */
-static void cb_up(void *vr, int node)
+static void rejoin(run_sim *r, int node)
 {
-    run_sim *r = vr;
     if (r->s->fault_rejoin != SCN_REJOIN_NEIGHBOUR)
         return;
     const topo_graph *g = r->g;
@@ -50,6 +49,46 @@ static void cb_up(void *vr, int node)
             memcpy(trn_params(r->trn, node), trn_params_const(r->trn, j), r->ctx.P * sizeof(double));
             return;
         }
+    }
+}
+
+/* The failure detector: a node down for faults.detect_s is declared
+ * failed (EV_DETECT), and declared back when it returns. */
+static void cb_down(void *vr, int node)
+{
+    run_sim *r = vr;
+    r->down_since[node] = cl_now(r->cl);
+    if (sim_engine_schedule_at(r->eng, r->down_since[node] + r->detect_s, EV_DETECT,
+                               (uint32_t)r->n_all, (uint32_t)node) != 0)
+        sim_die_oom();
+    /* pending work only for a protocol that reacts: else a run waiting
+     * for the node stalls as soon as nothing else can happen */
+    if (r->alg->on_failure)
+        r->detect_pending++;
+}
+
+static void on_detect(run_sim *r, int node)
+{
+    if (r->alg->on_failure)
+        r->detect_pending--;
+    /* still down in the same episode (a node that came back and went down
+     * again has a later event of its own) */
+    if (cl_is_up(r->cl, node) || r->failed[node]
+        || cl_now(r->cl) < r->down_since[node] + r->detect_s)
+        return;
+    r->failed[node] = 1;
+    if (r->alg->on_failure)
+        r->alg->on_failure(&r->ctx, node, 1);
+}
+
+static void cb_up(void *vr, int node)
+{
+    run_sim *r = vr;
+    rejoin(r, node);
+    if (r->failed[node]) {
+        r->failed[node] = 0;
+        if (r->alg->on_failure)
+            r->alg->on_failure(&r->ctx, node, 0);
     }
 }
 
@@ -72,7 +111,7 @@ static int on_metrics_event(run_sim *r)
         return STOP_TARGET_LOSS;
     if (!isnan(s->stop_target_accuracy) && row.test_accuracy >= s->stop_target_accuracy)
         return STOP_TARGET_ACCURACY;
-    if (cl_pending(r->cl) == 0)
+    if (cl_pending(r->cl) == 0 && r->detect_pending == 0)
         return STOP_STALL;
     r->metrics_k++;
     if (sim_engine_schedule_at(r->eng, (double)r->metrics_k * s->metrics_every_s, EV_METRICS,
@@ -86,11 +125,15 @@ static int handle_event(run_sim *r, const sim_event *ev)
 {
     if (ev->kind == EV_METRICS)
         return on_metrics_event(r);
+    if (ev->kind == EV_DETECT) {
+        on_detect(r, (int)ev->data);
+        return cl_pending(r->cl) == 0 && r->detect_pending == 0 ? STOP_STALL : 0;
+    }
     cl_handle_event(r->cl, ev);
     if (ev->kind == CL_EV_STEP_DONE && r->stop_steps_total
         && cl_total_steps(r->cl) >= r->stop_steps_total)
         return STOP_STEPS;
-    if (cl_pending(r->cl) == 0)
+    if (cl_pending(r->cl) == 0 && r->detect_pending == 0)
         return STOP_STALL;
     return 0;
 }
@@ -166,7 +209,7 @@ static int start(run_sim *r)
     };
     cl_callbacks cb = { .ctx = r, .on_step_start = cb_step_start,
                         .on_step_done = cb_step_done, .on_message = cb_message,
-                        .on_timer = r->alg->on_timer ? cb_timer : NULL, .on_up = cb_up,
+                        .on_timer = r->alg->on_timer ? cb_timer : NULL, .on_down = cb_down, .on_up = cb_up,
                         .on_trace = r->tf ? cb_trace : NULL };
     trn_config tc = {
         .n_nodes = n, .seed = s->seed, .model = r->model, .train = &r->train,
@@ -181,13 +224,23 @@ static int start(run_sim *r)
     };
     if (!r->eng || !(r->cl = cl_create(&cc, r->eng, cb)) || !(r->trn = trn_create(&tc)))
         return -1;
-    alg_host_config hc = { .cl = r->cl, .trn = r->trn,
+    r->failed = calloc((size_t)n, 1);
+    r->down_since = calloc((size_t)n, sizeof *r->down_since);
+    r->detect_pending = 0;
+    if (!r->failed || !r->down_since)
+        return -1;
+    alg_host_config hc = { .cl = r->cl, .trn = r->trn, .failed = r->failed,
                            .bytes_per_param = s->bytes_per_param / s->compression_ratio,
                            .message_bytes = s->model_message_bytes / s->compression_ratio };
     r->ctx.seed = s->seed;   /* the streams are created on first use (alg_rng) */
     if (alg_host_attach(&r->ctx, &hc) != 0)
         return -1;
     r->frozen_bound_s = run_i_frozen_bound(r);
+    /* by default twice the worst round: well inside the frozen bound, so
+     * a protocol that reacts to failures does so before the run is
+     * declared stalled */
+    r->detect_s = s->fault_detect_s > 0 ? s->fault_detect_s
+                                        : 2 * r->frozen_bound_s / RUN_FROZEN_FACTOR;
     r->ctx.state_size = r->alg->state_size;
     r->ctx.states = calloc((size_t)n, r->alg->state_size ? r->alg->state_size : 1);
     if (!r->ctx.states)
@@ -216,6 +269,10 @@ static void finish(run_sim *r)
     r->ctx.shared = NULL;
     r->ctx.states = NULL;
     alg_host_detach(&r->ctx);
+    free(r->failed);
+    free(r->down_since);
+    r->failed = NULL;
+    r->down_since = NULL;
     trn_destroy(r->trn);
     cl_destroy(r->cl);
     sim_engine_destroy(r->eng);

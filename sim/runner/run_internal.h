@@ -26,7 +26,7 @@
 #include <gsl/gsl_randist.h>
 
 
-enum { EV_METRICS = CL_EV_USER };
+enum { EV_METRICS = CL_EV_USER, EV_DETECT };
 enum { STOP_STEPS = 1, STOP_TARGET_LOSS, STOP_TARGET_ACCURACY, STOP_STALL, STOP_INTERRUPT,
        STOP_DIVERGED, STOP_NO_PROGRESS, STOP_FROZEN };
 
@@ -80,6 +80,12 @@ struct run_sim {
      * frozen_bound_s (see run_frozen_bound) */
     double        frozen_bound_s, last_step_s;
     uint64_t      last_steps;
+    /* the failure detector: declared-failed flags, when each node last went
+     * down, detection events not yet handled, the delay */
+    unsigned char *failed;
+    double       *down_since;
+    uint64_t      detect_pending;
+    double        detect_s;
 };
 
 /* run_prepare.c: "PATH: PTR: error: MSG" into err (a bad value of the

@@ -164,6 +164,9 @@ typedef struct scn_scenario {
     cl_step_policy fault_step;     /* "restart" (default) or "resume" */
     cl_msg_policy  fault_messages; /* "drop" (default) or "keep_sent" */
     scn_rejoin     fault_rejoin;   /* "keep" (default) or "neighbour" */
+    double         fault_detect_s; /* seconds from a node going down to the
+                                      others declaring it failed; 0 when
+                                      absent (the runner's default) */
 
     /* network: the default link, NIC capacities, link entries */
     double latency_s;        /* >= 0 (default 1e-4) */

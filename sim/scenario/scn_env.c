@@ -191,7 +191,7 @@ static int v_fault(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, scn_
 
 int scn_i_v_faults(scn_ctx *c, json_t *root, scn_scenario *s)
 {
-    static const char *const keys[] = {"step", "messages", "rejoin", "events", NULL};
+    static const char *const keys[] = {"step", "messages", "rejoin", "detect_s", "events", NULL};
     const char *step = "restart", *messages = "drop", *rejoin = "keep";
     char p[PTR_MAX], kp[PTR_MAX], ep[PTR_MAX];
     json_t *o, *arr;
@@ -200,7 +200,8 @@ int scn_i_v_faults(scn_ctx *c, json_t *root, scn_scenario *s)
     if (scn_i_opt_obj(c, root, "", "faults", &o, p) || scn_i_check_keys(c, o, p, keys) ||
         scn_i_opt_str(c, o, p, "step", &step, NULL) ||
         scn_i_opt_str(c, o, p, "messages", &messages, NULL) ||
-        scn_i_opt_str(c, o, p, "rejoin", &rejoin, NULL))
+        scn_i_opt_str(c, o, p, "rejoin", &rejoin, NULL) ||
+        scn_i_opt_num(c, o, p, "detect_s", GT0, &s->fault_detect_s, NULL))
         return -1;
     scn_i_ptr_key(kp, p, "step");
     if ((a = scn_i_lookup(c, kp, "step policy", step, scn_i_step_policy_names)) < 0)

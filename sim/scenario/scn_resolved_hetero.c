@@ -99,6 +99,8 @@ void scn_i_resolved_faults(json_t *root, const scn_scenario *s, int *oom)
     scn_i_add(o, "step", json_string(scn_i_step_policy_names[s->fault_step]), oom);
     scn_i_add(o, "messages", json_string(scn_i_msg_policy_names[s->fault_messages]), oom);
     scn_i_add(o, "rejoin", json_string(scn_i_rejoin_names[s->fault_rejoin]), oom);
+    if (s->fault_detect_s > 0)
+        scn_i_add(o, "detect_s", json_real(s->fault_detect_s), oom);
     arr = json_array();
     scn_i_add(o, "events", arr, oom);
     for (size_t i = 0; i < s->n_faults && !*oom; i++) {
