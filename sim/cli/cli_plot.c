@@ -1,7 +1,8 @@
-/* cli_plot.c -- `dtsim plot DIR...`: hands the directories to the gnuplot
- * driver plots/plot.sh (from $DTSIM_PLOTS, else the source tree this binary
- * was built from), which draws the standard figures of a run or a sweep.
- * It draws nothing itself.
+/* cli_plot.c -- `dtsim plot DIR...`: checks its arguments and hands the
+ * directories to the gnuplot driver plots/plot.sh (from $DTSIM_PLOTS, else
+ * the source tree this binary was built from, else the installed copy),
+ * which draws the standard figures of a run or a sweep.  It draws nothing
+ * itself.
  */
 #include "cli.h"
 
@@ -13,16 +14,23 @@
 
 int cli_plot(int argc, char **argv)
 {
-    if (argc == 0 || argv[0][0] == '-') {
-        fprintf(stderr, "dtsim plot: error: %s\nusage: dtsim plot RUN_OR_SWEEP_DIR...\n",
-                argc ? "unknown option" : "no directory given");
-        return 2;
+    for (int i = 0; i < argc; i++) {
+        if (cli_std_option("plot", argv[i]) == 0)
+            return 0;
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return cli_usage_error("plot", "unknown option '%s'", argv[i]);
     }
+    if (argc == 0)
+        return cli_usage_error("plot", "no directory given");
     const char *dir = getenv("DTSIM_PLOTS");
-    if (!dir || !*dir)
-        dir = DTSIM_PLOTS_DIR;
     char script[4096];
-    snprintf(script, sizeof script, "%s/plot.sh", dir);
+    if (dir && *dir) {
+        snprintf(script, sizeof script, "%s/plot.sh", dir);
+    } else {
+        snprintf(script, sizeof script, "%s/plot.sh", DTSIM_PLOTS_DIR);
+        if (access(script, R_OK) != 0)
+            snprintf(script, sizeof script, "%s/plot.sh", DTSIM_PLOTS_INSTALL_DIR);
+    }
     if (access(script, R_OK) != 0) {
         fprintf(stderr, "dtsim plot: error: %s: %s (set DTSIM_PLOTS to the plots/ directory)\n",
                 script, strerror(errno));

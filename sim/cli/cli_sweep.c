@@ -15,21 +15,17 @@
 
 #define MAX_ARGS 256
 
-static const char sweep_usage[] =
-    "usage: dtsim sweep SCENARIO.json [--grid PATH=V1,V2,...]... [--zip PATH=V1,V2,...]...\n"
-    "                   [--replicates R] [-j N] [--shard K/N] [--set PATH=VALUE]...\n"
-    "                   [--seed N] [--quiet] [-o DIR]\n"
-    "       dtsim merge DIR... [-o OUT]\n";
-
 static int usage_error(const char *cmd, const char *msg)
 {
-    fprintf(stderr, "dtsim %s: error: %s\n%s", cmd, msg, sweep_usage);
-    return 2;
+    return cli_usage_error(cmd, "%s", msg);
 }
 
+/* Digits only: strtol alone would take " 1" and "+1". */
 static int parse_int(const char *s, long min, long max, long *out)
 {
     char *end;
+    if (s[0] < '0' || s[0] > '9')
+        return -1;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || *end || end == s || v < min || v > max)
@@ -191,7 +187,7 @@ int cli_sweep(int argc, char **argv)
             char *end;
             errno = 0;
             unsigned long long sv = val ? strtoull(val, &end, 10) : 0;
-            if (!val || errno || *end || val[0] == '-' || val[0] == '\0')
+            if (!val || errno || *end || val[0] < '0' || val[0] > '9')
                 return usage_error("sweep", "--seed needs a whole number >= 0");
             snprintf(seed_set, sizeof seed_set, "seed=%llu", sv);
             i++;
@@ -203,8 +199,7 @@ int cli_sweep(int argc, char **argv)
         } else if (strcmp(s, "--quiet") == 0) {
             quiet = 1;
             eo.progress = 0;
-        } else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
-            fputs(sweep_usage, stdout);
+        } else if (cli_std_option("sweep", s) == 0) {
             return 0;
         } else if (s[0] == '-' && s[1] != '\0') {
             snprintf(m, sizeof m, "unknown option '%s'", s);
@@ -250,8 +245,7 @@ int cli_merge(int argc, char **argv)
             out = argv[++i];
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(sweep_usage, stdout);
+        } else if (cli_std_option("merge", argv[i]) == 0) {
             free(dirs);
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
