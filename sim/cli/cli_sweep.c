@@ -1,8 +1,8 @@
 /* cli_sweep.c -- `dtsim sweep` and `dtsim merge`: argument parsing and
  * messages around the sweep module (sim/sweep/), which plans, runs and
  * gathers.  Exit status: 0 success; 1 a run failed or stalled, or runs are
- * missing at a merge; 2 bad usage, a bad grid point or a directory holding
- * another sweep; 130 interrupted by Ctrl-C (completed runs are kept).
+ * missing at a merge; 2 bad usage, a bad grid point, a directory holding
+ * another sweep, or merge folders that are not shards of one sweep; 130 interrupted by Ctrl-C (completed runs are kept).
  */
 #include "cli.h"
 #include "swp.h"
@@ -268,7 +268,7 @@ int cli_merge(int argc, char **argv)
     swp_collect_result cr;
     if (swp_collect(dirs, n, out, &cr, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
-        rc = 1;
+        rc = cr.bad_input ? 2 : 1;
     } else if (cr.missing) {
         fprintf(stderr, "dtsim merge: error: %zu of %zu runs are missing (%s); nothing written\n",
                 cr.missing, cr.n_runs, err);
