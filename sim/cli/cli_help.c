@@ -56,9 +56,11 @@ static const cli_command commands[] = {
       cli_validate },
     { "resolve", "SCENARIO.json [--set PATH=VALUE]... [--seed N]",
       "print the fully resolved scenario",
-      "Loads and checks the scenario like validate and prints it to stdout as JSON "
-      "with every default filled in and the overrides applied: the \"scenario\" "
-      "object run.json records.  Nothing is run or written.",
+      "Loads and checks the scenario like validate and prints, as JSON on "
+      "stdout, what run.json would record of it: \"scenario\", every key with its "
+      "default filled in and the overrides applied, and \"algorithm_params\", every "
+      "parameter of the protocol with its value or default.  Nothing is run or "
+      "written.",
       { { "--set PATH=VALUE", SET_TEXT },
         { "--seed N", SEED_TEXT },
         STD_OPTS },

@@ -327,6 +327,8 @@ static void print_indented_json(FILE *f, const char *t)
             fprintf(f, ",\n%*s", 2 * depth, "");
         } else if (ch == ':') {
             fputs(": ", f);
+        } else if (ch == '\n' || ch == ' ') {
+            continue;
         } else {
             fputc(ch, f);
         }
@@ -348,9 +350,30 @@ int cli_resolve(int argc, char **argv)
         cli_args_fini(&a);
         return 2;
     }
-    print_indented_json(stdout, s.resolved_json);
+    /* run.json's two records of the configuration: the scenario with every
+     * default filled in, and the protocol's parameters with theirs */
+    char *text = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream(&text, &size);
+    if (m) {
+        out_json j;
+        out_json_init_compact(&j, m);
+        out_json_begin_object(&j, NULL);
+        out_json_raw(&j, "scenario", s.resolved_json);
+        run_algorithm_params_json(r, &j);
+        out_json_end_object(&j);
+        out_json_finish(&j);
+        rc = fclose(m) == 0 && text ? 0 : 1;
+    } else {
+        rc = 1;
+    }
+    if (rc == 0)
+        print_indented_json(stdout, text);
+    else
+        fprintf(stderr, "dtsim resolve: error: out of memory\n");
+    free(text);
     run_destroy(r);
     scn_fini(&s);
     cli_args_fini(&a);
-    return 0;
+    return rc;
 }
