@@ -161,6 +161,10 @@ python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sy
 assert a["scenario"] == b["scenario"] and a["algorithm_params"] == b["algorithm_params"]' \
   "$tmp/res" "$tmp/r/run.json" 2>"$tmp/py" || fail "resolve differs from run.json: $(cat "$tmp/py")"
 expect 2 "$dtsim" resolve "$Q" --set nodes=0
+expect 2 "$dtsim" sweep "$Q" --set algorithm.lr=-1 -o "$tmp/never"
+printf '%s\n' "$Q: /algorithm/lr: error: must be >= 0, got -1" \
+  "dtsim sweep: note: the value at /algorithm/lr comes from --set algorithm.lr=-1" >"$tmp/want"
+same "$tmp/err" "$tmp/want" "sweep --set bad"
 
 # ---- topo without the protocol's checks ---------------------------------------
 A=$src/scenarios/ring16-adpsgd.json

@@ -48,8 +48,10 @@ static int sweep_ranked(const swp_spec *sp, const swp_exec_options *eo_, int qui
     char err[8192];
     swp_plan plan;
     if (swp_plan_build(&spec, &plan, err, sizeof err) != 0) {
-        if (rank == 0)
+        if (rank == 0) {
             fprintf(stderr, "%s\n", err);
+            cli_note_override("sweep", err, spec.sets, spec.n_sets);
+        }
         return 2;
     }
     cli_interrupt_install();
