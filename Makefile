@@ -5,7 +5,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo test test-fast test-asan bench golden plots replications fuzz valgrind clean
+.PHONY: all deps build install demo test test-fast test-asan bench golden plots replications fuzz valgrind clean
 
 all: build
 
@@ -17,6 +17,11 @@ $(BUILD)/CMakeCache.txt:
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The binary, the man page dtsim.1, the bash completion and plots/plot.sh
+# under PREFIX (default: CMake's, /usr/local).
+install: build
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 
 demo: build
 	$(BUILD)/dtsim run scenarios/quickstart.json -o results/quickstart

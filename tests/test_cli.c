@@ -57,7 +57,10 @@ START_TEST(test_bad_scenario_writes_nothing)
     ck_assert(!exists(p));
     snprintf(p, sizeof p, "%s/err", tmpdir);
     char *err = slurp_path(p);
-    ck_assert_str_eq(err, QUICKSTART ": /algorithm/lr: error: must be >= 0, got -1\n");
+    /* the loader's message, then the override that caused it (issue 16) */
+    ck_assert_str_eq(err, QUICKSTART ": /algorithm/lr: error: must be >= 0, got -1\n"
+                          "dtsim run: note: the value at /algorithm/lr comes from --set "
+                          "algorithm.lr=-1\n");
     free(err);
     remove_tmp();
 }

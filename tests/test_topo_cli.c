@@ -98,7 +98,8 @@ START_TEST(test_errors)
     ck_assert_str_eq(t, RING6 ": /topology: error: uniform mixing on the ring graph with n=6 "
                         "oscillates: the graph is bipartite and no node keeps weight on itself, "
                         "so the mixing matrix has eigenvalue -1 and consensus never converges; "
-                        "set lazy_alpha > 0 or use metropolis_hastings\n");
+                        "set lazy_alpha > 0 or use metropolis_hastings\n"
+                        "dtsim topo: note: --set topology.mixing=uniform changed /topology\n");
     free(t);
     /* lazy: 1/2 + cos(2 pi k/6)/2, SLEM 3/4 */
     ck_assert_int_eq(sh("%s topo %s --set topology.mixing=uniform --set topology.lazy_alpha=0.5 "

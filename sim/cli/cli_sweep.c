@@ -1,8 +1,8 @@
 /* cli_sweep.c -- `dtsim sweep` and `dtsim merge`: argument parsing and
  * messages around the sweep module (sim/sweep/), which plans, runs and
  * gathers.  Exit status: 0 success; 1 a run failed or stalled, or runs are
- * missing at a merge; 2 bad usage, a bad grid point or a directory holding
- * another sweep; 130 interrupted by Ctrl-C (completed runs are kept).
+ * missing at a merge; 2 bad usage, a bad grid point, a directory holding
+ * another sweep, or merge folders that are not shards of one sweep; 130 interrupted by Ctrl-C (completed runs are kept).
  */
 #include "cli.h"
 #include "swp.h"
@@ -15,21 +15,17 @@
 
 #define MAX_ARGS 256
 
-static const char sweep_usage[] =
-    "usage: dtsim sweep SCENARIO.json [--grid PATH=V1,V2,...]... [--zip PATH=V1,V2,...]...\n"
-    "                   [--replicates R] [-j N] [--shard K/N] [--set PATH=VALUE]...\n"
-    "                   [--seed N] [--quiet] [-o DIR]\n"
-    "       dtsim merge DIR... [-o OUT]\n";
-
 static int usage_error(const char *cmd, const char *msg)
 {
-    fprintf(stderr, "dtsim %s: error: %s\n%s", cmd, msg, sweep_usage);
-    return 2;
+    return cli_usage_error(cmd, "%s", msg);
 }
 
+/* Digits only: strtol alone would take " 1" and "+1". */
 static int parse_int(const char *s, long min, long max, long *out)
 {
     char *end;
+    if (s[0] < '0' || s[0] > '9')
+        return -1;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || *end || end == s || v < min || v > max)
@@ -52,8 +48,10 @@ static int sweep_ranked(const swp_spec *sp, const swp_exec_options *eo_, int qui
     char err[8192];
     swp_plan plan;
     if (swp_plan_build(&spec, &plan, err, sizeof err) != 0) {
-        if (rank == 0)
+        if (rank == 0) {
             fprintf(stderr, "%s\n", err);
+            cli_note_override("sweep", err, spec.sets, spec.n_sets);
+        }
         return 2;
     }
     cli_interrupt_install();
@@ -191,7 +189,7 @@ int cli_sweep(int argc, char **argv)
             char *end;
             errno = 0;
             unsigned long long sv = val ? strtoull(val, &end, 10) : 0;
-            if (!val || errno || *end || val[0] == '-' || val[0] == '\0')
+            if (!val || errno || *end || val[0] < '0' || val[0] > '9')
                 return usage_error("sweep", "--seed needs a whole number >= 0");
             snprintf(seed_set, sizeof seed_set, "seed=%llu", sv);
             i++;
@@ -203,8 +201,7 @@ int cli_sweep(int argc, char **argv)
         } else if (strcmp(s, "--quiet") == 0) {
             quiet = 1;
             eo.progress = 0;
-        } else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
-            fputs(sweep_usage, stdout);
+        } else if (cli_std_option("sweep", s) == 0) {
             return 0;
         } else if (s[0] == '-' && s[1] != '\0') {
             snprintf(m, sizeof m, "unknown option '%s'", s);
@@ -250,8 +247,7 @@ int cli_merge(int argc, char **argv)
             out = argv[++i];
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = 1;
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(sweep_usage, stdout);
+        } else if (cli_std_option("merge", argv[i]) == 0) {
             free(dirs);
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -274,7 +270,7 @@ int cli_merge(int argc, char **argv)
     swp_collect_result cr;
     if (swp_collect(dirs, n, out, &cr, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
-        rc = 1;
+        rc = cr.bad_input ? 2 : 1;
     } else if (cr.missing) {
         fprintf(stderr, "dtsim merge: error: %zu of %zu runs are missing (%s); nothing written\n",
                 cr.missing, cr.n_runs, err);

@@ -105,6 +105,17 @@ typedef struct run_result {
 run_sim *run_prepare(const scn_scenario *s, scn_error *err);
 void     run_destroy(run_sim *r);
 
+/* The scenario's graph alone, built as run_prepare builds it (same seed,
+ * same checks of the graph itself: connectivity, the kind's parameters)
+ * but without data, model or the algorithm's own checks: what `dtsim
+ * topo` describes.  NULL with err set; the caller topo_destroys it. */
+topo_graph *run_topology(const scn_scenario *s, scn_error *err);
+
+/* "algorithm_params": every parameter of the prepared run's protocol
+ * with its value (the default where the scenario gives none), as run.json
+ * records it; j is the caller's, inside an object. */
+void run_algorithm_params_json(const run_sim *r, out_json *j);
+
 /* Topology statistics of a prepared run (degrees, diameter, spectrum). */
 const topo_graph *run_graph(const run_sim *r);
 

@@ -33,6 +33,21 @@ int run_i_write_nodes(run_sim *r, const char *dir, double end, char *err, size_t
     return out_file_commit(f, err, es);
 }
 
+void run_algorithm_params_json(const run_sim *r, out_json *j)
+{
+    out_json_begin_object(j, "algorithm_params");
+    for (int i = 0; r->alg->params && r->alg->params[i].key; i++) {
+        const alg_param_spec *sp = &r->alg->params[i];
+        if (sp->kind == ALG_PARAM_CHOICE)
+            out_json_string(j, sp->key, sp->choices[(int)r->ctx.param[i]]);
+        else if (sp->kind == ALG_PARAM_PATH)
+            out_json_string(j, sp->key, r->ctx.path[i]);
+        else
+            out_json_number(j, sp->key, r->ctx.param[i]);
+    }
+    out_json_end_object(j);
+}
+
 int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
                           char *err, size_t es)
 {
@@ -115,17 +130,7 @@ int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_number(&j, "consensus_distance", res->last.consensus_distance);
     out_json_number(&j, "bytes_sent", res->last.bytes_sent);
     out_json_end_object(&j);
-    out_json_begin_object(&j, "algorithm_params");
-    for (int i = 0; r->alg->params && r->alg->params[i].key; i++) {
-        const alg_param_spec *sp = &r->alg->params[i];
-        if (sp->kind == ALG_PARAM_CHOICE)
-            out_json_string(&j, sp->key, sp->choices[(int)r->ctx.param[i]]);
-        else if (sp->kind == ALG_PARAM_PATH)
-            out_json_string(&j, sp->key, r->ctx.path[i]);
-        else
-            out_json_number(&j, sp->key, r->ctx.param[i]);
-    }
-    out_json_end_object(&j);
+    run_algorithm_params_json(r, &j);
     if (res->n_stats > 0) {
         out_json_begin_object(&j, "algorithm_stats");
         for (int i = 0; i < res->n_stats; i++)

@@ -11,17 +11,17 @@ void run_i_value_error(scn_error *err, const scn_scenario *s, const char *ptr, c
     snprintf(err->msg, sizeof err->msg, "%s: %s: error: %s", s->path, ptr, msg);
 }
 
-static int build_topology(run_sim *r, scn_error *err)
+topo_graph *run_topology(const scn_scenario *s, scn_error *err)
 {
-    const scn_scenario *s = r->s;
     topo_spec ts = { .n = s->n_nodes, .rows = s->topo_rows, .cols = s->topo_cols,
                      .layers = s->topo_layers, .p = s->topo_p, .degree = s->topo_degree,
                      .k = s->topo_k, .beta = s->topo_beta, .m = s->topo_m,
                      .path = s->topo_file, .lazy_alpha = s->topo_lazy_alpha,
                      .kind = s->topo_kind, .mixing = s->topo_mixing };
     char m[512];
-    r->g = topo_build(&ts, sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_TOPOLOGY), m, sizeof m);
-    if (!r->g) {
+    topo_graph *g = topo_build(&ts, sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_TOPOLOGY),
+                               m, sizeof m);
+    if (!g) {
         /* a bad line of an edge-list file is reported where it is:
          * "FILE:LINE: error: ..." */
         size_t len = s->topo_file ? strlen(s->topo_file) : 0;
@@ -29,9 +29,14 @@ static int build_topology(run_sim *r, scn_error *err)
             snprintf(err->msg, sizeof err->msg, "%s", m);
         else
             run_i_value_error(err, s, "/topology", m);
-        return -1;
     }
-    return 0;
+    return g;
+}
+
+static int build_topology(run_sim *r, scn_error *err)
+{
+    r->g = run_topology(r->s, err);
+    return r->g ? 0 : -1;
 }
 
 void run_i_data_path(const scn_scenario *s, const char *dir, const char *name, char *out,

@@ -147,6 +147,7 @@ int swp_collect(const char *const *dirs, size_t n_dirs, const char *out_dir,
         char *m = slurp(p, err, es), *r = m ? slurp(q, err, es) : NULL;
         if (!m || !r) {
             free(m);
+            res->bad_input = 1;
             goto out_free;
         }
         if (d == 0) {
@@ -160,6 +161,7 @@ int swp_collect(const char *const *dirs, size_t n_dirs, const char *out_dir,
         if (!same) {
             snprintf(err, es, "%s: error: not a shard of the same sweep as %s (sweep.json or "
                      "runs.csv differ)", dirs[d], dirs[0]);
+            res->bad_input = 1;
             goto out_free;
         }
     }
