@@ -138,7 +138,17 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     if (r->alg->check) {
         char m[512];
         if (r->alg->check(&r->ctx, m, sizeof m) != 0) {
-            run_i_value_error(err, s, "/algorithm/name", m);
+            /* a bad line of a file parameter (a schedule) is reported where
+             * it is: "FILE:LINE: error: ..." */
+            int in_file = 0;
+            for (int k = 0; k < ALG_MAX_PARAMS && !in_file; k++) {
+                size_t len = r->ctx.path[k] ? strlen(r->ctx.path[k]) : 0;
+                in_file = len > 0 && strncmp(m, r->ctx.path[k], len) == 0 && m[len] == ':';
+            }
+            if (in_file)
+                snprintf(err->msg, sizeof err->msg, "%s", m);
+            else
+                run_i_value_error(err, s, "/algorithm/name", m);
             goto out_destroy;
         }
     }
