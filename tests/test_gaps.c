@@ -346,6 +346,140 @@ START_TEST(test_schedule_errors)
 }
 END_TEST
 
+/* ---- servers in network.nics and network.links ------------------------ */
+
+/* ps-sync, n equal workers finishing together at T, M bytes per message,
+ * latency a, every NIC at B except the server's as the entry sets it: the
+ * n gradients pass the server's downlink one after another (n M / down),
+ * then its uplink sends the n models one after another (n M / up), so the
+ * first iteration lasts T + 2a + n M / down + n M / up for the last worker
+ * served, and the run (2 steps) ends T later. */
+static double ps_sync_time(int n, const char *network_extra)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"nodes\": %d, \"compute\": {\"step_time_s\": 1},"
+        " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e5%s},"
+        " \"data\": {\"train\": 512, \"test\": 16, \"features\": 15, \"classes\": 4},"
+        " \"algorithm\": {\"name\": \"ps-sync\", \"batch\": 4}, \"stop\": {\"steps\": 2}}",
+        n, network_extra);
+    run_result res;
+    run_json(json, NULL, &res);
+    ck_assert_int_eq(res.n_params, 64);   /* M = 256 bytes */
+    return res.sim_time_s;
+}
+
+START_TEST(test_server_nic_capped)
+{
+    const double T = 1, a = 1e-3, B = 1e5, M = 256, cap = 1e4;
+    for (int n = 1; n <= 7; n += 3) {
+        double t = ps_sync_time(n, "");
+        ck_assert_double_eq_tol(t, 2 * T + 2 * a + 2 * n * M / B, 1e-12);
+        t = ps_sync_time(n, ", \"nics\": [{\"nodes\": [\"server\"], \"down_Bps\": 1e4}]");
+        ck_assert_msg(fabs(t - (2 * T + 2 * a + n * M / cap + n * M / B)) < 1e-12,
+                      "n=%d down capped: %.17g", n, t);
+        t = ps_sync_time(n, ", \"nics\": [{\"nodes\": [\"server:0\"], \"up_Bps\": 1e4}]");
+        ck_assert_msg(fabs(t - (2 * T + 2 * a + n * M / B + n * M / cap)) < 1e-12,
+                      "n=%d up capped: %.17g", n, t);
+        /* both ways, and a later entry that names only workers leaves the
+         * server's NIC alone */
+        t = ps_sync_time(n, ", \"nics\": [{\"nodes\": [\"servers\"], \"up_Bps\": 1e4,"
+                            " \"down_Bps\": 1e4}, {\"nodes\": [0], \"up_Bps\": 1e6}]");
+        ck_assert_msg(fabs(t - (2 * T + 2 * a + 2 * n * M / cap)) < 1e-12,
+                      "n=%d both capped: %.17g", n, t);
+        /* the server's links only: latency 0.01 both ways */
+        t = ps_sync_time(n, ", \"links\": [{\"from\": [\"servers\"], \"latency_s\": 0.01}]");
+        ck_assert_msg(fabs(t - (2 * T + 2 * 0.01 + 2 * n * M / B)) < 1e-12,
+                      "n=%d server links: %.17g", n, t);
+        /* a directed link from the server to the workers at 1e4 B/s: the
+         * models go at 1e4, the gradients at B */
+        char links[256];
+        snprintf(links, sizeof links, ", \"links\": [{\"from\": [\"server\"], \"to\": [\"0-%d\"],"
+                 " \"directed\": true, \"bandwidth_Bps\": 1e4}]", n - 1);
+        t = ps_sync_time(n, links);
+        ck_assert_msg(fabs(t - (2 * T + 2 * a + n * M / B + n * M / cap)) < 1e-12,
+                      "n=%d directed server link: %.17g", n, t);
+    }
+}
+END_TEST
+
+/* Server names are checked against the protocol where it is known, at the
+ * entry that names them; elsewhere they are not node numbers. */
+START_TEST(test_server_names_checked)
+{
+    expect_prepare_error("{\"nodes\": 4, \"network\": {\"nics\": [{\"nodes\": [1, \"server\"],"
+                         " \"down_Bps\": 1e6}]}, \"algorithm\": {\"name\": \"dpsgd\"},"
+                         " \"stop\": {\"steps\": 5}}",
+                         "test.json: /network/nics/0/nodes/1: error: names a server, but "
+                         "algorithm \"dpsgd\" has none (only the nodes 0..3 exist)");
+    expect_prepare_error("{\"nodes\": 4, \"network\": {\"nics\": [{\"nodes\": [\"server:0\","
+                         " \"server:1\"], \"down_Bps\": 1e6}]}, \"algorithm\": {\"name\":"
+                         " \"ps-sync\"}, \"stop\": {\"steps\": 5}}",
+                         "test.json: /network/nics/0/nodes/1: error: server 1 does not exist: "
+                         "algorithm \"ps-sync\" has 1 server (server:0)");
+    expect_prepare_error("{\"nodes\": 4, \"network\": {\"links\": [{\"from\": [0],"
+                         " \"to\": [\"server:2\"], \"latency_s\": 1}]}, \"algorithm\":"
+                         " {\"name\": \"sdfeel\", \"clusters\": 2}, \"stop\": {\"steps\": 5}}",
+                         "test.json: /network/links/0/to/0: error: server 2 does not exist: "
+                         "algorithm \"sdfeel\" has 2 servers (server:0 .. server:1)");
+    expect_prepare_error("{\"nodes\": 4, \"network\": {\"links\": [{\"from\": [\"0-3\","
+                         " \"server\"], \"latency_s\": 1}]}, \"algorithm\": {\"name\": \"sdfeel\","
+                         " \"clusters\": 2}, \"stop\": {\"steps\": 5}}",
+                         "test.json: /network/links/0/from/1: error: \"server\" is ambiguous: "
+                         "algorithm \"sdfeel\" has 2 servers (name one as \"server:K\", K in "
+                         "0..1, or all as \"servers\")");
+    /* the loader's own checks */
+    scn_scenario sc;
+    scn_error err;
+    static const struct { const char *network, *msg; } bad[] = {
+        { "\"nics\": [{\"nodes\": [\"server\", \"server:0\"], \"up_Bps\": 1}]",
+          "test.json: /network/nics/0/nodes/1: error: server 0 is already in this list" },
+        { "\"nics\": [{\"nodes\": [\"server:1\", \"servers\"], \"up_Bps\": 1}]",
+          "test.json: /network/nics/0/nodes/1: error: \"servers\" names every server; this "
+          "list already names one" },
+        { "\"links\": [{\"from\": [\"server:x\"]}]",
+          "test.json: /network/links/0/from/0: error: must be \"server:K\" with K a server "
+          "number >= 0, got \"server:x\"" },
+        { "\"links\": [{\"to\": [\"srv\"]}]",
+          "test.json: /network/links/0/to/0: error: must be a node number, a range \"a-b\", "
+          "\"server\", \"server:K\" or \"servers\", got \"srv\"" },
+    };
+    for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
+        char json[1024];
+        snprintf(json, sizeof json, "{\"nodes\": 4, \"network\": {%s}}", bad[t].network);
+        ck_assert_int_eq(scn_load_string(json, "test.json", NULL, 0, &sc, &err), -1);
+        ck_assert_str_eq(err.msg, bad[t].msg);
+    }
+    ck_assert_int_eq(scn_load_string("{\"nodes\": 4, \"compute\": {\"groups\": [{\"nodes\":"
+                                     " [\"server\"], \"slowdown\": 2}]}}", "test.json", NULL, 0,
+                                     &sc, &err), -1);
+    ck_assert_str_eq(err.msg, "test.json: /compute/groups/0/nodes/0: error: must be a node "
+                              "number or a range \"a-b\", got \"server\"");
+}
+END_TEST
+
+/* The resolved scenario keeps the names as given, and loads back to the
+ * same resolved text. */
+START_TEST(test_server_names_resolved)
+{
+    const char *json =
+        "{\"nodes\": 4, \"network\": {\"nics\": [{\"nodes\": [\"server\", 2], \"up_Bps\": 1e6}],"
+        " \"links\": [{\"from\": [\"servers\"], \"to\": [1, \"server:0\"], \"latency_s\": 0.5}]},"
+        " \"algorithm\": {\"name\": \"ps-sync\"}, \"stop\": {\"steps\": 5}}";
+    scn_scenario a, b;
+    scn_error err;
+    ck_assert_msg(scn_load_string(json, "test.json", NULL, 0, &a, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_nonnull(strstr(a.resolved_json, "\"server\""));
+    ck_assert_ptr_nonnull(strstr(a.resolved_json, "\"servers\""));
+    ck_assert_ptr_nonnull(strstr(a.resolved_json, "\"server:0\""));
+    ck_assert_msg(scn_load_string(a.resolved_json, "test.json", NULL, 0, &b, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_str_eq(a.resolved_json, b.resolved_json);
+    scn_fini(&a);
+    scn_fini(&b);
+}
+END_TEST
+
 Suite *gaps_suite(void)
 {
     Suite *s = suite_create("gaps");
@@ -355,6 +489,11 @@ Suite *gaps_suite(void)
     tcase_add_test(tc, test_localsgd_gossip_schedules);
     tcase_add_test(tc, test_dpsgd_random_matching);
     tcase_add_test(tc, test_schedule_errors);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("servers");
+    tcase_add_test(tc, test_server_nic_capped);
+    tcase_add_test(tc, test_server_names_checked);
+    tcase_add_test(tc, test_server_names_resolved);
     suite_add_tcase(s, tc);
     return s;
 }

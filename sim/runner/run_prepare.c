@@ -125,6 +125,8 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
         goto out_destroy;
     int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;
     r->n_all = s->n_nodes + servers;
+    if (run_i_check_servers(r, servers, err) != 0)
+        goto out_destroy;
     r->timing_only = s->model_type == NULL;
     if (run_i_check_memory(r, 0, 0, err) != 0 || build_topology(r, err) != 0
         || run_i_build_data(r, err) != 0
@@ -186,6 +188,7 @@ void run_destroy(run_sim *r)
     free(r->classes);
     free(r->rules);
     free(r->windows);
+    free(r->server_lists);
     free(r->eval_idx);
     free(r->test_idx);
     topo_destroy(r->g);
