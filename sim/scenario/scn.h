@@ -334,7 +334,8 @@ double scn_node_slowdown(const scn_scenario *s, int node);
 double scn_node_step_time(const scn_scenario *s, int node, double model_flops);
 /* Node i's noise: the last group naming it with a noise wins. */
 cl_noise_spec scn_node_noise(const scn_scenario *s, int node);
-/* Node i's NIC capacities (bytes per second). */
+/* Node i's NIC capacities (bytes per second); a protocol's server (node >=
+ * nodes) takes the entries that name it ("server", "server:K", "servers"). */
 void   scn_node_nic(const scn_scenario *s, int node, double *up_Bps, double *down_Bps);
 /* Whether a server list names the protocol's server k (node number
  * nodes + k).  O(servers named). */
