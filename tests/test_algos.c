@@ -378,11 +378,11 @@ START_TEST(test_algorithm_params_checked)
                          " \"stop\": {\"steps\": 5}}",
                          "test.json: /algorithm/local_step: error: unknown key for algorithm "
                          "\"local-sgd\" (expected one of: name, lr, batch, local_steps, sync, "
-                         "collective)");
+                         "collective, schedule, schedule_file)");
     expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"dpsgd\", \"local_steps\": 2},"
                          " \"stop\": {\"steps\": 5}}",
                          "test.json: /algorithm/local_steps: error: unknown key for algorithm "
-                         "\"dpsgd\" (expected one of: name, lr, batch)");
+                         "\"dpsgd\" (expected one of: name, lr, batch, schedule, schedule_file)");
     expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"local-sgd\", \"local_steps\": 0},"
                          " \"stop\": {\"steps\": 5}}",
                          "test.json: /algorithm/local_steps: error: must be in [1, 1e+09], got 0");

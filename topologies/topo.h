@@ -201,6 +201,13 @@ typedef struct topo_sched_spec {
     const char *path;    /* file: lines "round u v" (borrowed) */
     topo_mixing mixing;  /* file: weights of each round's undirected graph */
     double lazy_alpha;
+    /* one_peer_exponential only: each round's arcs j -> j + 2^b become
+     * undirected edges {j, j + 2^b}, so node j has the two neighbours
+     * j +- 2^b (one when 2^b = n/2), with Metropolis-Hastings weights
+     * 1/(1 + degree) (the graph is regular): symmetric and doubly
+     * stochastic, for protocols that exchange both ways (D-PSGD).  0:
+     * the directed graph.  Matchings and files are undirected already. */
+    int    undirected;
 } topo_sched_spec;
 
 typedef struct topo_schedule topo_schedule;

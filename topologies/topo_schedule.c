@@ -1,6 +1,8 @@
 /* topo_schedule.c -- time-varying topologies: one directed, weighted graph
  * per round.  One-peer exponential graphs (Ying et al. 2021: round r, node
- * j sends to j + 2^(r mod tau), tau = ceil(log2 n), both keep 1/2), random
+ * j sends to j + 2^(r mod tau), tau = ceil(log2 n), both keep 1/2; or, for
+ * protocols that exchange both ways, the undirected edges {j, j + 2^b}
+ * with Metropolis-Hastings weights), random
  * perfect matchings (pairs average; with n odd one node sits out), random
  * k-out peer sampling (Epidemic Learning, de Vos et al. 2023: each node
  * sends to k distinct others drawn uniformly, each receiver averages its own
@@ -195,7 +197,7 @@ topo_schedule *topo_schedule_create(const topo_sched_spec *spec, uint64_t seed, 
         while (tau < 31 && (1 << tau) < n)
             tau++;
         s->period = tau > 0 ? (uint64_t)tau : 1;
-        arcs = n > 1 ? (size_t)n : 0;
+        arcs = n > 1 ? (size_t)n * (spec->undirected ? 2 : 1) : 0;
         break;
     }
     case TOPO_SCHED_RANDOM_MATCHING:
@@ -265,6 +267,32 @@ static void one_peer(topo_schedule *s, uint64_t r)
             d->out_nbr[j] = (int)(((long long)j + hop) % n);
             d->out_w[j] = 0.5;
         }
+    }
+}
+
+/* The undirected form: j ~ j + hop and j ~ j - hop, neighbours sorted,
+ * weights 1 / (1 + degree) on a regular graph (Metropolis-Hastings). */
+static void one_peer_undirected(topo_schedule *s, uint64_t r)
+{
+    topo_digraph *d = s->d;
+    int n = d->n;
+    int hop = n > 1 ? (int)(1LL << (r % s->period)) : 0;
+    for (int j = 0; j < n; j++) {
+        size_t at = d->out_off[j];
+        if (n > 1) {
+            int a = (int)(((long long)j + hop) % n), b = (int)(((long long)j - hop + n) % n);
+            int lo = a < b ? a : b, hi = a < b ? b : a;
+            d->out_nbr[at++] = lo;
+            if (hi != lo)
+                d->out_nbr[at++] = hi;
+        }
+        d->out_off[j + 1] = at;
+    }
+    for (int j = 0; j < n; j++) {
+        double w = 1.0 / (1.0 + (double)(d->out_off[j + 1] - d->out_off[j]));
+        d->self_w[j] = w;
+        for (size_t k = d->out_off[j]; k < d->out_off[j + 1]; k++)
+            d->out_w[k] = w;
     }
 }
 
@@ -351,7 +379,10 @@ const topo_digraph *topo_schedule_round(topo_schedule *s, uint64_t r)
     case TOPO_SCHED_FILE:
         return s->rounds[r % s->period];
     case TOPO_SCHED_ONE_PEER_EXPONENTIAL:
-        one_peer(s, r);
+        if (s->spec.undirected)
+            one_peer_undirected(s, r);
+        else
+            one_peer(s, r);
         break;
     case TOPO_SCHED_RANDOM_MATCHING:
         matching(s, r);

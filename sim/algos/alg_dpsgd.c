@@ -7,11 +7,21 @@
  * computing its gradient on x_i^k at the same time.  The round ends when the
  * gradient is done and the round-k snapshots of all neighbours have arrived;
  * then the node mixes, applies the gradient and starts round k+1 at once.
- * A neighbour can be at most one round ahead (it needs our round-k model to
- * finish round k), so two accumulators suffice.  W is the topology's mixing
- * matrix (Metropolis-Hastings).
+ * W is the topology's mixing matrix (Metropolis-Hastings by default).
+ *
+ * `schedule` gives D-PSGD the time-varying graphs SGP takes, undirected
+ * (D-PSGD exchanges both ways and its analysis needs a symmetric, doubly
+ * stochastic W): "static" (the topology, the default), "random_matching",
+ * "one_peer_exponential" (round k: i ~ i +- 2^(k mod ceil(log2 n))) or
+ * "file" (`schedule_file`, rounds of undirected edges, cycled); round k's
+ * W^k is Metropolis-Hastings on round k's graph (alg_nbr.c), which for a
+ * matching is the schedule's own 1/2.  The semantics stay synchronous: in
+ * round k a node sends to and waits for its round-k neighbours only, so a
+ * node may run several rounds ahead of one it is not paired with; the
+ * mailbox keeps a slot per round (two on a static graph, where neighbours
+ * are at most one round apart).
  */
-#include "alg.h"
+#include "alg_nbr.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -19,70 +29,82 @@
 #include <string.h>
 #include <gsl/gsl_cblas.h>
 
+enum { P_SCHEDULE, P_SCHEDULE_FILE };
+
+static const alg_param_spec params[] = {
+    { "schedule", ALG_PARAM_CHOICE, ALG_NBR_STATIC, 0, 0, alg_nbr_schedule_names },
+    { "schedule_file", ALG_PARAM_PATH, 0, 0, 0, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
+};
+
 typedef struct dp_state {
-    double       *acc[2];   /* sum of W_ij x_j for rounds of parity 0 and 1 */
-    int           cnt[2];   /* neighbour models received into acc */
+    alg_mbox      mbox;     /* per round: sum of W_ij x_j, neighbour models received */
     uint64_t      round;
     cl_buf       *own;      /* x_i^k, also what was sent */
     const double *grad;     /* the finished step's gradient, or NULL */
 } dp_state;
 
-static double weight_of(const alg_ctx *ctx, int i, int j)
+static int degree(alg_ctx *ctx, uint64_t r, int i)
 {
-    const topo_graph *g = ctx->g;
-    size_t lo = g->off[i], hi = g->off[i + 1];
-    while (lo < hi) {    /* neighbour lists are sorted */
-        size_t mid = lo + (hi - lo) / 2;
-        if (g->nbr[mid] < j)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    assert(lo < g->off[i + 1] && g->nbr[lo] == j);
-    return g->w[lo];
-}
-
-static int degree(const alg_ctx *ctx, int i)
-{
-    return (int)(ctx->g->off[i + 1] - ctx->g->off[i]);
+    return alg_nbr_row_of(ctx->shared, r, i).deg;
 }
 
 static void start_round(alg_ctx *ctx, dp_state *st, int i)
 {
-    const topo_graph *g = ctx->g;
+    alg_nbr_row row = alg_nbr_row_of(ctx->shared, st->round, i);
     st->own = alg_snapshot(ctx, i);
     double bytes = alg_param_bytes(ctx, ctx->P);
-    for (size_t k = g->off[i]; k < g->off[i + 1]; k++)
-        alg_send(ctx, i, g->nbr[k], 0, st->round, st->own, bytes);
+    for (int k = 0; k < row.deg; k++)
+        alg_send(ctx, i, row.nbr[k], 0, st->round, st->own, bytes);
     st->grad = NULL;
     alg_start_step(ctx, i);
 }
 
 static void try_finish(alg_ctx *ctx, dp_state *st, int i)
 {
-    int p = (int)(st->round & 1);
-    if (!st->grad || st->cnt[p] < degree(ctx, i))
+    alg_nbr_row row = alg_nbr_row_of(ctx->shared, st->round, i);
+    if (!st->grad || alg_mbox_count(&st->mbox, st->round) < row.deg)
         return;
+    alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, st->round);
     double *x = alg_params(ctx, i);
     int P = (int)ctx->P;
-    memcpy(x, st->acc[p], ctx->P * sizeof(double));
-    cblas_daxpy(P, ctx->g->self_w[i], st->own->data, 1, x, 1);
+    memcpy(x, s->acc, ctx->P * sizeof(double));
+    cblas_daxpy(P, row.self_w, st->own->data, 1, x, 1);
     alg_sgd_apply(ctx, i, x, st->grad, 1.0);
-    memset(st->acc[p], 0, ctx->P * sizeof(double));
-    st->cnt[p] = 0;
+    alg_mbox_release(&st->mbox, s);
     alg_buf_put(ctx, st->own);
     st->own = NULL;
     st->round++;
     start_round(ctx, st, i);
 }
 
+static int dp_check(const alg_ctx *ctx, char *err, size_t size)
+{
+    return alg_nbr_check(ctx, "dpsgd", (int)ctx->param[P_SCHEDULE], ctx->path[P_SCHEDULE_FILE],
+                         err, size);
+}
+
+static int dp_shared_init(alg_ctx *ctx)
+{
+    int schedule = (int)ctx->param[P_SCHEDULE];
+    /* only a random schedule draws: the static graph creates no stream */
+    uint64_t seed = schedule == ALG_NBR_MATCHING ? gsl_rng_get(alg_rng(ctx, 0)) : 0;
+    char err[512];
+    ctx->shared = alg_nbr_create(ctx, schedule, ctx->path[P_SCHEDULE_FILE], seed, err,
+                                 sizeof err);
+    return ctx->shared ? 0 : -1;
+}
+
+static void dp_shared_fini(alg_ctx *ctx)
+{
+    alg_nbr_destroy(ctx->shared);
+}
+
 static int dp_init(alg_ctx *ctx, void *state, int node)
 {
     (void)node;
     dp_state *st = state;
-    st->acc[0] = calloc(ctx->P ? ctx->P : 1, sizeof(double));
-    st->acc[1] = calloc(ctx->P ? ctx->P : 1, sizeof(double));
-    return st->acc[0] && st->acc[1] ? 0 : -1;
+    return alg_mbox_init(&st->mbox, ctx->P);
 }
 
 static void dp_fini(alg_ctx *ctx, void *state, int node)
@@ -91,8 +113,7 @@ static void dp_fini(alg_ctx *ctx, void *state, int node)
     dp_state *st = state;
     if (st->own)
         alg_buf_put(ctx, st->own);
-    free(st->acc[0]);
-    free(st->acc[1]);
+    alg_mbox_fini(&st->mbox);
 }
 
 static void dp_on_start(alg_ctx *ctx, void *state, int node)
@@ -110,10 +131,11 @@ static void dp_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
 static void dp_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     dp_state *st = state;
-    assert(m->round == st->round || m->round == st->round + 1);
-    int p = (int)(m->round & 1);
-    cblas_daxpy((int)ctx->P, weight_of(ctx, i, m->from), m->payload->data, 1, st->acc[p], 1);
-    st->cnt[p]++;
+    assert(m->round >= st->round);
+    alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, m->round);
+    cblas_daxpy((int)ctx->P, alg_nbr_weight(ctx->shared, m->round, i, m->from),
+                m->payload->data, 1, s->acc, 1);
+    s->count++;
     if (m->round == st->round)
         try_finish(ctx, st, i);
 }
@@ -122,18 +144,23 @@ static void dp_describe_wait(const alg_ctx *ctx, const void *state, int i,
                              char *buf, size_t size)
 {
     const dp_state *st = state;
-    int p = (int)(st->round & 1);
-    if (!st->grad)
+    if (!st->grad) {
         snprintf(buf, size, "its step of round %llu", (unsigned long long)st->round);
-    else
+    } else {
+        int deg = degree((alg_ctx *)ctx, st->round, i);
         snprintf(buf, size, "%d of %d neighbour models of round %llu",
-                 degree(ctx, i) - st->cnt[p], degree(ctx, i), (unsigned long long)st->round);
+                 deg - alg_mbox_count(&st->mbox, st->round), deg,
+                 (unsigned long long)st->round);
+    }
 }
 
 const alg_type alg_dpsgd = {
     .name = "dpsgd",
     .state_size = sizeof(dp_state),
-    .check = NULL,
+    .params = params,
+    .check = dp_check,
+    .shared_init = dp_shared_init,
+    .shared_fini = dp_shared_fini,
     .init = dp_init,
     .on_start = dp_on_start,
     .on_step_done = dp_on_step_done,

@@ -12,11 +12,18 @@
  * doubling or tree, alg_coll.c) after which every node holds the same
  * average bit for bit; with `sync` = "gossip" it sends its model to every
  * neighbour, waits for all neighbours' round-r models and mixes
- * x <- sum_j W_ij x_j (neighbours are at most one round apart, so two
- * accumulators suffice).  H = 1 with "allreduce" is model averaging after
+ * x <- sum_j W_ij x_j.  H = 1 with "allreduce" is model averaging after
  * every step.
+ *
+ * With "gossip", `schedule` picks the graph of synchronisation round r as
+ * for D-PSGD (alg_nbr.c): the static topology (default), random matchings,
+ * the undirected one-peer exponential graph, or the rounds of
+ * `schedule_file`, each round mixed with Metropolis-Hastings weights on its
+ * own graph; a node then waits only for its round-r neighbours and may run
+ * rounds ahead of nodes it is not paired with (a mailbox slot per round).
  */
 #include "alg_coll.h"
+#include "alg_nbr.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -24,7 +31,7 @@
 #include <string.h>
 #include <gsl/gsl_cblas.h>
 
-enum { P_LOCAL_STEPS, P_SYNC, P_COLLECTIVE };
+enum { P_LOCAL_STEPS, P_SYNC, P_COLLECTIVE, P_SCHEDULE, P_SCHEDULE_FILE };
 enum { SYNC_ALLREDUCE, SYNC_GOSSIP };
 enum { TAG_COLL = 1, TAG_GOSSIP = 2 };
 
@@ -34,25 +41,27 @@ static const alg_param_spec params[] = {
     { "local_steps", ALG_PARAM_INT, 4, 1, 1e9, NULL },
     { "sync", ALG_PARAM_CHOICE, SYNC_ALLREDUCE, 0, 0, sync_names },
     { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names },
+    { "schedule", ALG_PARAM_CHOICE, ALG_NBR_STATIC, 0, 0, alg_nbr_schedule_names },
+    { "schedule_file", ALG_PARAM_PATH, 0, 0, 0, NULL },
     { NULL, 0, 0, 0, 0, NULL },
 };
 
 typedef struct ls_shared {
     alg_coll *coll;
+    alg_nbr  *nbr;     /* gossip */
 } ls_shared;
 
 typedef struct ls_state {
     int      local;      /* steps since the last synchronisation */
     uint64_t round;      /* synchronisation rounds done */
     int      syncing;
-    /* gossip */
-    double  *acc[2];
-    int      cnt[2];
+    alg_mbox mbox;       /* gossip: per round, sum of W_ij x_j */
 } ls_state;
 
-static int degree(const alg_ctx *ctx, int i)
+static int degree(const alg_ctx *ctx, uint64_t r, int i)
 {
-    return (int)(ctx->g->off[i + 1] - ctx->g->off[i]);
+    const ls_shared *sh = ctx->shared;
+    return alg_nbr_row_of(sh->nbr, r, i).deg;
 }
 
 static void synced(alg_ctx *ctx, int node)
@@ -75,14 +84,15 @@ static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len)
 /* Gossip round complete when all neighbours' models of this round are in. */
 static void gossip_try_mix(alg_ctx *ctx, ls_state *st, int i)
 {
-    int p = (int)(st->round & 1);
-    if (!st->syncing || st->cnt[p] < degree(ctx, i))
+    ls_shared *sh = ctx->shared;
+    alg_nbr_row row = alg_nbr_row_of(sh->nbr, st->round, i);
+    if (!st->syncing || alg_mbox_count(&st->mbox, st->round) < row.deg)
         return;
+    alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, st->round);
     double *x = alg_params(ctx, i);
-    cblas_dscal((int)ctx->P, ctx->g->self_w[i], x, 1);
-    cblas_daxpy((int)ctx->P, 1.0, st->acc[p], 1, x, 1);
-    memset(st->acc[p], 0, ctx->P * sizeof(double));
-    st->cnt[p] = 0;
+    cblas_dscal((int)ctx->P, row.self_w, x, 1);
+    cblas_daxpy((int)ctx->P, 1.0, s->acc, 1, x, 1);
+    alg_mbox_release(&st->mbox, s);
     synced(ctx, i);
 }
 
@@ -94,12 +104,24 @@ static void start_sync(alg_ctx *ctx, ls_state *st, int i)
         alg_coll_start(ctx, sh->coll, i, st->round, alg_coll_everyone(sh->coll), ctx->n, alg_params(ctx, i));
         return;
     }
-    const topo_graph *g = ctx->g;
+    alg_nbr_row row = alg_nbr_row_of(sh->nbr, st->round, i);
     cl_buf *x = alg_snapshot(ctx, i);
-    for (size_t k = g->off[i]; k < g->off[i + 1]; k++)
-        alg_send(ctx, i, g->nbr[k], TAG_GOSSIP, st->round, x, alg_param_bytes(ctx, ctx->P));
+    for (int k = 0; k < row.deg; k++)
+        alg_send(ctx, i, row.nbr[k], TAG_GOSSIP, st->round, x, alg_param_bytes(ctx, ctx->P));
     alg_buf_put(ctx, x);
     gossip_try_mix(ctx, st, i);
+}
+
+static int ls_check(const alg_ctx *ctx, char *err, size_t size)
+{
+    int schedule = (int)ctx->param[P_SCHEDULE];
+    if ((int)ctx->param[P_SYNC] != SYNC_GOSSIP &&
+        (schedule != ALG_NBR_STATIC || ctx->path[P_SCHEDULE_FILE])) {
+        snprintf(err, size, "local-sgd schedule \"%s\" needs sync \"gossip\" (an all-reduce "
+                 "uses no graph)", alg_nbr_schedule_names[schedule]);
+        return -1;
+    }
+    return alg_nbr_check(ctx, "local-sgd", schedule, ctx->path[P_SCHEDULE_FILE], err, size);
 }
 
 static int ls_shared_init(alg_ctx *ctx)
@@ -108,8 +130,15 @@ static int ls_shared_init(alg_ctx *ctx)
     if (!sh)
         return -1;
     ctx->shared = sh;
-    if ((int)ctx->param[P_SYNC] != SYNC_ALLREDUCE)
-        return 0;
+    if ((int)ctx->param[P_SYNC] != SYNC_ALLREDUCE) {
+        int schedule = (int)ctx->param[P_SCHEDULE];
+        /* only a random schedule draws: the static graph creates no stream */
+        uint64_t seed = schedule == ALG_NBR_MATCHING ? gsl_rng_get(alg_rng(ctx, 0)) : 0;
+        char err[512];
+        sh->nbr = alg_nbr_create(ctx, schedule, ctx->path[P_SCHEDULE_FILE], seed, err,
+                                 sizeof err);
+        return sh->nbr ? 0 : -1;
+    }
     sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
                                averaged);
     if (!sh->coll)
@@ -123,6 +152,7 @@ static void ls_shared_fini(alg_ctx *ctx)
     if (!sh)
         return;
     alg_coll_destroy(ctx, sh->coll);
+    alg_nbr_destroy(sh->nbr);
     free(sh);
 }
 
@@ -132,9 +162,7 @@ static int ls_init(alg_ctx *ctx, void *state, int node)
     ls_state *st = state;
     if ((int)ctx->param[P_SYNC] != SYNC_GOSSIP)
         return 0;
-    st->acc[0] = calloc(ctx->P ? ctx->P : 1, sizeof(double));
-    st->acc[1] = calloc(ctx->P ? ctx->P : 1, sizeof(double));
-    return st->acc[0] && st->acc[1] ? 0 : -1;
+    return alg_mbox_init(&st->mbox, ctx->P);
 }
 
 static void ls_fini(alg_ctx *ctx, void *state, int node)
@@ -142,8 +170,7 @@ static void ls_fini(alg_ctx *ctx, void *state, int node)
     (void)ctx;
     (void)node;
     ls_state *st = state;
-    free(st->acc[0]);
-    free(st->acc[1]);
+    alg_mbox_fini(&st->mbox);
 }
 
 static void ls_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
@@ -164,14 +191,11 @@ static void ls_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         alg_coll_on_message(ctx, sh->coll, i, m);
         return;
     }
-    assert(m->round == st->round || m->round == st->round + 1);
-    int p = (int)(m->round & 1);
-    const topo_graph *g = ctx->g;
-    size_t k = g->off[i];
-    while (g->nbr[k] != m->from)   /* short lists; weights sit beside the neighbour */
-        k++;
-    cblas_daxpy((int)ctx->P, g->w[k], m->payload->data, 1, st->acc[p], 1);
-    st->cnt[p]++;
+    assert(m->round >= st->round);
+    alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, m->round);
+    cblas_daxpy((int)ctx->P, alg_nbr_weight(sh->nbr, m->round, i, m->from), m->payload->data,
+                1, s->acc, 1);
+    s->count++;
     if (m->round == st->round)
         gossip_try_mix(ctx, st, i);
 }
@@ -189,14 +213,15 @@ static void ls_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
         alg_coll_describe_wait(sh->coll, i, buf, size);
     else
         snprintf(buf, size, "%d of %d neighbour models of gossip round %llu",
-                 degree(ctx, i) - st->cnt[st->round & 1], degree(ctx, i),
-                 (unsigned long long)st->round);
+                 degree(ctx, st->round, i) - alg_mbox_count(&st->mbox, st->round),
+                 degree(ctx, st->round, i), (unsigned long long)st->round);
 }
 
 const alg_type alg_localsgd = {
     .name = "local-sgd",
     .state_size = sizeof(ls_state),
     .params = params,
+    .check = ls_check,
     .shared_init = ls_shared_init,
     .shared_fini = ls_shared_fini,
     .init = ls_init,

@@ -50,6 +50,7 @@ struct run_sim {
     cl_link_class *classes;    /* 0: the default link; k + 1: links[k] */
     cl_link_rule *rules;
     cl_window    *windows;     /* every class's outages */
+    int          *server_lists; /* rules' node lists that name servers, workers + servers */
     size_t       *eval_idx;
     size_t        n_eval;
     size_t       *test_idx;     /* seeded test subset, or NULL for all */
@@ -105,6 +106,12 @@ int run_i_build_data(run_sim *r, scn_error *err);
  * capacities, slowdowns, faults, their points, link classes, rules and
  * windows of r.  Returns 0, or -1 when out of memory. */
 int run_i_build_heterogeneity(run_sim *r);
+
+/* The servers named in network.nics and network.links against the
+ * protocol's `servers` (n .. n + servers - 1): a located error when the
+ * protocol has none, "server" is ambiguous or server:K does not exist.
+ * Returns 0 or -1 with err set. */
+int run_i_check_servers(const run_sim *r, int servers, scn_error *err);
 
 /* run_limits.c: 0, or -1 with err set when the memory estimate exceeds the
  * limit.  Before the model exists P is 0 and only the nodes, the topology

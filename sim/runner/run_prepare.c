@@ -130,6 +130,8 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
         goto out_destroy;
     int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;
     r->n_all = s->n_nodes + servers;
+    if (run_i_check_servers(r, servers, err) != 0)
+        goto out_destroy;
     r->timing_only = s->model_type == NULL;
     if (run_i_check_memory(r, 0, 0, err) != 0 || build_topology(r, err) != 0
         || run_i_build_data(r, err) != 0
@@ -143,7 +145,17 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     if (r->alg->check) {
         char m[512];
         if (r->alg->check(&r->ctx, m, sizeof m) != 0) {
-            run_i_value_error(err, s, "/algorithm/name", m);
+            /* a bad line of a file parameter (a schedule) is reported where
+             * it is: "FILE:LINE: error: ..." */
+            int in_file = 0;
+            for (int k = 0; k < ALG_MAX_PARAMS && !in_file; k++) {
+                size_t len = r->ctx.path[k] ? strlen(r->ctx.path[k]) : 0;
+                in_file = len > 0 && strncmp(m, r->ctx.path[k], len) == 0 && m[len] == ':';
+            }
+            if (in_file)
+                snprintf(err->msg, sizeof err->msg, "%s", m);
+            else
+                run_i_value_error(err, s, "/algorithm/name", m);
             goto out_destroy;
         }
     }
@@ -181,6 +193,7 @@ void run_destroy(run_sim *r)
     free(r->classes);
     free(r->rules);
     free(r->windows);
+    free(r->server_lists);
     free(r->eval_idx);
     free(r->test_idx);
     topo_destroy(r->g);

@@ -118,12 +118,16 @@ void scn_fini(scn_scenario *s)
         free(s->faults[i].points);
     }
     free(s->faults);
-    for (size_t i = 0; i < s->n_nics; i++)
+    for (size_t i = 0; i < s->n_nics; i++) {
         free(s->nics[i].nodes);
+        free(s->nics[i].servers.ks);
+    }
     free(s->nics);
     for (size_t i = 0; i < s->n_links; i++) {
         free(s->links[i].from);
         free(s->links[i].to);
+        free(s->links[i].from_servers.ks);
+        free(s->links[i].to_servers.ks);
         free(s->links[i].props.outages);
     }
     free(s->links);

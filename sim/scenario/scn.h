@@ -120,11 +120,30 @@ typedef struct scn_link_props {
     size_t     n_outages;
 } scn_link_props;
 
+/* The protocol's servers a node list of network.nics or network.links
+ * names: "server" (the protocol's one server), "server:K" (its K-th,
+ * 0-based: node number nodes + K) or "servers" (all of them).  The loader
+ * does not know the protocol, so it keeps the names apart from the
+ * workers; the runner checks them against the protocol (run_hetero.c) and
+ * resolves them.  All zero: no server named. */
+typedef struct scn_servers {
+    int    all;         /* "servers" */
+    int    plain;       /* "server" (server 0, and the protocol must have one) */
+    int   *ks;          /* "server:K" values, sorted, distinct (plain's 0 not among them) */
+    size_t n_ks;
+    int    named;       /* any of the above */
+    int    first_at;    /* index in the JSON list of the first server name */
+    int    plain_at;    /* of "server" */
+    int    max_k;       /* the largest K named ("server" counts as 0); -1 with "servers" alone */
+    int    max_at;      /* of the largest K */
+} scn_servers;
+
 /* Links from `from` to `to` (and back unless directed) take props; keys
  * not given in the entry keep the network's defaults. */
 typedef struct scn_link {
-    int   *from, *to;       /* sorted; NULL: every node */
+    int   *from, *to;       /* sorted workers; NULL: every node, servers included */
     size_t n_from, n_to;
+    scn_servers from_servers, to_servers;
     int    directed;
     scn_link_props props;
     int    has_latency, has_bandwidth, has_jitter, has_loss, has_outages;
@@ -132,8 +151,9 @@ typedef struct scn_link {
 
 /* Per-node NIC capacities (0: not set by this entry). */
 typedef struct scn_nic {
-    int   *nodes;
+    int   *nodes;       /* workers; an empty list (not NULL) when only servers are named */
     size_t n_nodes;
+    scn_servers servers;
     double fraction;
     double up_Bps, down_Bps;
 } scn_nic;
@@ -322,7 +342,11 @@ double scn_node_slowdown(const scn_scenario *s, int node);
 double scn_node_step_time(const scn_scenario *s, int node, double model_flops);
 /* Node i's noise: the last group naming it with a noise wins. */
 cl_noise_spec scn_node_noise(const scn_scenario *s, int node);
-/* Node i's NIC capacities (bytes per second). */
+/* Node i's NIC capacities (bytes per second); a protocol's server (node >=
+ * nodes) takes the entries that name it ("server", "server:K", "servers"). */
 void   scn_node_nic(const scn_scenario *s, int node, double *up_Bps, double *down_Bps);
+/* Whether a server list names the protocol's server k (node number
+ * nodes + k).  O(servers named). */
+int    scn_names_server(const scn_servers *sv, int k);
 
 #endif

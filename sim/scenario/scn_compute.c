@@ -200,7 +200,8 @@ void scn_node_nic(const scn_scenario *s, int node, double *up, double *down)
     *down = s->down_Bps;
     for (size_t i = 0; i < s->n_nics; i++) {
         const scn_nic *q = &s->nics[i];
-        if (!scn_i_has_node(q->nodes, q->n_nodes, node))
+        if (node >= s->n_nodes ? !scn_names_server(&q->servers, node - s->n_nodes)
+                               : !scn_i_has_node(q->nodes, q->n_nodes, node))
             continue;
         if (q->up_Bps > 0)
             *up = q->up_Bps;

@@ -68,6 +68,15 @@ int scn_i_v_select(scn_ctx *c, json_t *o, const char *ptr, const scn_scenario *s
                    int allow_all, int **nodes, size_t *n_out, double *fraction);
 int scn_i_v_node_list(scn_ctx *c, json_t *list, const char *np, int n_nodes, int **nodes,
                       size_t *n_out);
+/* The same, also taking the protocol's server names into *sv (network.nics
+ * and network.links); sv NULL: none allowed. */
+int scn_i_v_select_sv(scn_ctx *c, json_t *o, const char *ptr, const scn_scenario *s,
+                      int allow_all, int **nodes, size_t *n_out, double *fraction,
+                      scn_servers *sv);
+int scn_i_v_node_list_sv(scn_ctx *c, json_t *list, const char *np, int n_nodes, int **nodes,
+                         size_t *n_out, scn_servers *sv);
+/* Appends the server names of sv to a JSON node list, as they were given. */
+void scn_i_add_servers(json_t *arr, const scn_servers *sv, int *oom);
 int scn_i_has_node(const int *nodes, size_t n, int node);
 
 /* scn_trace.c: reads the trace file (relative to the scenario's directory)

@@ -1,7 +1,9 @@
 /* scn_network.c -- the network keys of a scenario beyond the default
  * latency and bandwidth: compression, NIC discipline and capacities (with
  * per-node NIC entries), jitter, loss, reordering, outages and link entries
- * between node sets.  It validates and fills plain structs; the runner
+ * between node sets; NIC and link entries may name the protocol's servers
+ * ("server", "server:K", "servers"), which the runner checks against the
+ * protocol.  It validates and fills plain structs; the runner
  * turns them into the cluster's link classes.
  */
 #include "scn_internal.h"
@@ -54,7 +56,8 @@ int scn_i_v_network_nics(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
         if (!json_is_object(e))
             return scn_i_fail(c, ep, "must be an object, got %s", scn_i_type_name(e));
         if (scn_i_check_keys(c, e, ep, nic_keys) ||
-            scn_i_v_select(c, e, ep, s, 0, &q->nodes, &q->n_nodes, &q->fraction) ||
+            scn_i_v_select_sv(c, e, ep, s, 0, &q->nodes, &q->n_nodes, &q->fraction,
+                              &q->servers) ||
             scn_i_opt_num(c, e, ep, "up_Bps", GT0, &q->up_Bps, &hu) ||
             scn_i_opt_num(c, e, ep, "down_Bps", GT0, &q->down_Bps, &hd))
             return -1;
@@ -172,12 +175,14 @@ static int v_link(scn_ctx *c, json_t *o, const char *ptr, scn_scenario *s, scn_l
         return -1;
     if ((v = json_object_get(o, "from"))) {
         scn_i_ptr_key(kp, ptr, "from");
-        if (scn_i_v_node_list(c, v, kp, s->n_nodes, &out->from, &out->n_from))
+        if (scn_i_v_node_list_sv(c, v, kp, s->n_nodes, &out->from, &out->n_from,
+                                 &out->from_servers))
             return -1;
     }
     if ((v = json_object_get(o, "to"))) {
         scn_i_ptr_key(kp, ptr, "to");
-        if (scn_i_v_node_list(c, v, kp, s->n_nodes, &out->to, &out->n_to))
+        if (scn_i_v_node_list_sv(c, v, kp, s->n_nodes, &out->to, &out->n_to,
+                                 &out->to_servers))
             return -1;
     }
     if ((v = json_object_get(o, "directed"))) {

@@ -157,13 +157,30 @@ static void add_link_props(json_t *o, const scn_link_props *p, int jitter, int l
     }
 }
 
-static void add_list(json_t *o, const char *key, const int *nodes, size_t n, int *oom)
+static void add_list(json_t *o, const char *key, const int *nodes, size_t n,
+                     const scn_servers *sv, int *oom)
 {
     json_t *arr = json_array();
     scn_i_add(o, key, arr, oom);
     for (size_t j = 0; j < n && !*oom; j++)
         if (json_array_append_new(arr, json_integer(nodes[j])))
             *oom = 1;
+    if (!*oom)
+        scn_i_add_servers(arr, sv, oom);
+}
+
+void scn_i_add_servers(json_t *arr, const scn_servers *sv, int *oom)
+{
+    char name[32];
+    if (sv->plain && json_array_append_new(arr, json_string("server")))
+        *oom = 1;
+    for (size_t k = 0; k < sv->n_ks && !*oom; k++) {
+        snprintf(name, sizeof name, "server:%d", sv->ks[k]);
+        if (json_array_append_new(arr, json_string(name)))
+            *oom = 1;
+    }
+    if (sv->all && !*oom && json_array_append_new(arr, json_string("servers")))
+        *oom = 1;
 }
 
 void scn_i_resolved_links(json_t *o, const scn_scenario *s, int *oom)
@@ -192,9 +209,9 @@ void scn_i_resolved_links(json_t *o, const scn_scenario *s, int *oom)
         if (!(g = scn_i_append_obj(arr, oom)))
             break;
         if (l->from)
-            add_list(g, "from", l->from, l->n_from, oom);
+            add_list(g, "from", l->from, l->n_from, &l->from_servers, oom);
         if (l->to)
-            add_list(g, "to", l->to, l->n_to, oom);
+            add_list(g, "to", l->to, l->n_to, &l->to_servers, oom);
         if (l->directed)
             scn_i_add(g, "directed", json_true(), oom);
         if (l->has_latency)
@@ -227,7 +244,10 @@ void scn_i_resolved_nics(json_t *o, const scn_scenario *s, int *oom)
         const scn_nic *q = &s->nics[i];
         if (!(g = scn_i_append_obj(arr, oom)))
             break;
-        scn_i_add_nodes(g, q->nodes, q->n_nodes, q->fraction, oom);
+        if (q->servers.named)
+            add_list(g, "nodes", q->nodes, q->n_nodes, &q->servers, oom);
+        else
+            scn_i_add_nodes(g, q->nodes, q->n_nodes, q->fraction, oom);
         if (q->up_Bps > 0)
             scn_i_add(g, "up_Bps", json_real(q->up_Bps), oom);
         if (q->down_Bps > 0)

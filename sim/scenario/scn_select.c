@@ -16,8 +16,12 @@
 #include <gsl/gsl_randist.h>
 
 /* One entry of a group's node list: a node number or "a-b". */
-static int node_entry(scn_ctx *c, const char *ptr, json_t *v, int n_nodes, int *lo, int *hi)
+static int node_entry(scn_ctx *c, const char *ptr, json_t *v, int n_nodes, int *lo, int *hi,
+                      int servers)
 {
+    const char *what = servers ? "a node number, a range \"a-b\", \"server\", \"server:K\" or "
+                                 "\"servers\""
+                               : "a node number or a range \"a-b\"";
     if (json_is_integer(v)) {
         long long x = json_integer_value(v);
         if (x < 0 || x >= n_nodes)
@@ -47,7 +51,7 @@ static int node_entry(scn_ctx *c, const char *ptr, json_t *v, int n_nodes, int *
             for (q++; *q >= '0' && *q <= '9'; q++, db++)
                 b = b < INT_MAX ? b * 10 + (*q - '0') : b;
         if (!da || !db || *q)
-            return scn_i_fail(c, ptr, "must be a node number or a range \"a-b\", got %s",
+            return scn_i_fail(c, ptr, "must be %s, got %s", what,
                         scn_i_quoted(qs, sizeof qs, t));
         if (a > b)
             return scn_i_fail(c, ptr, "bad range %s: start is greater than end",
@@ -59,13 +63,95 @@ static int node_entry(scn_ctx *c, const char *ptr, json_t *v, int n_nodes, int *
         *hi = (int)b;
         return 0;
     }
-    return scn_i_fail(c, ptr, "must be a node number or a range \"a-b\", got %s", scn_i_type_name(v));
+    return scn_i_fail(c, ptr, "must be %s, got %s", what, scn_i_type_name(v));
 }
 
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* "server", "servers" or "server:K" at index j: 1 when v is one (recorded
+ * into sv), 0 when it is not a server name, -1 on an error. */
+static int server_entry(scn_ctx *c, const char *ptr, json_t *v, int j, scn_servers *sv)
+{
+    if (!sv || !json_is_string(v))
+        return 0;
+    const char *t = json_string_value(v);
+    char qs[128];
+    int k;
+    if (strcmp(t, "servers") == 0) {
+        if (sv->named)
+            return scn_i_fail(c, ptr, "\"servers\" names every server; this list already names "
+                              "one");
+        sv->all = 1;
+        k = -1;
+    } else if (strcmp(t, "server") == 0) {
+        k = 0;
+    } else if (strncmp(t, "server:", 7) == 0) {
+        const char *q = t + 7;
+        long long x = 0;
+        int digits = 0;
+        for (; *q >= '0' && *q <= '9'; q++, digits++)
+            x = x < INT_MAX ? x * 10 + (*q - '0') : x;
+        if (!digits || *q || x >= INT_MAX)
+            return scn_i_fail(c, ptr, "must be \"server:K\" with K a server number >= 0, got %s",
+                              scn_i_quoted(qs, sizeof qs, t));
+        k = (int)x;
+    } else {
+        return 0;
+    }
+    if (k >= 0) {
+        if (sv->all)
+            return scn_i_fail(c, ptr, "\"servers\" already names every server, got %s",
+                              scn_i_quoted(qs, sizeof qs, t));
+        if (scn_names_server(sv, k))
+            return scn_i_fail(c, ptr, "server %d is already in this list", k);
+        if (strcmp(t, "server") == 0) {
+            sv->plain = 1;
+            sv->plain_at = j;
+        } else {
+            int *ks = realloc(sv->ks, (sv->n_ks + 1) * sizeof *ks);
+            if (!ks)
+                return scn_i_fail_oom(c);
+            sv->ks = ks;
+            ks[sv->n_ks++] = k;
+            qsort(ks, sv->n_ks, sizeof *ks, cmp_int);
+        }
+        if (!sv->named || k > sv->max_k) {
+            sv->max_k = k;
+            sv->max_at = j;
+        }
+    } else if (!sv->named) {
+        sv->max_k = -1;
+    }
+    if (!sv->named)
+        sv->first_at = j;
+    sv->named = 1;
+    return 1;
+}
+
+int scn_names_server(const scn_servers *sv, int k)
+{
+    if (sv->all || (sv->plain && k == 0))
+        return 1;
+    for (size_t i = 0; i < sv->n_ks; i++)
+        if (sv->ks[i] == k)
+            return 1;
+    return 0;
+}
 
 /* A list of node numbers and ranges at ptr into a sorted list. */
 int scn_i_v_node_list(scn_ctx *c, json_t *list, const char *np, int n_nodes, int **nodes,
                        size_t *n_out)
+{
+    return scn_i_v_node_list_sv(c, list, np, n_nodes, nodes, n_out, NULL);
+}
+
+int scn_i_v_node_list_sv(scn_ctx *c, json_t *list, const char *np, int n_nodes, int **nodes,
+                         size_t *n_out, scn_servers *sv)
 {
     char ep[PTR_MAX];
     size_t j, count = 0;
@@ -81,9 +167,13 @@ int scn_i_v_node_list(scn_ctx *c, json_t *list, const char *np, int n_nodes, int
     if (!(seen = calloc((size_t)n_nodes, 1)))
         return scn_i_fail_oom(c);
     json_array_foreach(list, j, e) {
-        int lo = 0, hi = -1;
+        int lo = 0, hi = -1, named;
         scn_i_ptr_idx(ep, np, j);
-        if (node_entry(c, ep, e, n_nodes, &lo, &hi))
+        if ((named = server_entry(c, ep, e, (int)j, sv)) < 0)
+            goto out_fail;
+        if (named)
+            continue;
+        if (node_entry(c, ep, e, n_nodes, &lo, &hi, sv != NULL))
             goto out_fail;
         for (int k = lo; k <= hi; k++) {
             if (seen[k]) {
@@ -94,7 +184,9 @@ int scn_i_v_node_list(scn_ctx *c, json_t *list, const char *np, int n_nodes, int
             count++;
         }
     }
-    if (!(*nodes = malloc(count * sizeof **nodes))) {
+    /* never NULL, which would mean every node: a list of servers alone
+     * names no worker */
+    if (!(*nodes = malloc((count ? count : 1) * sizeof **nodes))) {
         scn_i_fail_oom(c);
         goto out_fail;
     }
@@ -123,6 +215,13 @@ static uint32_t fnv1a(const char *s)
  * allow_all, else an error. */
 int scn_i_v_select(scn_ctx *c, json_t *o, const char *ptr, const scn_scenario *s,
                     int allow_all, int **nodes, size_t *n_out, double *fraction)
+{
+    return scn_i_v_select_sv(c, o, ptr, s, allow_all, nodes, n_out, fraction, NULL);
+}
+
+int scn_i_v_select_sv(scn_ctx *c, json_t *o, const char *ptr, const scn_scenario *s,
+                      int allow_all, int **nodes, size_t *n_out, double *fraction,
+                      scn_servers *sv)
 {
     json_t *list = json_object_get(o, "nodes"), *fr = json_object_get(o, "fraction");
     char np[PTR_MAX];
@@ -165,7 +264,7 @@ int scn_i_v_select(scn_ctx *c, json_t *o, const char *ptr, const scn_scenario *s
         return scn_i_fail(c, ptr, "missing required key \"nodes\" (or \"fraction\")");
     }
     scn_i_ptr_key(np, ptr, "nodes");
-    return scn_i_v_node_list(c, list, np, n_nodes, nodes, n_out);
+    return scn_i_v_node_list_sv(c, list, np, n_nodes, nodes, n_out, sv);
 }
 
 int scn_i_has_node(const int *nodes, size_t n, int node)

@@ -1,0 +1,253 @@
+/* alg_nbr.c -- per-round neighbourhoods for synchronous neighbour exchange
+ * (D-PSGD, local SGD's gossip): the static topology with its mixing
+ * weights, or one undirected graph per round from the topologies module's
+ * schedules, with Metropolis-Hastings weights on each round's graph (a
+ * matching's 1/2, the undirected one-peer exponential graph's 1/(1 +
+ * degree), the file's rounds weighted by topo_mixing.c), so every round's
+ * matrix is symmetric and doubly stochastic as D-PSGD assumes; and the
+ * per-round mailboxes of weighted sums.  It decides neither when rounds
+ * happen nor what is sent: the protocols do.
+ */
+#include "alg_nbr.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const alg_nbr_schedule_names[] = { "static", "random_matching",
+                                               "one_peer_exponential", "file", NULL };
+
+#define CACHE 8
+
+typedef struct cached {
+    uint64_t     round;
+    int          valid;
+    size_t       cap;     /* arcs the arrays hold */
+    topo_digraph d;
+} cached;
+
+struct alg_nbr {
+    const topo_graph *g;      /* static */
+    topo_schedule    *sched;  /* time-varying */
+    int               stored; /* file: the schedule keeps every round */
+    cached            cache[CACHE];
+};
+
+static topo_schedule *make_schedule(const alg_ctx *ctx, int schedule, const char *path,
+                                    uint64_t seed, char *err, size_t size)
+{
+    static const topo_sched_kind kinds[] = { 0, TOPO_SCHED_RANDOM_MATCHING,
+                                             TOPO_SCHED_ONE_PEER_EXPONENTIAL, TOPO_SCHED_FILE };
+    topo_sched_spec sp = { .kind = kinds[schedule], .n = ctx->n, .path = path,
+                           .mixing = TOPO_MIX_METROPOLIS, .undirected = 1 };
+    return topo_schedule_create(&sp, seed, err, size);
+}
+
+int alg_nbr_check(const alg_ctx *ctx, const char *who, int schedule, const char *path,
+                  char *err, size_t size)
+{
+    if (schedule != ALG_NBR_FILE) {
+        if (path) {
+            snprintf(err, size, "%s: schedule_file needs schedule \"file\", got \"%s\"", who,
+                     alg_nbr_schedule_names[schedule]);
+            return -1;
+        }
+        return 0;
+    }
+    if (!path) {
+        snprintf(err, size, "%s with schedule \"file\" needs schedule_file", who);
+        return -1;
+    }
+    topo_schedule *s = make_schedule(ctx, schedule, path, 0, err, size);
+    if (!s)
+        return -1;
+    topo_schedule_destroy(s);
+    return 0;
+}
+
+alg_nbr *alg_nbr_create(const alg_ctx *ctx, int schedule, const char *path, uint64_t seed,
+                        char *err, size_t size)
+{
+    alg_nbr *nb = calloc(1, sizeof *nb);
+    if (!nb) {
+        snprintf(err, size, "out of memory");
+        return NULL;
+    }
+    if (schedule == ALG_NBR_STATIC) {
+        nb->g = ctx->g;
+        return nb;
+    }
+    nb->stored = schedule == ALG_NBR_FILE;
+    if (!(nb->sched = make_schedule(ctx, schedule, path, seed, err, size))) {
+        free(nb);
+        return NULL;
+    }
+    return nb;
+}
+
+static void free_digraph_arrays(topo_digraph *d)
+{
+    free(d->out_off);
+    free(d->in_off);
+    free(d->out_nbr);
+    free(d->in_nbr);
+    free(d->out_w);
+    free(d->in_w);
+    free(d->self_w);
+}
+
+void alg_nbr_destroy(alg_nbr *nb)
+{
+    if (!nb)
+        return;
+    topo_schedule_destroy(nb->sched);
+    for (int c = 0; c < CACHE; c++)
+        free_digraph_arrays(&nb->cache[c].d);
+    free(nb);
+}
+
+/* c <- src, growing c's arrays as needed (rounds differ in arcs). */
+static void copy_round(cached *c, const topo_digraph *src)
+{
+    topo_digraph *dst = &c->d;
+    int n = src->n;
+    size_t a = src->n_arcs;
+    if (!dst->out_off) {
+        dst->out_off = malloc((size_t)(n + 1) * sizeof(size_t));
+        dst->in_off = malloc((size_t)(n + 1) * sizeof(size_t));
+        dst->self_w = malloc((size_t)(n ? n : 1) * sizeof(double));
+        if (!dst->out_off || !dst->in_off || !dst->self_w)
+            alg_out_of_memory();
+    }
+    if (!dst->out_nbr || c->cap < a) {
+        size_t k = a ? a : 1;
+        dst->out_nbr = realloc(dst->out_nbr, k * sizeof(int));
+        dst->in_nbr = realloc(dst->in_nbr, k * sizeof(int));
+        dst->out_w = realloc(dst->out_w, k * sizeof(double));
+        dst->in_w = realloc(dst->in_w, k * sizeof(double));
+        if (!dst->out_nbr || !dst->in_nbr || !dst->out_w || !dst->in_w)
+            alg_out_of_memory();
+        c->cap = k;
+    }
+    dst->n = n;
+    dst->n_arcs = a;
+    dst->row_stochastic = src->row_stochastic;
+    dst->col_stochastic = src->col_stochastic;
+    memcpy(dst->out_off, src->out_off, (size_t)(n + 1) * sizeof(size_t));
+    memcpy(dst->in_off, src->in_off, (size_t)(n + 1) * sizeof(size_t));
+    memcpy(dst->self_w, src->self_w, (size_t)n * sizeof(double));
+    memcpy(dst->out_nbr, src->out_nbr, a * sizeof(int));
+    memcpy(dst->in_nbr, src->in_nbr, a * sizeof(int));
+    memcpy(dst->out_w, src->out_w, a * sizeof(double));
+    memcpy(dst->in_w, src->in_w, a * sizeof(double));
+}
+
+/* Round r's graph.  Nodes may be in different rounds at once, and a
+ * generated schedule hands out one buffer, so rounds are copied into a
+ * small cache. */
+static const topo_digraph *graph_of(alg_nbr *nb, uint64_t r)
+{
+    if (nb->stored)
+        return topo_schedule_round(nb->sched, r);
+    cached *c = &nb->cache[r % CACHE];
+    if (!c->valid || c->round != r) {
+        copy_round(c, topo_schedule_round(nb->sched, r));
+        c->round = r;
+        c->valid = 1;
+    }
+    return &c->d;
+}
+
+alg_nbr_row alg_nbr_row_of(alg_nbr *nb, uint64_t r, int i)
+{
+    if (nb->g) {
+        const topo_graph *g = nb->g;
+        return (alg_nbr_row){ .deg = (int)(g->off[i + 1] - g->off[i]), .nbr = g->nbr + g->off[i],
+                              .w = g->w + g->off[i], .self_w = g->self_w[i] };
+    }
+    const topo_digraph *d = graph_of(nb, r);
+    /* undirected: i's senders are its neighbours, in_w is i's row */
+    return (alg_nbr_row){ .deg = (int)(d->in_off[i + 1] - d->in_off[i]),
+                          .nbr = d->in_nbr + d->in_off[i], .w = d->in_w + d->in_off[i],
+                          .self_w = d->self_w[i] };
+}
+
+double alg_nbr_weight(alg_nbr *nb, uint64_t r, int i, int j)
+{
+    alg_nbr_row row = alg_nbr_row_of(nb, r, i);
+    int lo = 0, hi = row.deg;
+    while (lo < hi) {    /* neighbour lists are sorted */
+        int mid = lo + (hi - lo) / 2;
+        if (row.nbr[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    assert(lo < row.deg && row.nbr[lo] == j);
+    return row.w[lo];
+}
+
+/* ---- mailboxes ---------------------------------------------------------- */
+
+int alg_mbox_init(alg_mbox *mb, size_t len)
+{
+    mb->len = len;
+    mb->n = 2;
+    mb->slots = calloc(2, sizeof *mb->slots);
+    if (!mb->slots)
+        return -1;
+    for (int k = 0; k < 2; k++) {
+        mb->slots[k].round = UINT64_MAX;
+        if (!(mb->slots[k].acc = calloc(len ? len : 1, sizeof(double))))
+            return -1;
+    }
+    return 0;
+}
+
+void alg_mbox_fini(alg_mbox *mb)
+{
+    for (int k = 0; mb->slots && k < mb->n; k++)
+        free(mb->slots[k].acc);
+    free(mb->slots);
+    mb->slots = NULL;
+    mb->n = 0;
+}
+
+int alg_mbox_count(const alg_mbox *mb, uint64_t r)
+{
+    for (int k = 0; k < mb->n; k++)
+        if (mb->slots[k].round == r)
+            return mb->slots[k].count;
+    return 0;
+}
+
+alg_mbox_slot *alg_mbox_slot_of(alg_mbox *mb, uint64_t r)
+{
+    alg_mbox_slot *free_slot = NULL;
+    for (int k = 0; k < mb->n; k++) {
+        if (mb->slots[k].round == r)
+            return &mb->slots[k];
+        if (!free_slot && mb->slots[k].round == UINT64_MAX)
+            free_slot = &mb->slots[k];
+    }
+    if (!free_slot) {
+        alg_mbox_slot *s = realloc(mb->slots, (size_t)(mb->n + 1) * sizeof *s);
+        if (!s)
+            alg_out_of_memory();
+        mb->slots = s;
+        free_slot = &mb->slots[mb->n++];
+        free_slot->count = 0;
+        if (!(free_slot->acc = calloc(mb->len ? mb->len : 1, sizeof(double))))
+            alg_out_of_memory();
+    }
+    free_slot->round = r;
+    return free_slot;
+}
+
+void alg_mbox_release(alg_mbox *mb, alg_mbox_slot *s)
+{
+    memset(s->acc, 0, mb->len * sizeof(double));
+    s->count = 0;
+    s->round = UINT64_MAX;
+}

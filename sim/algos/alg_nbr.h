@@ -1,0 +1,80 @@
+/* alg_nbr.h -- the neighbours of each round for protocols that exchange
+ * models with their neighbours both ways and wait for them (D-PSGD, local
+ * SGD's gossip): the scenario's static topology, or a time-varying schedule
+ * of undirected graphs (random perfect matchings, the undirected one-peer
+ * exponential graph, the rounds of a file), each round with its symmetric
+ * mixing weights; and a mailbox of per-round weighted sums, since with a
+ * time-varying graph a neighbour may run several rounds ahead.  Compiled
+ * against alg.h alone, like the protocols that use it.
+ */
+#ifndef ALG_NBR_H
+#define ALG_NBR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "alg.h"
+
+/* Values of a protocol's `schedule` parameter, by index. */
+enum { ALG_NBR_STATIC = 0, ALG_NBR_MATCHING, ALG_NBR_ONE_PEER, ALG_NBR_FILE };
+extern const char *const alg_nbr_schedule_names[];   /* NULL-terminated */
+
+typedef struct alg_nbr alg_nbr;
+
+/* Node i's neighbours in one round: deg of them, sorted, with the weights
+ * W_ij of i's row (w[k] for nbr[k]) and W_ii.  Borrowed: valid until the
+ * next call on the same alg_nbr. */
+typedef struct alg_nbr_row {
+    int           deg;
+    const int    *nbr;
+    const double *w;
+    double        self_w;
+} alg_nbr_row;
+
+/* Checks a schedule before the run (reads the file, so that a bad line is
+ * the scenario's error "FILE:LINE: error: ..."); `who` names the protocol
+ * in messages.  0, or -1 with a message. */
+int alg_nbr_check(const alg_ctx *ctx, const char *who, int schedule, const char *path,
+                  char *err, size_t size);
+
+/* The rounds' graphs.  STATIC borrows ctx->g; the others build the schedule
+ * from seed (the random matchings depend on it).  NULL with a message when
+ * the schedule cannot be built or memory runs out. */
+alg_nbr *alg_nbr_create(const alg_ctx *ctx, int schedule, const char *path, uint64_t seed,
+                        char *err, size_t size);
+void     alg_nbr_destroy(alg_nbr *nb);
+
+/* Node i's row of round r's graph.  O(1) for the static topology and for
+ * files; the first ask of a generated round builds it (O(n)), a cache keeps
+ * the last few rounds. */
+alg_nbr_row alg_nbr_row_of(alg_nbr *nb, uint64_t r, int i);
+
+/* W_ij of round r (j must be a neighbour of i in round r).  O(log deg). */
+double alg_nbr_weight(alg_nbr *nb, uint64_t r, int i, int j);
+
+/* A node's per-round sums of weighted neighbour models: a slot per round
+ * that has received something and is not finished yet.  Two slots are
+ * allocated up front (a static graph never needs more); more are added
+ * when neighbours run further ahead. */
+typedef struct alg_mbox_slot {
+    uint64_t round;     /* UINT64_MAX: free */
+    int      count;     /* models received */
+    double  *acc;       /* len doubles, sum of W_ij x_j */
+} alg_mbox_slot;
+
+typedef struct alg_mbox {
+    alg_mbox_slot *slots;
+    int            n;
+    size_t         len;
+} alg_mbox;
+
+int  alg_mbox_init(alg_mbox *mb, size_t len);   /* -1 when out of memory */
+void alg_mbox_fini(alg_mbox *mb);
+/* Models received for round r so far. */
+int  alg_mbox_count(const alg_mbox *mb, uint64_t r);
+/* Round r's slot, taken (zeroed) when it has none yet; out of memory
+ * follows the run's policy. */
+alg_mbox_slot *alg_mbox_slot_of(alg_mbox *mb, uint64_t r);
+/* Frees a finished round's slot (zeroed for reuse). */
+void alg_mbox_release(alg_mbox *mb, alg_mbox_slot *s);
+
+#endif
