@@ -3,7 +3,7 @@
  * 2009), recursive doubling or binomial tree (Thakur, Rabenseifner & Gropp
  * 2005), chosen with the parameter `collective`.
  *
- * Timing: each node computes its gradient (cl_start_step); when its step
+ * Timing: each node computes its gradient (alg_start_step); when its step
  * ends it joins the all-reduce of round k.  A node's part of the collective
  * waits only for the messages the pattern makes it wait for, so a slow node
  * or link holds the others back as far as it would in a real collective.
@@ -12,6 +12,18 @@
  * over n nodes takes exactly 2(n-1)a + 2(n-1)/n M/B (ring),
  * log2(n)(a + M/B) (recursive doubling, n a power of two) and
  * 2 log2(n)(a + M/B) (tree, n a power of two).
+ *
+ * Overlap (`overlap` on, the default; PyTorch DDP's wait-free backward
+ * pass): the gradient is cut into buckets of `bucket_bytes`, the last
+ * parameters first; bucket k is released by a step mark when the backward
+ * pass has passed it (forward_share + (1 - forward_share) C_k / P of the
+ * step's work) and its all-reduce starts then (`bucket_collectives`
+ * sequential: after the node's previous bucket, as one NCCL communicator
+ * runs them; concurrent: at once, sharing the links).  The update is
+ * applied once every bucket is reduced.  One bucket, or overlap off, is the
+ * plain path above, event for event.  On a homogeneous ring one iteration
+ * lasts max_k (r_k + A_k + ... + A_{m-1}), r_k the release time, A_k
+ * bucket k's all-reduce time (docs/algorithms.md).
  *
  * Simplified: members are in node order 0..n-1 whatever the topology (the
  * topology is not used).

@@ -11,8 +11,12 @@
  * graph (P + 1 numbers: the weight travels in the message), with
  * p = 1 / (1 + out-degree) for itself and each out-neighbour; it then waits
  * for the round-k messages of all its in-neighbours, adds them, sets
- * z_i = x_i / w_i and starts round k+1 (synchronous SGP; the paper's
- * overlapping variants are not modelled).  The weights p are
+ * z_i = x_i / w_i and starts round k+1 (synchronous SGP, `overlap` 0).
+ * With `overlap` tau >= 1 (the paper's tau-overlap SGP) it goes on as soon
+ * as the shares of every round up to k - tau are in, adding every share
+ * that has come for rounds up to k: shares still on the way are in flight
+ * or in its mailbox, so the push-sum average stays exact (run.json:
+ * average_error).  The weights p are
  * column-stochastic (each sender splits what it has), so with no message
  * lost the weights in nodes, in flight and in early mailboxes always add up
  * to n (run.json: weight_sum_error, exactly 0 for dyadic weights).
