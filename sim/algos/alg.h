@@ -92,6 +92,12 @@ typedef struct alg_type {
     /* Time 0: start the node's work (usually its first step).  May be NULL. */
     void (*on_start)(alg_ctx *ctx, void *state, int node);
     void (*on_step_done)(alg_ctx *ctx, void *state, int node, const double *grad);
+    /* Mark k of a step started with alg_start_step_marks: that fraction
+     * of the step's work is done (e.g. a gradient bucket's backward pass).
+     * grad is the step's whole gradient, final since the step began (the
+     * same buffer on_step_done gets).  May be NULL when the protocol never
+     * asks for marks. */
+    void (*on_step_mark)(alg_ctx *ctx, void *state, int node, int k, const double *grad);
     void (*on_message)(alg_ctx *ctx, void *state, int node, const cl_msg *msg);
     /* A timer node set with alg_set_timer fired.  May be NULL (then
      * setting a timer is a bug). */
@@ -128,6 +134,14 @@ double alg_now(const alg_ctx *ctx);
  * back).  One step at a time per node.  alg_abort_step abandons the step
  * in progress (no on_step_done comes for it; nothing when idle). */
 void   alg_start_step(alg_ctx *ctx, int node);
+/* Like alg_start_step, with m progress marks: on_step_mark(node, k) comes
+ * when fractions[k] of the step's work is done (0 < fractions[0] < ... <
+ * fractions[m-1] <= 1), and moves with the node's slowdown as the step's
+ * end does; every mark comes before on_step_done.  A step restarted after
+ * its node went down gives its marks again from k = 0 (on its new
+ * gradient), a resumed one goes on, an aborted one gives no more.
+ * fractions is borrowed until the step ends or is aborted. */
+void   alg_start_step_marks(alg_ctx *ctx, int node, const double *fractions, int m);
 void   alg_abort_step(alg_ctx *ctx, int node);
 int    alg_is_computing(const alg_ctx *ctx, int node);
 /* Whether node is up now: the truth, which no real node knows at once;

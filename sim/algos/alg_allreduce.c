@@ -3,7 +3,7 @@
  * 2009), recursive doubling or binomial tree (Thakur, Rabenseifner & Gropp
  * 2005), chosen with the parameter `collective`.
  *
- * Timing: each node computes its gradient (cl_start_step); when its step
+ * Timing: each node computes its gradient (alg_start_step); when its step
  * ends it joins the all-reduce of round k.  A node's part of the collective
  * waits only for the messages the pattern makes it wait for, so a slow node
  * or link holds the others back as far as it would in a real collective.
@@ -13,31 +13,68 @@
  * log2(n)(a + M/B) (recursive doubling, n a power of two) and
  * 2 log2(n)(a + M/B) (tree, n a power of two).
  *
+ * Overlap (`overlap` on, the default; PyTorch DDP's wait-free backward
+ * pass): the gradient is cut into buckets of `bucket_bytes`, the last
+ * parameters first; bucket k is released by a step mark when the backward
+ * pass has passed it (forward_share + (1 - forward_share) C_k / P of the
+ * step's work) and its all-reduce starts then (`bucket_collectives`
+ * sequential: after the node's previous bucket, as one NCCL communicator
+ * runs them; concurrent: at once, sharing the links).  The update is
+ * applied once every bucket is reduced.  One bucket, or overlap off, is the
+ * plain path above, event for event.  On a homogeneous ring one iteration
+ * lasts max_k (r_k + A_k + ... + A_{m-1}), r_k the release time, A_k
+ * bucket k's all-reduce time (docs/algorithms.md).
+ *
  * Simplified: members are in node order 0..n-1 whatever the topology (the
  * topology is not used).
  */
 #include "alg_coll.h"
 
 #include <assert.h>
-
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <gsl/gsl_cblas.h>
+#include <string.h>
 
-enum { P_COLLECTIVE };
-enum { TAG_COLL = 1 };
+enum { P_COLLECTIVE, P_OVERLAP, P_BUCKET_BYTES, P_FORWARD_SHARE, P_BUCKET_COLL };
+enum { TAG_COLL = 1 };   /* bucket k's collective: TAG_COLL + 1 + k */
+enum { OVL_OFF, OVL_ON };
+enum { BC_SEQUENTIAL, BC_CONCURRENT };
+
+static const char *const overlap_names[] = { "off", "on", NULL };
+static const char *const bucket_coll_names[] = { "sequential", "concurrent", NULL };
 
 static const alg_param_spec params[] = {
     { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names },
+    { "overlap", ALG_PARAM_CHOICE, OVL_ON, 0, 0, overlap_names },
+    { "bucket_bytes", ALG_PARAM_REAL, 26214400, 1, 1e300, NULL },
+    /* backward costs about twice the forward (two matrix products per
+     * layer against one), so the forward pass is a third of the step */
+    { "forward_share", ALG_PARAM_REAL, 1.0 / 3.0, 0, 0.999999, NULL },
+    { "bucket_collectives", ALG_PARAM_CHOICE, BC_SEQUENTIAL, 0, 0, bucket_coll_names },
     { NULL, 0, 0, 0, 0, NULL },
 };
 
-typedef struct ar_shared {
+/* The buckets, DDP's order: bucket 0 holds the model's last parameters. */
+typedef struct bucket {
+    size_t    off, len;     /* parameters [off, off + len) */
+    double    bytes;        /* timing-only model: its share of the message */
     alg_coll *coll;
+} bucket;
+
+typedef struct ar_shared {
+    alg_coll *coll;         /* one collective of the whole gradient */
+    int       m;            /* buckets when overlapping (>= 2), else 0 */
+    bucket   *b;
+    double   *marks;        /* m - 1 release fractions of the step */
 } ar_shared;
 
 typedef struct ar_state {
     uint64_t round;
+    /* buckets: released by the backward pass, started, reduced */
+    int           released, started, reduced;
+    const double *grad;     /* the step's gradient (valid until the next step) */
+    double       *sum;      /* the reduced buckets, assembled (P doubles) */
 } ar_state;
 
 static void reduced(alg_ctx *ctx, int node, const double *sum, size_t len)
@@ -49,12 +86,120 @@ static void reduced(alg_ctx *ctx, int node, const double *sum, size_t len)
     alg_start_step(ctx, node);
 }
 
+static void start_bucket(alg_ctx *ctx, ar_state *st, int i, int k)
+{
+    ar_shared *sh = ctx->shared;
+    st->started++;
+    alg_coll_start(ctx, sh->b[k].coll, i, st->round, alg_coll_everyone(sh->b[k].coll), ctx->n,
+                   st->grad + sh->b[k].off);
+}
+
+static void start_step(alg_ctx *ctx, int i)
+{
+    ar_shared *sh = ctx->shared;
+    if (sh->m)
+        alg_start_step_marks(ctx, i, sh->marks, sh->m - 1);
+    else
+        alg_start_step(ctx, i);
+}
+
+static void bucket_reduced(alg_ctx *ctx, int i, int k, const double *sum, size_t len)
+{
+    ar_shared *sh = ctx->shared;
+    ar_state *st = alg_state(ctx, i);
+    memcpy(st->sum + sh->b[k].off, sum, len * sizeof(double));
+    st->reduced++;
+    if (st->reduced == sh->m) {
+        alg_sgd_apply(ctx, i, alg_params(ctx, i), st->sum, (double)ctx->n);
+        st->round++;
+        st->released = st->started = st->reduced = 0;
+        start_step(ctx, i);
+        return;
+    }
+    /* sequential: the next released bucket goes once this one is done */
+    if ((int)ctx->param[P_BUCKET_COLL] == BC_SEQUENTIAL && st->started < st->released)
+        start_bucket(ctx, st, i, st->started);
+}
+
+/* The backward pass has released buckets 0 .. k. */
+static void release(alg_ctx *ctx, ar_state *st, int i, int k, const double *grad)
+{
+    if (k < st->released)
+        return;   /* a restarted step's mark: that bucket already went */
+    st->grad = grad;
+    st->released = k + 1;
+    if ((int)ctx->param[P_BUCKET_COLL] == BC_CONCURRENT)
+        while (st->started < st->released)
+            start_bucket(ctx, st, i, st->started);
+    else if (st->started == st->reduced)   /* none in progress */
+        start_bucket(ctx, st, i, st->started);
+}
+
+/* DDP's buckets: filled from the last parameter backwards up to
+ * bucket_bytes each (the first layers' remainder is the last bucket);
+ * bucket k is released when the backward pass has passed it, at
+ * forward_share + (1 - forward_share) (parameters of buckets 0..k) / P of
+ * the step's work. */
+static int make_buckets(alg_ctx *ctx, ar_shared *sh)
+{
+    double cap = ctx->param[P_BUCKET_BYTES], fs = ctx->param[P_FORWARD_SHARE];
+    double total = alg_param_bytes(ctx, ctx->P);
+    int timing = alg_timing_only(ctx);
+    size_t per = 0;
+    double mm;
+    if (timing) {
+        mm = ceil(total / cap);
+    } else {
+        double p = floor(cap / alg_param_bytes(ctx, 1));
+        per = p < 1 ? 1 : p > (double)ctx->P ? ctx->P : (size_t)p;
+        mm = ceil((double)ctx->P / (double)(per ? per : 1));
+    }
+    if ((int)ctx->param[P_OVERLAP] == OVL_OFF || !(mm >= 2))
+        return 0;
+    if (mm > 65536)
+        mm = 65536;   /* beyond this a bucket is smaller than any real layer */
+    int m = (int)mm;
+    if (timing)
+        cap = total / m >= cap ? total / m : cap;
+    else
+        per = (ctx->P + (size_t)m - 1) / (size_t)m > per ? (ctx->P + (size_t)m - 1) / (size_t)m
+                                                          : per;
+    sh->b = calloc((size_t)m, sizeof *sh->b);
+    sh->marks = malloc((size_t)m * sizeof *sh->marks);
+    if (!sh->b || !sh->marks)
+        return -1;
+    sh->m = m;
+    for (int k = 0; k < m; k++) {
+        bucket *b = &sh->b[k];
+        double cum;
+        if (timing) {
+            b->bytes = k < m - 1 ? cap : total - cap * (m - 1);
+            cum = k < m - 1 ? cap * (k + 1) / total : 1.0;
+        } else {
+            size_t hi = ctx->P - (size_t)k * per;
+            b->off = k < m - 1 ? hi - per : 0;
+            b->len = hi - b->off;
+            cum = (double)(ctx->P - b->off) / (double)ctx->P;
+        }
+        sh->marks[k] = fs + (1.0 - fs) * cum;
+        b->coll = alg_coll_create_part(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], b->len,
+                                       TAG_COLL + 1 + (uint32_t)k, bucket_reduced, k, b->bytes);
+        if (!b->coll)
+            return -1;
+    }
+    return 0;
+}
+
 static int ar_shared_init(alg_ctx *ctx)
 {
     ar_shared *sh = calloc(1, sizeof *sh);
     if (!sh)
         return -1;
     ctx->shared = sh;
+    if (make_buckets(ctx, sh) != 0)
+        return -1;
+    if (sh->m)
+        return 0;
     sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
                                reduced);
     if (!sh->coll)
@@ -68,13 +213,52 @@ static void ar_shared_fini(alg_ctx *ctx)
     if (!sh)
         return;
     alg_coll_destroy(ctx, sh->coll);
+    if (sh->b)
+        for (int k = 0; k < sh->m; k++)
+            alg_coll_destroy(ctx, sh->b[k].coll);
+    free(sh->b);
+    free(sh->marks);
     free(sh);
+}
+
+static int ar_init(alg_ctx *ctx, void *state, int node)
+{
+    (void)node;
+    ar_state *st = state;
+    const ar_shared *sh = ctx->shared;
+    if (!sh->m)
+        return 0;
+    st->sum = malloc((ctx->P ? ctx->P : 1) * sizeof(double));
+    return st->sum ? 0 : -1;
+}
+
+static void ar_fini(alg_ctx *ctx, void *state, int node)
+{
+    (void)ctx;
+    (void)node;
+    ar_state *st = state;
+    free(st->sum);
+}
+
+static void ar_on_start(alg_ctx *ctx, void *state, int i)
+{
+    (void)state;
+    start_step(ctx, i);
+}
+
+static void ar_on_step_mark(alg_ctx *ctx, void *state, int i, int k, const double *grad)
+{
+    release(ctx, state, i, k, grad);
 }
 
 static void ar_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     ar_state *st = state;
     ar_shared *sh = ctx->shared;
+    if (sh->m) {
+        release(ctx, st, i, sh->m - 1, grad);
+        return;
+    }
     alg_coll_start(ctx, sh->coll, i, st->round, alg_coll_everyone(sh->coll), ctx->n, grad);
 }
 
@@ -82,7 +266,12 @@ static void ar_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     (void)state;
     ar_shared *sh = ctx->shared;
-    int mine = alg_coll_on_message(ctx, sh->coll, i, m);
+    int mine;
+    if (sh->m)
+        mine = m->tag > TAG_COLL && m->tag <= TAG_COLL + (uint32_t)sh->m
+               && alg_coll_on_message(ctx, sh->b[m->tag - TAG_COLL - 1].coll, i, m);
+    else
+        mine = alg_coll_on_message(ctx, sh->coll, i, m);
     assert(mine && "allreduce got a message it did not send");
     (void)mine;
 }
@@ -92,10 +281,21 @@ static void ar_describe_wait(const alg_ctx *ctx, const void *state, int i,
 {
     const ar_state *st = state;
     const ar_shared *sh = ctx->shared;
-    if (alg_is_computing(ctx, i))
+    if (alg_is_computing(ctx, i)) {
         snprintf(buf, size, "its step of round %llu", (unsigned long long)st->round);
-    else
+    } else if (!sh->m) {
         alg_coll_describe_wait(sh->coll, i, buf, size);
+    } else {
+        int k = st->reduced;   /* the oldest bucket not reduced */
+        for (int j = st->reduced; j < st->started; j++)
+            if (alg_coll_active(sh->b[j].coll, i)) {
+                k = j;
+                break;
+            }
+        int w = snprintf(buf, size, "bucket %d of %d: ", k, sh->m);
+        if (w >= 0 && (size_t)w < size)
+            alg_coll_describe_wait(sh->b[k].coll, i, buf + w, size - (size_t)w);
+    }
 }
 
 const alg_type alg_allreduce = {
@@ -104,7 +304,11 @@ const alg_type alg_allreduce = {
     .params = params,
     .shared_init = ar_shared_init,
     .shared_fini = ar_shared_fini,
+    .init = ar_init,
+    .on_start = ar_on_start,
     .on_step_done = ar_on_step_done,
+    .on_step_mark = ar_on_step_mark,
     .on_message = ar_on_message,
     .describe_wait = ar_describe_wait,
+    .fini = ar_fini,
 };

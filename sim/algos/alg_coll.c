@@ -48,6 +48,9 @@ struct alg_coll {
     size_t        len;
     uint32_t      tag;
     alg_coll_done done;
+    alg_coll_part_done part_done;   /* parts: instead of done */
+    int           part_id;
+    double        timing_bytes;     /* parts, timing-only model; < 0: the model's */
     int           n;
     cnode        *nodes;
     int          *everyone;   /* 0 .. n-1 */
@@ -63,6 +66,7 @@ alg_coll *alg_coll_create(const alg_ctx *ctx, alg_coll_kind kind, size_t len, ui
     co->len = len;
     co->tag = tag;
     co->done = done;
+    co->timing_bytes = -1;
     co->n = ctx->n;
     co->nodes = calloc((size_t)ctx->n, sizeof(cnode));
     co->everyone = malloc((size_t)(ctx->n ? ctx->n : 1) * sizeof(int));
@@ -88,6 +92,18 @@ out_free:
     free(co->everyone);
     free(co);
     return NULL;
+}
+
+alg_coll *alg_coll_create_part(const alg_ctx *ctx, alg_coll_kind kind, size_t len, uint32_t tag,
+                               alg_coll_part_done done, int id, double timing_bytes)
+{
+    alg_coll *co = alg_coll_create(ctx, kind, len, tag, NULL);
+    if (!co)
+        return NULL;
+    co->part_done = done;
+    co->part_id = id;
+    co->timing_bytes = timing_bytes;
+    return co;
 }
 
 void alg_coll_destroy(alg_ctx *ctx, alg_coll *co)
@@ -126,9 +142,17 @@ static void send_part(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t
     alg_buf_put(ctx, b);
 }
 
+/* Wire bytes of the whole vector. */
+static double vec_bytes(const alg_ctx *ctx, const alg_coll *co)
+{
+    if (co->timing_bytes >= 0 && alg_timing_only(ctx))
+        return co->timing_bytes;
+    return alg_param_bytes(ctx, co->len);
+}
+
 static void send_all(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t stage)
 {
-    send_part(ctx, co, node, to_pos, stage, 0, co->len, alg_param_bytes(ctx, co->len));
+    send_part(ctx, co, node, to_pos, stage, 0, co->len, vec_bytes(ctx, co));
 }
 
 /* The mailed payload of (current round, stage), removed from the box with
@@ -154,7 +178,10 @@ static void finish(alg_ctx *ctx, alg_coll *co, int node)
 {
     cnode *c = &co->nodes[node];
     c->active = 0;
-    co->done(ctx, node, c->acc, co->len);   /* may start the next round */
+    if (co->part_done)
+        co->part_done(ctx, node, co->part_id, c->acc, co->len);
+    else
+        co->done(ctx, node, c->acc, co->len);   /* may start the next round */
 }
 
 /* ---- ring: 2(k-1) stages of one chunk each ---- */
@@ -172,7 +199,7 @@ static double chunk_bytes(const alg_ctx *ctx, const alg_coll *co, int ch, int k)
 {
     if (!alg_timing_only(ctx))
         return alg_param_bytes(ctx, chunk_start(co, ch + 1, k) - chunk_start(co, ch, k));
-    const double full = alg_param_bytes(ctx, 0);
+    const double full = vec_bytes(ctx, co);
     return full * (double)(ch + 1) / k - full * (double)ch / k;
 }
 

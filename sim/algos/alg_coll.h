@@ -34,6 +34,18 @@ typedef struct alg_coll alg_coll;
  * ctx->P), whose messages carry tag.  NULL when out of memory. */
 alg_coll *alg_coll_create(const alg_ctx *ctx, alg_coll_kind kind, size_t len, uint32_t tag,
                           alg_coll_done done);
+/* Called at node when part id's sum is complete (alg_coll_create_part). */
+typedef void (*alg_coll_part_done)(alg_ctx *ctx, int node, int id, const double *sum,
+                                   size_t len);
+
+/* A collective over one part of a vector (a gradient bucket): len doubles,
+ * the caller passing each contribution from where the part lies; done
+ * gets id back.  Its messages are priced like any of len parameters,
+ * except with the timing-only model (no parameters, len 0), where the
+ * whole part is worth timing_bytes on the wire instead of the model's
+ * message size.  Otherwise as alg_coll_create. */
+alg_coll *alg_coll_create_part(const alg_ctx *ctx, alg_coll_kind kind, size_t len, uint32_t tag,
+                               alg_coll_part_done done, int id, double timing_bytes);
 /* Releases held payloads too.  NULL is fine. */
 void      alg_coll_destroy(alg_ctx *ctx, alg_coll *co);
 

@@ -56,6 +56,11 @@ uint64_t alg_hash64(uint64_t x) { return sim_rng_splitmix64(x); }
 
 double alg_now(const alg_ctx *ctx) { return cl_now(ctx->host->cl); }
 void alg_start_step(alg_ctx *ctx, int node) { cl_start_step(ctx->host->cl, node); }
+void alg_start_step_marks(alg_ctx *ctx, int node, const double *fractions, int m)
+{
+    cl_start_step_marks(ctx->host->cl, node, fractions, m);
+}
+
 void alg_abort_step(alg_ctx *ctx, int node) { cl_abort_step(ctx->host->cl, node); }
 int alg_is_computing(const alg_ctx *ctx, int node) { return cl_is_computing(ctx->host->cl, node); }
 int alg_is_up(const alg_ctx *ctx, int node) { return cl_is_up(ctx->host->cl, node); }

@@ -11,8 +11,12 @@
  * graph (P + 1 numbers: the weight travels in the message), with
  * p = 1 / (1 + out-degree) for itself and each out-neighbour; it then waits
  * for the round-k messages of all its in-neighbours, adds them, sets
- * z_i = x_i / w_i and starts round k+1 (synchronous SGP; the paper's
- * overlapping variants are not modelled).  The weights p are
+ * z_i = x_i / w_i and starts round k+1 (synchronous SGP, `overlap` 0).
+ * With `overlap` tau >= 1 (the paper's tau-overlap SGP) it goes on as soon
+ * as the shares of every round up to k - tau are in, adding every share
+ * that has come for rounds up to k: shares still on the way are in flight
+ * or in its mailbox, so the push-sum average stays exact (run.json:
+ * average_error).  The weights p are
  * column-stochastic (each sender splits what it has), so with no message
  * lost the weights in nodes, in flight and in early mailboxes always add up
  * to n (run.json: weight_sum_error, exactly 0 for dyadic weights).
@@ -33,7 +37,7 @@
 #include <string.h>
 #include <gsl/gsl_cblas.h>
 
-enum { P_GRAPH, P_PEERS, P_GRAPH_FILE };
+enum { P_GRAPH, P_PEERS, P_GRAPH_FILE, P_OVERLAP };
 enum { G_TOPOLOGY, G_EXPONENTIAL, G_ONE_PEER, G_MATCHING, G_K_OUT, G_FILE };
 enum { TAG_PUSH = 1 };
 
@@ -44,6 +48,7 @@ static const alg_param_spec params[] = {
     { "graph", ALG_PARAM_CHOICE, G_ONE_PEER, 0, 0, graph_names },
     { "peers", ALG_PARAM_INT, 1, 1, 1e9, NULL },
     { "graph_file", ALG_PARAM_PATH, 0, 0, 0, NULL },
+    { "overlap", ALG_PARAM_INT, 0, 0, 1000, NULL },   /* tau */
     { NULL, 0, 0, 0, 0, NULL },
 };
 
@@ -62,6 +67,9 @@ typedef struct sgp_shared {
     topo_schedule *sched;        /* time-varying */
     round_graph    cache[CACHE];
     double         in_flight_w;  /* weight sent and not yet received */
+    /* tau > 0 only, for the mass check of run.json: numerators sent and
+     * not yet received, and the workers' initial models summed */
+    double        *in_flight_x, *x0_sum;
 } sgp_shared;
 
 typedef struct slot {
@@ -75,6 +83,7 @@ typedef struct sgp_state {
     double   w;
     uint64_t round;
     int      pushed;     /* this round's shares are sent */
+    uint64_t next_full;  /* tau > 0: rounds before it have all their shares in */
     slot    *slots;
     int      n_slots;
 } sgp_state;
@@ -218,6 +227,12 @@ static int sgp_shared_init(alg_ctx *ctx)
     } else {
         sh->sched = make_schedule(ctx, seed, err, sizeof err);
     }
+    if (ctx->param[P_OVERLAP] > 0 && ctx->P > 0) {
+        sh->in_flight_x = calloc(ctx->P, sizeof(double));
+        sh->x0_sum = calloc(ctx->P, sizeof(double));
+        if (!sh->in_flight_x || !sh->x0_sum)
+            return -1;
+    }
     return sh->fixed || sh->sched ? 0 : -1;
 }
 
@@ -228,6 +243,8 @@ static void sgp_shared_fini(alg_ctx *ctx)
         return;
     topo_digraph_destroy(sh->fixed);
     topo_schedule_destroy(sh->sched);
+    free(sh->in_flight_x);
+    free(sh->x0_sum);
     for (int c = 0; c < CACHE; c++) {
         topo_digraph *d = &sh->cache[c].d;
         free(d->out_off);
@@ -287,13 +304,68 @@ static slot *slot_of(const alg_ctx *ctx, sgp_state *st, uint64_t round)
 static void sgp_on_start(alg_ctx *ctx, void *state, int i)
 {
     sgp_state *st = state;
+    sgp_shared *sh = ctx->shared;
     memcpy(st->x, alg_params(ctx, i), ctx->P * sizeof(double));
+    if (sh->x0_sum)
+        cblas_daxpy((int)ctx->P, 1.0, st->x, 1, sh->x0_sum, 1);
+    alg_start_step(ctx, i);
+}
+
+static slot *find_slot(sgp_state *st, uint64_t round)
+{
+    for (int k = 0; k < st->n_slots; k++)
+        if (st->slots[k].round == round)
+            return &st->slots[k];
+    return NULL;
+}
+
+/* tau-overlap (tau = ctx->param[P_OVERLAP] > 0): round k's shares are
+ * pushed; the node goes on once every round up to k - tau has all its
+ * in-neighbours' shares in, adding every share that has come for rounds
+ * up to k (later rounds' wait for their own round). */
+static void try_finish_overlap(alg_ctx *ctx, sgp_state *st, int i)
+{
+    uint64_t k = st->round, tau = (uint64_t)ctx->param[P_OVERLAP];
+    if (!st->pushed)
+        return;
+    while (st->next_full <= k) {
+        const topo_digraph *d = graph_of(ctx, st->next_full);
+        int need = (int)(d->in_off[i + 1] - d->in_off[i]);
+        const slot *s = need > 0 ? find_slot(st, st->next_full) : NULL;
+        if (need > 0 && (!s || s->count < need))
+            break;
+        st->next_full++;
+    }
+    if (k >= tau && st->next_full <= k - tau)
+        return;   /* round k - tau still has shares on the way */
+    for (int j = 0; j < st->n_slots; j++) {
+        slot *s = &st->slots[j];
+        if (s->round == UINT64_MAX || s->round > k)
+            continue;
+        cblas_daxpy((int)ctx->P, 1.0, s->acc, 1, st->x, 1);
+        if (ctx->P > 0)
+            st->w += s->acc[ctx->P];
+        memset(s->acc, 0, (ctx->P + 1) * sizeof(double));
+        if (s->round < st->next_full) {   /* complete: no share of it is left */
+            s->count = 0;
+            s->round = UINT64_MAX;
+        }
+    }
+    double *z = alg_params(ctx, i);
+    memcpy(z, st->x, ctx->P * sizeof(double));
+    cblas_dscal((int)ctx->P, 1.0 / st->w, z, 1);
+    st->round++;
+    st->pushed = 0;
     alg_start_step(ctx, i);
 }
 
 /* All in-neighbours' shares of the current round are in: finish it. */
 static void try_finish(alg_ctx *ctx, sgp_state *st, int i)
 {
+    if (ctx->param[P_OVERLAP] > 0) {
+        try_finish_overlap(ctx, st, i);
+        return;
+    }
     const topo_digraph *d = graph_of(ctx, st->round);
     int need = (int)(d->in_off[i + 1] - d->in_off[i]);
     slot *s = NULL;
@@ -337,6 +409,8 @@ static void sgp_on_step_done(alg_ctx *ctx, void *state, int i, const double *gra
                 b->data[k] = p * st->x[k];
             b->data[ctx->P] = p * st->w;
             sh->in_flight_w += p * st->w;
+            if (sh->in_flight_x)
+                cblas_daxpy((int)ctx->P, 1.0, b->data, 1, sh->in_flight_x, 1);
         }
         alg_send(ctx, i, d->out_nbr[e], TAG_PUSH, st->round, b,
                 alg_param_bytes(ctx, ctx->P + 1));
@@ -353,14 +427,17 @@ static void sgp_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     sgp_state *st = state;
     sgp_shared *sh = ctx->shared;
-    assert(m->round >= st->round);
+    int tau = (int)ctx->param[P_OVERLAP];
+    assert(m->round >= (tau ? st->next_full : st->round));
     slot *s = slot_of(ctx, st, m->round);
     if (ctx->P > 0) {
         cblas_daxpy((int)ctx->P + 1, 1.0, m->payload->data, 1, s->acc, 1);
         sh->in_flight_w -= m->payload->data[ctx->P];
+        if (sh->in_flight_x)
+            cblas_daxpy((int)ctx->P, -1.0, m->payload->data, 1, sh->in_flight_x, 1);
     }
     s->count++;
-    if (m->round == st->round)
+    if (tau ? m->round <= st->round : m->round == st->round)
         try_finish(ctx, st, i);
 }
 
@@ -370,6 +447,9 @@ static void sgp_describe_wait(const alg_ctx *ctx, const void *state, int i, char
     const sgp_state *st = state;
     if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step of round %llu", (unsigned long long)st->round);
+    else if (ctx->param[P_OVERLAP] > 0)
+        snprintf(buf, size, "push-sum shares of round %llu from its in-neighbours",
+                 (unsigned long long)st->next_full);
     else
         snprintf(buf, size, "push-sum shares of round %llu from its in-neighbours",
                  (unsigned long long)st->round);
@@ -390,7 +470,27 @@ static int sgp_stats(const alg_ctx *ctx, const char **keys, double *values, int 
     }
     keys[0] = "weight_sum_error";
     values[0] = fabs(sum - ctx->n);
-    return 1;
+    if (!sh->x0_sum || max < 2)
+        return 1;
+    /* the push-sum average (numerators in nodes, mailboxes and flight, over
+     * n) against the initial mean: exact with lr 0 */
+    double worst = 0;
+    for (size_t k = 0; k < ctx->P; k++) {
+        double x = sh->in_flight_x[k];
+        for (int i = 0; i < ctx->n; i++) {
+            const sgp_state *st = alg_state(ctx, i);
+            x += st->x[k];
+            for (int j = 0; j < st->n_slots; j++)
+                if (st->slots[j].round != UINT64_MAX)
+                    x += st->slots[j].acc[k];
+        }
+        double e = fabs(x - sh->x0_sum[k]) / ctx->n;
+        if (e > worst)
+            worst = e;
+    }
+    keys[1] = "average_error";
+    values[1] = worst;
+    return 2;
 }
 
 const alg_type alg_sgp = {

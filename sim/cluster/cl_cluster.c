@@ -1,6 +1,7 @@
 /* cl_cluster.c -- nodes that compute in simulated time (see cl_cluster.h
  * for the timing model): creation, one step at a time per node (the caller
- * is told when a step begins and when it ends), step time noise, piecewise integration of a step's work when the node's
+ * is told when a step begins and when it ends, and when progress marks
+ * of its work fall), step time noise, piecewise integration of a step's work when the node's
  * slowdown changes, what a node loses when it goes down and what it does
  * when it comes back, the per-node time accounting of nodes.csv, and event
  * dispatch.  The network lives in cl_net.c, slowdown and availability
@@ -181,6 +182,20 @@ static double draw_noise(const cl_noise_spec *ns, gsl_rng *r)
 }
 
 /* The rest of node i's work at its current factor, from now. */
+/* Schedules node i's next progress mark in the current segment.  A mark
+ * at fraction 1 is left to the step's end (on_step_done gives every mark
+ * still due first), so rounding can never put a mark after its step. */
+static void schedule_mark(cl_cluster *c, int i)
+{
+    node *nd = &c->nodes[i];
+    if (nd->next_mark >= nd->n_marks || nd->marks[nd->next_mark] >= 1.0)
+        return;
+    double done = nd->work_total - nd->work_left;   /* at seg_start */
+    double at = nd->seg_start + (nd->marks[nd->next_mark] * nd->work_total - done) * nd->factor;
+    double now = sim_engine_now(c->eng);
+    cl_i_schedule(c, at > now ? at : now, CL_EV_MARK, i, nd->step_ver);
+}
+
 static void schedule_segment(cl_cluster *c, int i)
 {
     node *nd = &c->nodes[i];
@@ -189,9 +204,12 @@ static void schedule_segment(cl_cluster *c, int i)
     nd->seg_len = nd->work_left * nd->factor;
     nd->step_ver++;
     cl_i_schedule(c, now + nd->seg_len, CL_EV_STEP_DONE, i, nd->step_ver);
+    schedule_mark(c, i);
 }
 
-void cl_start_step(cl_cluster *c, int i)
+/* Starts node i's step with the marks already set on the node (a step
+ * deferred or restarted keeps them and gives them again from mark 0). */
+static void start_step(cl_cluster *c, int i)
 {
     node *nd = &c->nodes[i];
     assert(!nd->computing && !nd->paused);
@@ -206,7 +224,43 @@ void cl_start_step(cl_cluster *c, int i)
     nd->want_step = 0;
     nd->step_started = sim_engine_now(c->eng);
     nd->work_left = nd->base_s * draw_noise(&nd->noise, nd->rng_compute);
+    nd->work_total = nd->work_left;
+    nd->next_mark = 0;
     schedule_segment(c, i);
+}
+
+void cl_start_step(cl_cluster *c, int i)
+{
+    cl_start_step_marks(c, i, NULL, 0);
+}
+
+void cl_start_step_marks(cl_cluster *c, int i, const double *fractions, int m)
+{
+    node *nd = &c->nodes[i];
+    assert(m == 0 || (fractions && fractions[0] > 0 && fractions[m - 1] <= 1));
+    assert(m == 0 || c->cb.on_step_mark);
+    nd->marks = m > 0 ? fractions : NULL;
+    nd->n_marks = m;
+    start_step(c, i);
+}
+
+/* Gives node i's next mark; 0 when the step was aborted or superseded
+ * meanwhile (the callback may do either). */
+static int give_mark(cl_cluster *c, int i, uint32_t ver)
+{
+    node *nd = &c->nodes[i];
+    int k = nd->next_mark++;
+    c->cb.on_step_mark(c->cb.ctx, i, k);
+    return nd->computing && ver == nd->step_ver;
+}
+
+static void on_mark(cl_cluster *c, int i, uint32_t ver)
+{
+    node *nd = &c->nodes[i];
+    if (!nd->computing || ver != nd->step_ver || nd->next_mark >= nd->n_marks)
+        return;   /* superseded by a slowdown change, or aborted */
+    if (give_mark(c, i, ver))
+        schedule_mark(c, i);
 }
 
 /* Stops node i's step in progress now; returns the elapsed segment. */
@@ -229,6 +283,8 @@ void cl_abort_step(cl_cluster *c, int i)
         interrupt_step(c, i, "abort");
     nd->paused = 0;
     nd->want_step = 0;
+    nd->marks = NULL;
+    nd->n_marks = 0;
 }
 
 void cl_i_set_factor(cl_cluster *c, int i, double f)
@@ -287,7 +343,7 @@ static void go_up(cl_cluster *c, int i)
         nd->step_started = now;
         schedule_segment(c, i);
     } else if (nd->want_step) {
-        cl_start_step(c, i);
+        start_step(c, i);
     }
 }
 
@@ -326,6 +382,11 @@ static void on_step_done(cl_cluster *c, int i, uint32_t ver)
     node *nd = &c->nodes[i];
     if (!nd->computing || ver != nd->step_ver)
         return;   /* superseded by a slowdown change, or aborted */
+    while (nd->next_mark < nd->n_marks)   /* marks at 1, or rounded past the end */
+        if (!give_mark(c, i, ver))
+            return;
+    nd->marks = NULL;
+    nd->n_marks = 0;
     cl_i_account(c, i);
     nd->computing = 0;
     nd->st.steps++;
@@ -351,6 +412,9 @@ int cl_handle_event(cl_cluster *c, const sim_event *ev)
     switch (ev->kind) {
     case CL_EV_STEP_DONE:
         on_step_done(c, (int)ev->target, ev->data);
+        break;
+    case CL_EV_MARK:
+        on_mark(c, (int)ev->target, ev->data);
         break;
     case CL_EV_ARRIVE:
         cl_i_on_arrive(c, ev->data);

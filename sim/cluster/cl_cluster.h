@@ -31,7 +31,8 @@ typedef struct cl_cluster cl_cluster;
 /* Event kinds the cluster owns; the caller routes them to cl_handle_event.
  * Kinds >= CL_EV_USER are free for the caller. */
 enum { CL_EV_STEP_DONE = 1, CL_EV_ARRIVE = 2, CL_EV_DELIVER = 3,
-       CL_EV_TIMER = 4, CL_EV_ENV = 5, CL_EV_NIC = 6, CL_EV_RETRY = 7, CL_EV_USER = 16 };
+       CL_EV_TIMER = 4, CL_EV_ENV = 5, CL_EV_NIC = 6, CL_EV_RETRY = 7, CL_EV_MARK = 8,
+       CL_EV_USER = 16 };
 
 /* Step-time noise: a dimensionless factor on the base step time.  Every
  * distribution but uniform has mean 1 (normal: before truncation), so the
@@ -173,6 +174,13 @@ typedef struct cl_callbacks {
      * continues).  May be NULL. */
     void (*on_step_start)(void *ctx, int node);
     void (*on_step_done)(void *ctx, int node);
+    /* Mark k (0-based) of a step started with cl_start_step_marks: that
+     * fraction of the step's work is done.  Every mark of a step comes
+     * before its on_step_done, in order; a restarted step gives its marks
+     * again from mark 0 (after its new on_step_start), a resumed one goes
+     * on from the next; an aborted one gives no more.  May be NULL when no
+     * step has marks. */
+    void (*on_step_mark)(void *ctx, int node, int k);
     void (*on_message)(void *ctx, int node, const cl_msg *msg);
     void (*on_timer)(void *ctx, int node, uint32_t tag);
     /* Availability changes (may be NULL); on_up runs before the node's
@@ -255,6 +263,13 @@ double  cl_now(const cl_cluster *c);
  * comes back.  A node runs one step at a time (starting a second one is a
  * bug). */
 void cl_start_step(cl_cluster *c, int node);
+/* Like cl_start_step, with m progress marks: on_step_mark(node, k) comes
+ * when fractions[k] of the step's work is done (0 < fractions[0] < ... <
+ * fractions[m-1] <= 1), moving with the node's slowdown as the step's end
+ * does (a mark at 1 comes just before on_step_done).  fractions is
+ * borrowed: it must stay valid until the step ends or is aborted.  m = 0
+ * is cl_start_step.  O(1) events per mark. */
+void cl_start_step_marks(cl_cluster *c, int node, const double *fractions, int m);
 int  cl_is_computing(const cl_cluster *c, int node);
 /* Abandons node's step in progress (e.g. a backup worker that lost the
  * race): no on_step_done comes for it.  Nothing happens when idle. */

@@ -68,6 +68,11 @@ typedef struct node {
     uint32_t step_ver;
     double   step_started, seg_start, seg_len, work_left;
     double   factor;     /* current slowdown factor */
+    /* progress marks of the step in progress (borrowed from the caller):
+     * mark k falls when marks[k] of the step's work_total is done */
+    const double *marks;
+    int      n_marks, next_mark;
+    double   work_total;
     /* network */
     double   up_cap, down_cap;
     double   up_free, down_free;   /* FIFO: when the uplink / downlink is free */

@@ -23,6 +23,12 @@ static void cb_step_done(void *vr, int node)
     r->alg->on_step_done(&r->ctx, alg_state(&r->ctx, node), node, trn_grad(r->trn, node));
 }
 
+static void cb_step_mark(void *vr, int node, int k)
+{
+    run_sim *r = vr;
+    r->alg->on_step_mark(&r->ctx, alg_state(&r->ctx, node), node, k, trn_grad(r->trn, node));
+}
+
 static void cb_timer(void *vr, int node, uint32_t tag)
 {
     run_sim *r = vr;
@@ -208,8 +214,11 @@ static int start(run_sim *r)
         .payload_doubles = r->ctx.P ? r->ctx.P + 1 : 0,
     };
     cl_callbacks cb = { .ctx = r, .on_step_start = cb_step_start,
-                        .on_step_done = cb_step_done, .on_message = cb_message,
-                        .on_timer = r->alg->on_timer ? cb_timer : NULL, .on_down = cb_down, .on_up = cb_up,
+                        .on_step_done = cb_step_done,
+                        .on_step_mark = r->alg->on_step_mark ? cb_step_mark : NULL,
+                        .on_message = cb_message,
+                        .on_timer = r->alg->on_timer ? cb_timer : NULL, .on_down = cb_down,
+                        .on_up = cb_up,
                         .on_trace = r->tf ? cb_trace : NULL };
     trn_config tc = {
         .n_nodes = n, .seed = s->seed, .model = r->model, .train = &r->train,
