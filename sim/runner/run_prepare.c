@@ -126,6 +126,7 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;
     r->n_all = s->n_nodes + servers;
     r->timing_only = s->model_type == NULL;
+    r->alg_bytes = r->alg->memory_bytes ? r->alg->memory_bytes(&r->ctx) : 0;
     if (run_i_check_memory(r, 0, 0, err) != 0 || build_topology(r, err) != 0
         || run_i_build_data(r, err) != 0
         || run_i_check_memory(r, r->model ? mdl_n_params(r->model) : 0, 0, err) != 0)
