@@ -89,7 +89,7 @@ static int sweep_ranked(const swp_spec *sp, const swp_exec_options *eo_, int qui
     const char *dirs[1] = { eo.out_dir };
     if (swp_collect(dirs, 1, eo.out_dir, &cr, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
-        rc = 1;
+        rc = cr.bad_input ? 2 : 1;
     } else if (cr.missing) {
         if (!quiet)
             printf("dtsim sweep: shard %d/%d: %zu runs (%zu were complete); %zu of %zu runs "
@@ -274,7 +274,7 @@ int cli_merge(int argc, char **argv)
     swp_collect_result cr;
     if (swp_collect(dirs, n, out, &cr, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
-        rc = 1;
+        rc = cr.bad_input ? 2 : 1;
     } else if (cr.missing) {
         fprintf(stderr, "dtsim merge: error: %zu of %zu runs are missing (%s); nothing written\n",
                 cr.missing, cr.n_runs, err);
