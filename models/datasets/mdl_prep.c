@@ -28,8 +28,9 @@ static void apply(mdl_dataset *ds, const double *pow2, const double *shift, cons
 /* The power of two by which feature j is divided before its statistics
  * are taken: 1 when every value of train and test has a magnitude within
  * [2^-480, 2^480] (or is 0), so sums, squares and ranges cannot overflow
- * or lose everything to underflow; otherwise 2^e with 2^(e-1) <= the
- * largest magnitude < 2^e, which brings the feature into [-1, 1]. */
+ * or lose everything to underflow; otherwise 2^(e-1) with 2^(e-1) <= the
+ * largest magnitude < 2^e (2^e itself may not be a double), which brings
+ * the feature into (-2, 2). */
 #define SCALE_SAFE_EXP 480
 static double feature_pow2(const mdl_dataset *train, const mdl_dataset *test, size_t j)
 {
@@ -44,7 +45,7 @@ static double feature_pow2(const mdl_dataset *train, const mdl_dataset *test, si
         return 1.0;
     int e;
     frexp(big, &e);
-    return ldexp(1.0, e);
+    return ldexp(1.0, e - 1);
 }
 
 int mdl_dataset_scale(mdl_dataset *train, mdl_dataset *test, mdl_scale how)
