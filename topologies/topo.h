@@ -219,6 +219,14 @@ topo_schedule *topo_schedule_create(const topo_sched_spec *spec, uint64_t seed, 
                                     size_t err_size);
 void           topo_schedule_destroy(topo_schedule *s);
 
+/* Heap bytes that topo_schedule_create will hold for the schedule file at
+ * path on n nodes (about 24 (n + 1) bytes per round that has edges, one
+ * more graph shared by the empty rounds, 48 bytes an edge and 16 a round),
+ * so that a caller can refuse a schedule too large before it is built.  Reads
+ * the file (O(file size)); 0, or -1 with the file's own error in err. */
+int            topo_schedule_file_bytes(const char *path, int n, double *bytes, char *err,
+                                        size_t err_size);
+
 /* The graph of round r, owned by the schedule and valid until the next
  * call.  O(n + arcs) per round (O(n k) draws for random_k_out), no igraph
  * call and no allocation (buffers come from topo_schedule_create), so never

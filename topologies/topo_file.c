@@ -2,17 +2,21 @@
  * topology ("u v" per line) and the file schedule ("round u v" per line),
  * with an error naming the file and line for anything it cannot take: a
  * malformed line, a node out of range, a self-loop, an edge given twice.
+ * Only a regular file is read (a FIFO or /dev/zero is refused before it
+ * is read), of at most SIM_FILE_MAX_BYTES, with lines of at most
+ * SIM_FILE_MAX_LINE bytes (sim_file.h, docs/reliability.md).
  * It does not check connectivity or build graphs (topo_build.c,
  * topo_schedule.c do), and it never includes <igraph.h>.
  */
-#define _POSIX_C_SOURCE 200809L   /* getline */
 #include "topo_internal.h"
+#include "sim_file.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void topo_i_edges_fini(topo_i_edges *e)
 {
@@ -72,19 +76,43 @@ int topo_i_read_edges(const char *path, int n, int cols, topo_i_edges *e, char *
                       size_t err_size)
 {
     memset(e, 0, sizeof *e);
-    FILE *f = fopen(path, "r");
+    const char *kind;
+    int fd = sim_file_open_input(path, SIM_FILE_MAX_BYTES, &kind);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (f == NULL) {
-        topo_i_set_error(err, err_size, "%s: error: cannot open: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        if (kind != NULL)
+            topo_i_set_error(err, err_size, "%s: error: cannot read: %s, not a regular file",
+                             path, kind);
+        else if (errno == EFBIG)
+            topo_i_set_error(err, err_size, "%s: error: larger than %zu bytes (the limit for "
+                             "%s files)", path, SIM_FILE_MAX_BYTES,
+                             cols == 3 ? "schedule" : "edge-list");
+        else
+            topo_i_set_error(err, err_size, "%s: error: cannot open: %s", path,
+                             strerror(errno));
         return -1;
     }
     int ret = -1;
-    char *line = NULL;
-    size_t line_cap = 0, cap = 0, m = 0;
+    char line[SIM_FILE_MAX_LINE + 1];
+    size_t cap = 0, m = 0, total = 0;
     rec *recs = NULL;
-    long lineno = 0;
+    long lineno = 0, got;
     const char *what = cols == 3 ? "a round and 2 node numbers" : "2 node numbers";
-    while (getline(&line, &line_cap, f) != -1) {
+    while ((got = sim_file_read_line(f, line, sizeof line)) != -1) {
         lineno++;
+        if (got == -2) {
+            topo_i_set_error(err, err_size, "%s:%ld: error: line longer than %d bytes", path,
+                             lineno, SIM_FILE_MAX_LINE);
+            goto out;
+        }
+        total += (size_t)got + 1;
+        if (total > SIM_FILE_MAX_BYTES) {   /* a file that grew after the check */
+            topo_i_set_error(err, err_size, "%s:%ld: error: file longer than %zu bytes", path,
+                             lineno, SIM_FILE_MAX_BYTES);
+            goto out;
+        }
         char *hash = strchr(line, '#');
         if (hash != NULL)
             *hash = '\0';
@@ -184,7 +212,6 @@ out:
     if (ret != 0)
         topo_i_edges_fini(e);
     free(recs);
-    free(line);
     fclose(f);
     return ret;
 }

@@ -8,7 +8,8 @@
  * sends to k distinct others drawn uniformly, each receiver averages its own
  * model with what it received, 1 / (1 + in-degree) each), and a cycle of
  * undirected graphs read from a file (weights from topo_mixing.c, an
- * isolated node keeps its value).
+ * isolated node keeps its value; every round without edges shares one
+ * graph, so a file naming round 99999 alone costs two graphs, not 10^5).
  *
  * Round r's graph depends only on (seed, r): the random schemes reseed one
  * mt19937 from splitmix64(seed, r) at each round, so rounds can be asked in
@@ -31,6 +32,7 @@ struct topo_schedule {
     uint64_t        period;
     topo_digraph   *d;        /* the round handed out (generated schemes) */
     topo_digraph  **rounds;   /* file: one graph per round */
+    topo_digraph   *empty;    /* file: the graph every empty round shares */
     gsl_rng        *rng;
     int            *perm;     /* n: shuffles and draws */
     int            *mark;     /* n: k-out, last sender that picked a node */
@@ -108,6 +110,44 @@ out:
     return d;
 }
 
+/* Heap bytes of one file round of n nodes and m edges (topo_i_digraph_alloc:
+ * two offset arrays, the self weights, 24 bytes an arc, and seven blocks'
+ * allocator overhead). */
+static double round_bytes(int n, size_t m)
+{
+    return (double)sizeof(topo_digraph) + 3.0 * ((double)n + 1) * 8.0 + 48.0 * (double)m
+         + 7 * 16.0;
+}
+
+int topo_schedule_file_bytes(const char *path, int n, double *bytes, char *err,
+                             size_t err_size)
+{
+    topo_i_edges e;
+    *bytes = 0;
+    if (topo_i_read_edges(path, n, 3, &e, err, err_size) != 0)
+        return -1;
+    /* one graph per round that has edges, one shared by the empty ones,
+     * the edges themselves, a pointer and a count per round */
+    long n_rounds = 0, used = 0;
+    unsigned char *seen = calloc(TOPO_SCHED_MAX_ROUNDS, 1);
+    if (seen == NULL) {
+        topo_i_edges_fini(&e);
+        topo_i_set_error(err, err_size, "%s: error: out of memory", path);
+        return -1;
+    }
+    for (size_t i = 0; i < e.m; i++) {
+        if (e.round[i] + 1 > n_rounds)
+            n_rounds = e.round[i] + 1;
+        used += !seen[e.round[i]];
+        seen[e.round[i]] = 1;
+    }
+    *bytes = (double)(used + (used < n_rounds)) * round_bytes(n, 0) + 48.0 * (double)e.m
+           + 16.0 * (double)n_rounds;
+    free(seen);
+    topo_i_edges_fini(&e);
+    return 0;
+}
+
 static int load_file(topo_schedule *s, char *err, size_t err_size)
 {
     topo_i_edges e;
@@ -124,20 +164,35 @@ static int load_file(topo_schedule *s, char *err, size_t err_size)
         return -1;
     }
     int ret = -1;
+    /* the edges grouped by round, in file order within a round (a counting
+     * sort: O(edges + rounds), not one pass over the edges per round) */
+    size_t *start = calloc((size_t)n_rounds + 1, sizeof *start);
     int *uv = malloc((e.m > 0 ? 2 * e.m : 1) * sizeof *uv);
     s->rounds = calloc((size_t)n_rounds, sizeof *s->rounds);
-    if (uv == NULL || s->rounds == NULL)
+    if (start == NULL || uv == NULL || s->rounds == NULL)
         goto out_oom;
+    for (size_t i = 0; i < e.m; i++)
+        start[e.round[i] + 1]++;
+    for (long r = 0; r < n_rounds; r++)
+        start[r + 1] += start[r];
+    for (size_t i = 0; i < e.m; i++) {
+        size_t k = start[e.round[i]]++;
+        uv[2 * k] = e.uv[2 * i];
+        uv[2 * k + 1] = e.uv[2 * i + 1];
+    }
+    for (long r = n_rounds; r > 0; r--)   /* undo the shift the fill left */
+        start[r] = start[r - 1];
+    start[0] = 0;
     s->period = (uint64_t)n_rounds;
     for (long r = 0; r < n_rounds; r++) {
-        size_t m = 0;
-        for (size_t i = 0; i < e.m; i++)
-            if (e.round[i] == r) {
-                uv[2 * m] = e.uv[2 * i];
-                uv[2 * m + 1] = e.uv[2 * i + 1];
-                m++;
-            }
-        s->rounds[r] = file_round(&s->spec, uv, m);
+        size_t m = start[r + 1] - start[r];
+        if (m == 0) {   /* every empty round is the one graph without arcs */
+            if (s->empty == NULL && (s->empty = file_round(&s->spec, uv, 0)) == NULL)
+                goto out_oom;
+            s->rounds[r] = s->empty;
+            continue;
+        }
+        s->rounds[r] = file_round(&s->spec, uv + 2 * start[r], m);
         if (s->rounds[r] == NULL)
             goto out_oom;
     }
@@ -146,6 +201,7 @@ static int load_file(topo_schedule *s, char *err, size_t err_size)
 out_oom:
     topo_i_set_error(err, err_size, "%s: error: out of memory", s->spec.path);
 out:
+    free(start);
     free(uv);
     topo_i_edges_fini(&e);
     return ret;
@@ -233,7 +289,9 @@ void topo_schedule_destroy(topo_schedule *s)
         return;
     if (s->rounds != NULL)
         for (uint64_t r = 0; r < s->period; r++)
-            topo_digraph_destroy(s->rounds[r]);
+            if (s->rounds[r] != s->empty)
+                topo_digraph_destroy(s->rounds[r]);
+    topo_digraph_destroy(s->empty);
     free(s->rounds);
     free(s->mark);
     free(s->perm);

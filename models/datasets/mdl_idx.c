@@ -4,10 +4,12 @@
  * that).  Every way a file can be wrong -- missing, not IDX, wrong element
  * type, truncated, trailing bytes, image and label counts that disagree --
  * is a one-line message in GNU form that names the file and says what was
- * expected.  It does not know where Debian installs the data.
+ * expected; so is a float or double value that is NaN or infinite (image
+ * and value named).  Only regular files are read (sim_file.h).  It does not know where Debian installs the data.
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "mdl_data.h"
+#include "sim_file.h"
 
 static int fail(char *err, size_t es, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -114,9 +117,20 @@ static double elem_value(const unsigned char *p, int type)
 static gzFile open_idx(const char *path, uint32_t want_magic, int *type, size_t *count,
                        size_t *item, char *err, size_t es)
 {
-    gzFile f = gzopen(path, "rb");
+    const char *kind;
+    int fd = sim_file_open_input(path, 0, &kind);
+    if (fd < 0) {
+        if (kind)
+            fail(err, es, path, "cannot read: %s, not a regular file", kind);
+        else
+            fail(err, es, path, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    errno = 0;
+    gzFile f = gzdopen(fd, "rb");
     if (f == NULL) {
         fail(err, es, path, "cannot open: %s", errno ? strerror(errno) : "out of memory");
+        close(fd);
         return NULL;
     }
     unsigned char h[4];
@@ -237,8 +251,16 @@ int mdl_idx_load(const char *images_path, const char *labels_path, mdl_dataset *
             }
             if (read_span(fi, raw, k * es_i, d * es_i, j * es_i, images_path, what, err, es))
                 goto out_close;
-            for (size_t q = 0; q < k; q++)
-                ds->x[at + q] = elem_value(raw + q * es_i, ti);
+            for (size_t q = 0; q < k; q++) {
+                const double v = elem_value(raw + q * es_i, ti);
+                if (!isfinite(v)) {   /* float and double elements only */
+                    fail(err, es, images_path, "image %zu of %zu, value %zu of %zu is %s: a "
+                         "data set must hold finite numbers", i + 1, n, j + q + 1, d,
+                         isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+                    goto out_close;
+                }
+                ds->x[at + q] = v;
+            }
             j += k;
         }
     }

@@ -1,7 +1,9 @@
 /* mdl_prep.c -- preprocessing of loaded datasets: per-feature scaling with
  * training statistics only (so nothing about the test set leaks into
  * training) and a seeded train/test split for sources that come as one
- * file.  It does not load, generate or partition data.
+ * file.  Scaling cannot overflow: a feature with values beyond 2^480 in
+ * magnitude (or all below 2^-480) is first divided by a power of two,
+ * exactly, so finite values near 1e308 scale to finite values.  It does not load, generate or partition data.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -9,15 +11,41 @@
 #include "mdl_data.h"
 #include "../mdl_internal.h"
 
-static void apply(mdl_dataset *ds, const double *shift, const double *mul)
+/* x becomes (x / pow[j] - shift[j]) * mul[j].  pow[j] is a power of two,
+ * so dividing by it is exact (1 for every feature of ordinary size: the
+ * result is then bit for bit (x - shift) * mul). */
+static void apply(mdl_dataset *ds, const double *pow2, const double *shift, const double *mul)
 {
     if (ds == NULL)
         return;
     for (size_t i = 0; i < ds->n; i++) {
         double *x = ds->x + i * ds->d;
         for (size_t j = 0; j < ds->d; j++)
-            x[j] = (x[j] - shift[j]) * mul[j];
+            x[j] = (x[j] / pow2[j] - shift[j]) * mul[j];
     }
+}
+
+/* The power of two by which feature j is divided before its statistics
+ * are taken: 1 when every value of train and test has a magnitude within
+ * [2^-480, 2^480] (or is 0), so sums, squares and ranges cannot overflow
+ * or lose everything to underflow; otherwise 2^(e-1) with 2^(e-1) <= the
+ * largest magnitude < 2^e (2^e itself may not be a double), which brings
+ * the feature into (-2, 2). */
+#define SCALE_SAFE_EXP 480
+static double feature_pow2(const mdl_dataset *train, const mdl_dataset *test, size_t j)
+{
+    double big = 0.0;
+    const mdl_dataset *sets[2] = { train, test };
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; sets[k] && i < sets[k]->n; i++) {
+            const double a = fabs(sets[k]->x[i * sets[k]->d + j]);
+            big = a > big ? a : big;
+        }
+    if (big == 0.0 || (big <= ldexp(1.0, SCALE_SAFE_EXP) && big >= ldexp(1.0, -SCALE_SAFE_EXP)))
+        return 1.0;
+    int e;
+    frexp(big, &e);
+    return ldexp(1.0, e - 1);
 }
 
 int mdl_dataset_scale(mdl_dataset *train, mdl_dataset *test, mdl_scale how)
@@ -25,17 +53,20 @@ int mdl_dataset_scale(mdl_dataset *train, mdl_dataset *test, mdl_scale how)
     const size_t d = train->d, n = train->n;
     if (how == MDL_SCALE_NONE || n == 0)
         return 0;
-    double *shift = malloc(d * sizeof *shift), *mul = malloc(d * sizeof *mul);
-    if (!shift || !mul) {
+    double *shift = malloc(d * sizeof *shift), *mul = malloc(d * sizeof *mul),
+           *pow2 = malloc(d * sizeof *pow2);
+    if (!shift || !mul || !pow2) {
         free(shift);
         free(mul);
+        free(pow2);
         return -1;
     }
     for (size_t j = 0; j < d; j++) {
+        const double p = pow2[j] = feature_pow2(train, test, j);
         if (how == MDL_SCALE_MINMAX) {
-            double lo = train->x[j], hi = train->x[j];
+            double lo = train->x[j] / p, hi = lo;
             for (size_t i = 1; i < n; i++) {
-                const double v = train->x[i * d + j];
+                const double v = train->x[i * d + j] / p;
                 lo = v < lo ? v : lo;
                 hi = v > hi ? v : hi;
             }
@@ -45,10 +76,10 @@ int mdl_dataset_scale(mdl_dataset *train, mdl_dataset *test, mdl_scale how)
             /* Two passes: the mean, then the variance about it. */
             double m = 0.0, v = 0.0;
             for (size_t i = 0; i < n; i++)
-                m += train->x[i * d + j];
+                m += train->x[i * d + j] / p;
             m /= (double)n;
             for (size_t i = 0; i < n; i++) {
-                const double e = train->x[i * d + j] - m;
+                const double e = train->x[i * d + j] / p - m;
                 v += e * e;
             }
             const double sd = sqrt(v / (double)n);
@@ -56,10 +87,11 @@ int mdl_dataset_scale(mdl_dataset *train, mdl_dataset *test, mdl_scale how)
             mul[j] = sd > 0.0 ? 1.0 / sd : 0.0;
         }
     }
-    apply(train, shift, mul);
-    apply(test, shift, mul);
+    apply(train, pow2, shift, mul);
+    apply(test, pow2, shift, mul);
     free(shift);
     free(mul);
+    free(pow2);
     return 0;
 }
 

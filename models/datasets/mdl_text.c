@@ -3,8 +3,12 @@
  * plain ones, into the same dense dataset as every other source; plus the
  * label compaction and widening that make a training and a test file agree.
  * Errors name the file and line in GNU form ("FILE:LINE: error: ...").
- * Only classification is supported: labels must be integers.  It does not
- * scale, split or partition.
+ * Only classification is supported: labels must be integers.  Only a
+ * regular file is read (a FIFO or /dev/zero is refused before it is read);
+ * the text is checked as it arrives, so a NUL byte, a line longer than
+ * SIM_FILE_MAX_DATA_LINE or more text than half the machine's memory stops
+ * the read at once (docs/reliability.md).  It does not scale, split or
+ * partition.
  */
 #include <errno.h>
 #include <limits.h>
@@ -16,6 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "mdl_data.h"
+#include "sim_file.h"
 
 static int fail(char *err, size_t es, const char *path, size_t line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -46,13 +51,23 @@ static double half_memory(void)
 static char *slurp(const char *path, char *err, size_t es)
 {
     const double max_text = half_memory();
-    errno = 0;
-    gzFile f = gzopen(path, "rb");
-    if (!f) {
-        fail(err, es, path, 0, "cannot open: %s", errno ? strerror(errno) : "out of memory");
+    const char *kind;
+    int fd = sim_file_open_input(path, 0, &kind);
+    if (fd < 0) {
+        if (kind)
+            fail(err, es, path, 0, "cannot read: %s, not a regular file", kind);
+        else
+            fail(err, es, path, 0, "cannot open: %s", strerror(errno));
         return NULL;
     }
-    size_t len = 0, cap = 1 << 16;
+    errno = 0;
+    gzFile f = gzdopen(fd, "rb");
+    if (!f) {
+        fail(err, es, path, 0, "cannot open: %s", errno ? strerror(errno) : "out of memory");
+        close(fd);
+        return NULL;
+    }
+    size_t len = 0, cap = 1 << 16, line_start = 0, line = 1;
     char *buf = malloc(cap);
     for (;;) {
         if (!buf) {
@@ -87,17 +102,32 @@ static char *slurp(const char *path, char *err, size_t es)
         }
         if (k == 0)
             break;
+        /* what just arrived: no NUL byte, no line beyond the bound */
+        const char *nul = memchr(buf + len, '\0', (size_t)k);
+        int bad = 0;
+        for (size_t i = len; i < len + (size_t)k; i++) {
+            if (buf[i] == '\n') {
+                line++;
+                line_start = i + 1;
+            } else if (buf + i == nul) {
+                bad = fail(err, es, path, line, "not a text file (holds a NUL byte)");
+                break;
+            } else if (i - line_start >= SIM_FILE_MAX_DATA_LINE) {
+                bad = fail(err, es, path, line, "line longer than %zu bytes",
+                           SIM_FILE_MAX_DATA_LINE);
+                break;
+            }
+        }
         len += (size_t)k;
-    }
-    gzclose(f);
-    if (buf) {
-        buf[len] = '\0';
-        if (memchr(buf, '\0', len)) {
-            fail(err, es, path, 0, "not a text file (holds a NUL byte)");
+        if (bad) {
             free(buf);
-            return NULL;
+            buf = NULL;
+            break;
         }
     }
+    gzclose(f);
+    if (buf)
+        buf[len] = '\0';
     return buf;
 }
 

@@ -84,6 +84,12 @@ typedef struct alg_type {
      * anything starts; writes a reason (lowercase, no full stop) and
      * returns -1 when not.  NULL: always fine. */
     int  (*check)(const alg_ctx *ctx, char *err, size_t err_size);
+    /* Heap bytes the protocol will hold beyond its per-node state and the
+     * model copies the runner counts (e.g. the round graphs of a schedule
+     * file), for the memory check before anything is built; called once
+     * the parameters are set (ctx->n, ctx->param, ctx->path only).  0 when
+     * unknown (an unreadable file: check reports it).  NULL: none. */
+    double (*memory_bytes)(const alg_ctx *ctx);
     /* Hooks marked "may be NULL" have defaults: init does nothing, on_start
      * starts a step on every worker, describe_wait says "its step" while
      * the node computes, fini does nothing. */

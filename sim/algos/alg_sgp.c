@@ -185,6 +185,17 @@ static topo_schedule *make_schedule(const alg_ctx *ctx, uint64_t seed, char *err
     return topo_schedule_create(&sp, seed, err, size);
 }
 
+/* A schedule file builds every round up to its last: count them before. */
+static double sgp_memory_bytes(const alg_ctx *ctx)
+{
+    char err[512];
+    double b = 0;
+    if ((int)ctx->param[P_GRAPH] == G_FILE && ctx->path[P_GRAPH_FILE]
+        && topo_schedule_file_bytes(ctx->path[P_GRAPH_FILE], ctx->n, &b, err, sizeof err) != 0)
+        return 0;
+    return b;
+}
+
 static int sgp_check(const alg_ctx *ctx, char *err, size_t size)
 {
     int graph = (int)ctx->param[P_GRAPH];
@@ -498,6 +509,7 @@ const alg_type alg_sgp = {
     .state_size = sizeof(sgp_state),
     .params = params,
     .check = sgp_check,
+    .memory_bytes = sgp_memory_bytes,
     .shared_init = sgp_shared_init,
     .shared_fini = sgp_shared_fini,
     .init = sgp_init,

@@ -87,7 +87,7 @@ static int sweep_ranked(const swp_spec *sp, const swp_exec_options *eo_, int qui
     const char *dirs[1] = { eo.out_dir };
     if (swp_collect(dirs, 1, eo.out_dir, &cr, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
-        rc = 1;
+        rc = cr.bad_input ? 2 : 1;
     } else if (cr.missing) {
         if (!quiet)
             printf("dtsim sweep: shard %d/%d: %zu runs (%zu were complete); %zu of %zu runs "

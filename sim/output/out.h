@@ -29,6 +29,27 @@ int  out_file_commit(out_file *f, char *err, size_t err_size);
 /* Closes and removes the temporary file; frees f.  NULL is fine. */
 void out_file_abort(out_file *f);
 
+/* A run folder being written (out_file.c): locked against other writers
+ * and committed as a whole. */
+typedef struct out_rundir out_rundir;
+
+/* Creates dir (and its parents) when absent, locks it (flock, exclusive,
+ * without waiting) and returns where the run's files are to be written:
+ * dir itself when this call created it, else a hidden sibling
+ * ".NAME.tmp.PID" that out_rundir_commit swaps in.  NULL with "DIR: error:
+ * ..." in err when dir cannot be created, is locked by another run
+ * ("another dtsim run is writing into this folder"), is ".", "..", "/" or
+ * the current directory, or holds a file dtsim did not write (anything but
+ * the run files, summary.csv, plots/ and hidden names). */
+out_rundir *out_rundir_begin(const char *dir, char *err, size_t err_size);
+const char *out_rundir_path(const out_rundir *d);
+/* Puts the written folder in place (the old one is removed) and unlocks;
+ * frees d.  -1 with err set when the swap failed. */
+int         out_rundir_commit(out_rundir *d, char *err, size_t err_size);
+/* Removes what was written (the sibling, or the folder this run created)
+ * and unlocks; frees d.  NULL is fine. */
+void        out_rundir_abort(out_rundir *d);
+
 /* ---- CSV ---- */
 
 /* One row of metrics.csv: an evaluation of the average model. */

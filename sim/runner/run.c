@@ -296,6 +296,8 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     const scn_scenario *s = r->s;
     int rc = -1;
     out_file *mfile = NULL, *nfile = NULL, *tfile = NULL;
+    out_rundir *od = NULL;
+    const char *dir = NULL;   /* where the files go: out_dir or its hidden sibling */
     memset(res, 0, sizeof *res);
     r->opt = opt ? opt : &none;
     if (r->opt->algorithm) {
@@ -329,20 +331,22 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
         return -1;
     }
     if (r->opt->out_dir) {
-        if (out_mkdirs(r->opt->out_dir, err, es) != 0)
+        /* the folder is locked and committed as a whole (out_file.c) */
+        if (!(od = out_rundir_begin(r->opt->out_dir, err, es)))
             return -1;
-        if (!(mfile = out_file_open(r->opt->out_dir, "metrics.csv", err, es)))
-            return -1;
+        dir = out_rundir_path(od);
+        if (!(mfile = out_file_open(dir, "metrics.csv", err, es)))
+            goto out_finish;
         r->mf = out_file_stream(mfile);
         out_metrics_header(r->mf);
         if (s->metrics_per_node) {
-            if (!(nfile = out_file_open(r->opt->out_dir, "node_metrics.csv", err, es)))
+            if (!(nfile = out_file_open(dir, "node_metrics.csv", err, es)))
                 goto out_finish;
             r->nmf = out_file_stream(nfile);
             fputs("time_s,node,steps,test_loss,test_accuracy\n", r->nmf);
         }
         if (s->output_trace) {
-            if (!(tfile = out_file_open(r->opt->out_dir, "trace.csv", err, es)))
+            if (!(tfile = out_file_open(dir, "trace.csv", err, es)))
                 goto out_finish;
             r->tf = out_file_stream(tfile);
             out_trace_header(r->tf);
@@ -437,8 +441,12 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
             if (trc != 0)
                 goto out_finish;
         }
-        if (run_i_write_nodes(r, r->opt->out_dir, res->sim_time_s, err, es) != 0
-            || run_i_write_run_json(r, r->opt->out_dir, res, err, es) != 0)
+        if (run_i_write_nodes(r, dir, res->sim_time_s, err, es) != 0
+            || run_i_write_run_json(r, dir, res, err, es) != 0)
+            goto out_finish;
+        int dc = out_rundir_commit(od, err, es);
+        od = NULL;
+        if (dc != 0)
             goto out_finish;
     }
     rc = 0;
@@ -447,6 +455,7 @@ out_finish:
     out_file_abort(nfile);
     out_file_abort(mfile);
     out_file_abort(tfile);
+    out_rundir_abort(od);   /* nothing of this run is left: the old folder stays */
     r->tf = NULL;
     finish(r);
     return rc;

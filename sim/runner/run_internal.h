@@ -41,6 +41,7 @@ struct run_sim {
     alg_ctx       ctx;
     int           n_all;      /* workers and the algorithm's servers */
     char         *paths[ALG_MAX_PARAMS];  /* resolved file parameters (ctx.path) */
+    double        alg_bytes;  /* the protocol's own heap (alg_type.memory_bytes) */
     double       *step_times;
     cl_noise_spec *noise;
     double       *up_Bps, *down_Bps;

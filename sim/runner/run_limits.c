@@ -1,5 +1,6 @@
 /* run_limits.c -- refuses runs too large for the machine before they are
- * built: a memory estimate (nodes, topology, data, model copies) against
+ * built: a memory estimate (nodes, topology, data, model copies, the
+ * protocol's own structures such as a schedule file's rounds) against
  * limits.memory_bytes or half the physical memory, and a bound on the
  * total number of steps.  It only estimates and reports (exit 2 through
  * the caller); it allocates nothing of the run.
@@ -48,7 +49,9 @@ static double edges_estimate(const scn_scenario *s)
  * topology and generated data are counted; once the data and model exist,
  * the whole run: P doubles x RUN_MEM_COPIES (+1 with momentum) per node
  * (servers included), the data held, RUN_MEM_PER_NODE bytes of per-node
- * state (RNG streams, queues, statistics) and 64 bytes per edge. */
+ * state (RNG streams, queues, statistics), 64 bytes per edge and what the
+ * protocol says it holds itself (alg_type.memory_bytes: the round graphs
+ * of a schedule file, counted before the file's rounds are built). */
 #define RUN_MEM_COPIES   4        /* parameters, gradient, two in flight or kept */
 #define RUN_MEM_PER_NODE 24576.0  /* four mt19937 streams and the node records */
 int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error *err)
@@ -71,17 +74,22 @@ int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error 
     double model = (double)r->n_all * (double)P * copies * 8;
     double nodes = (double)r->n_all * RUN_MEM_PER_NODE;
     double edges = edges_estimate(s) * 64;
-    double total = model + data + nodes + edges;
+    double total = model + data + nodes + edges + r->alg_bytes;
     double limit = s->limit_memory_bytes > 0 ? s->limit_memory_bytes : default_memory_limit();
     if (total <= limit)
         return 0;
-    char t[32], l[32], m[32], d[32], n[32], e[32];
+    char t[32], l[32], m[32], d[32], n[32], e[32], a[96] = "";
     fmt_bytes(t, sizeof t, total);
     fmt_bytes(l, sizeof l, limit);
     fmt_bytes(m, sizeof m, model);
     fmt_bytes(d, sizeof d, data);
     fmt_bytes(n, sizeof n, nodes);
     fmt_bytes(e, sizeof e, edges);
+    if (r->alg_bytes > 0) {   /* e.g. sgp's round graphs of a schedule file */
+        char b[32];
+        fmt_bytes(b, sizeof b, r->alg_bytes);
+        snprintf(a, sizeof a, ", %s's own %s", r->alg->name, b);
+    }
     char models[160];
     if (P > 0)
         snprintf(models, sizeof models, "models %d nodes x %zu parameters x %d copies = %s, ",
@@ -90,8 +98,8 @@ int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error 
         models[0] = '\0';   /* before the model exists */
     snprintf(err->msg, sizeof err->msg,
              "%s: error: this run needs about %s of memory (%sdata %s, per-node state %s, "
-             "topology %s), more than the limit of %s (%s); lower the size, set "
-             "limits.memory_bytes, or run with --force", s->path, t, models, d, n, e, l,
+             "topology %s%s), more than the limit of %s (%s); lower the size, set "
+             "limits.memory_bytes, or run with --force", s->path, t, models, d, n, e, a, l,
              s->limit_memory_bytes > 0 ? "limits.memory_bytes" : "half this machine's memory");
     return -1;
 }

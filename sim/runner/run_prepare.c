@@ -133,6 +133,7 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     if (run_i_check_servers(r, servers, err) != 0)
         goto out_destroy;
     r->timing_only = s->model_type == NULL;
+    r->alg_bytes = r->alg->memory_bytes ? r->alg->memory_bytes(&r->ctx) : 0;
     if (run_i_check_memory(r, 0, 0, err) != 0 || build_topology(r, err) != 0
         || run_i_build_data(r, err) != 0
         || run_i_check_memory(r, r->model ? mdl_n_params(r->model) : 0, 0, err) != 0)

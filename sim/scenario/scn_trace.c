@@ -1,15 +1,21 @@
 /* scn_trace.c -- reads the trace files (CSV) that slowdown and fault
  * entries may name, at load time, so that `dtsim validate` reports a bad
  * line as FILE:LINE: points "node,time_s,value" sorted by node and time.
+ * Only a regular file is read (a FIFO or /dev/zero named as a trace is
+ * refused before it is read); a line may hold SIM_FILE_MAX_LINE bytes and
+ * the file SIM_FILE_MAX_BYTES (sim_file.h, docs/reliability.md), and a
+ * longer line is an error at its FILE:LINE rather than several points.
  * It does not decide what the points mean (scn_env.c, the cluster).
  */
 #include "scn_internal.h"
+#include "sim_file.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct line_pt {
     scn_point p;
@@ -49,26 +55,48 @@ static int file_fail(scn_ctx *c, const char *file, size_t line, const char *msg)
 int scn_i_read_trace(scn_ctx *c, const char *ptr, const char *file, int availability,
                       int n_nodes, scn_point **out, size_t *n_out)
 {
-    char path[4096], buf[1024], msg[512];
+    char path[4096], buf[SIM_FILE_MAX_LINE + 2], msg[512];
     const char *slash = strrchr(c->path, '/');
     size_t line = 0, n = 0, cap = 0;
     line_pt *pts = NULL;
     FILE *f;
     int rc = -1, header_done = 0;
+    size_t total = 0;
+    long len;
 
     int w = file[0] != '/' && slash
         ? snprintf(path, sizeof path, "%.*s/%s", (int)(slash - c->path), c->path, file)
         : snprintf(path, sizeof path, "%s", file);
     if (w < 0 || (size_t)w >= sizeof path)
         return scn_i_fail(c, ptr, "file name too long");
-    if (!(f = fopen(path, "r"))) {
+    const char *kind;
+    int fd = sim_file_open_input(path, SIM_FILE_MAX_BYTES, &kind);
+    if (fd < 0 || !(f = fdopen(fd, "r"))) {
         char q[512];
-        return scn_i_fail(c, ptr, "cannot open %s: %s", scn_i_quoted(q, sizeof q, path),
-                          strerror(errno));
+        scn_i_quoted(q, sizeof q, path);
+        if (fd >= 0)
+            close(fd);
+        if (kind)
+            return scn_i_fail(c, ptr, "cannot read %s: %s, not a regular file", q, kind);
+        if (errno == EFBIG)
+            return scn_i_fail(c, ptr, "cannot read %s: larger than %zu bytes (the limit for "
+                              "trace files)", q, SIM_FILE_MAX_BYTES);
+        return scn_i_fail(c, ptr, "cannot open %s: %s", q, strerror(errno));
     }
-    while (fgets(buf, sizeof buf, f)) {
+    while ((len = sim_file_read_line(f, buf, sizeof buf - 1)) != -1) {
         char *t, *f1, *f2, *f3, *end;
         line++;
+        if (len == -2) {
+            snprintf(msg, sizeof msg, "line longer than %d bytes", SIM_FILE_MAX_LINE);
+            file_fail(c, path, line, msg);
+            goto out;
+        }
+        total += (size_t)len + 1;
+        if (total > SIM_FILE_MAX_BYTES) {   /* a file that grew after the check */
+            snprintf(msg, sizeof msg, "file longer than %zu bytes", SIM_FILE_MAX_BYTES);
+            file_fail(c, path, line, msg);
+            goto out;
+        }
         t = trim(buf);
         if (!*t || *t == '#')
             continue;

@@ -102,8 +102,9 @@ typedef struct swp_collect_result {
     size_t n_runs;
     size_t missing;        /* runs of the plan found in none of the dirs */
     size_t not_ok;         /* runs whose status is not "ok" (stalled) */
-    int    bad_input;      /* on -1: a directory is not a sweep folder, or
-                              not a shard of the same sweep (exit status 2) */
+    int    bad_input;      /* on -1: a directory is not a sweep folder or
+                              not a shard of the same sweep, or a file is
+                              corrupt or inconsistent (exit status 2) */
 } swp_collect_result;
 
 /* Gathers the runs of the sweep in dirs (one directory, or the directories

@@ -5,8 +5,11 @@
  * be spread over the directories of shards; the plan (runs.csv) and the
  * identity (sweep.json) must then be byte-identical in all of them.  The
  * tables depend only on the plan and the runs' files, never on the order in
- * which runs finished, so they are the same whatever -j or sharding.  It
- * runs nothing.
+ * which runs finished, so they are the same whatever -j or sharding.
+ * Nothing corrupt passes into them: a NUL byte, a row whose field count
+ * differs from its header, a runs.csv line out of order or naming a run
+ * that no sweep names (such as "../..") is an error naming FILE:LINE, and
+ * then nothing is written.  It runs nothing.
  */
 #define _GNU_SOURCE  /* getline, strdup */
 #include "swp.h"
@@ -41,7 +44,46 @@ static char *slurp(const char *path, char *err, size_t es)
         snprintf(err, es, "%s: error: cannot read", path);
         return NULL;
     }
+    if (strlen(buf) != size) {   /* the text would end at the NUL byte */
+        size_t line = 1;
+        for (size_t i = 0; buf[i]; i++)
+            line += buf[i] == '\n';
+        snprintf(err, es, "%s:%zu: error: holds a NUL byte (a corrupt file)", path, line);
+        free(buf);
+        return NULL;
+    }
     return buf;
+}
+
+/* Fields of one CSV line (len bytes, newline excluded), commas inside
+ * double quotes not counting; -1 when a quote is left open. */
+static long csv_fields(const char *line, size_t len)
+{
+    long n = 1;
+    int q = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (line[i] == '"')
+            q = !q;
+        else if (line[i] == ',' && !q)
+            n++;
+    }
+    return q ? -1 : n;
+}
+
+/* A run name as the plan writes them (swp_plan.c): a digit first, then
+ * letters, digits and . + - = _ only, so that it is one folder under runs/
+ * and never a path such as "../..". */
+static int plan_name(const char *s, size_t len)
+{
+    if (len == 0 || len > 255 || s[0] < '0' || s[0] > '9')
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+              || c == '.' || c == '+' || c == '-' || c == '=' || c == '_'))
+            return 0;
+    }
+    return 1;
 }
 
 static int complete_in(const char *dir, const char *name)
@@ -74,9 +116,26 @@ static int append_rows(FILE *out, const char *dir, const char *name, const char 
     size_t cap = 0;
     ssize_t len;
     int rc = 0, first = 1;
+    long fields = 0, lineno = 0;
     while ((len = getline(&line, &cap, f)) > 0) {
+        lineno++;
         if (line[len - 1] != '\n') {
             snprintf(err, es, "%s: error: last line is not terminated", p);
+            rc = -1;
+            break;
+        }
+        if (memchr(line, '\0', (size_t)len)) {
+            snprintf(err, es, "%s:%ld: error: holds a NUL byte (a corrupt file; remove the "
+                     "run's folder to run it again)", p, lineno);
+            rc = -1;
+            break;
+        }
+        long nf = csv_fields(line, (size_t)len - 1);
+        if (first)
+            fields = nf;
+        else if (nf != fields) {
+            snprintf(err, es, "%s:%ld: error: has %ld fields, the header has %ld (a corrupt "
+                     "file; remove the run's folder to run it again)", p, lineno, nf, fields);
             rc = -1;
             break;
         }
@@ -170,18 +229,46 @@ int swp_collect(const char *const *dirs, size_t n_dirs, const char *out_dir,
     char *line = plan, *nl = strchr(line, '\n');
     if (!nl) {
         snprintf(err, es, "%s/runs.csv: error: no header line", dirs[0]);
+        res->bad_input = 1;
         goto out_free;
     }
     char *first_comma = strchr(line, ','), *second = first_comma ? strchr(first_comma + 1, ',') : NULL;
-    if (!second || second > nl) {
-        snprintf(err, es, "%s/runs.csv: error: bad header line", dirs[0]);
+    if (!second || second > nl || strncmp(line, "run,name,", 9) != 0) {
+        snprintf(err, es, "%s/runs.csv:1: error: bad header line (expected run,name,...)",
+                 dirs[0]);
+        res->bad_input = 1;
         goto out_free;
     }
-    /* check every run is somewhere before writing anything */
+    if (plan[strlen(plan) - 1] != '\n') {
+        snprintf(err, es, "%s/runs.csv: error: last line is not terminated", dirs[0]);
+        res->bad_input = 1;
+        goto out_free;
+    }
+    /* check the plan and that every run is somewhere before writing
+     * anything: each line has the header's fields, its index and a name
+     * the plan could have written (never a path) */
+    long head_fields = csv_fields(line, (size_t)(nl - line)), lineno = 1;
     for (char *l = nl + 1; *l; l = strchr(l, '\n') + 1) {
         char *a = strchr(l, ','), *b = a ? strchr(a + 1, ',') : NULL, *e = strchr(l, '\n');
-        if (!b || !e || b > e) {
-            snprintf(err, es, "%s/runs.csv: error: bad line", dirs[0]);
+        lineno++;
+        if (!b || !e || b > e || csv_fields(l, (size_t)(e - l)) != head_fields) {
+            snprintf(err, es, "%s/runs.csv:%ld: error: expected %ld fields as in the header "
+                     "line", dirs[0], lineno, head_fields);
+            res->bad_input = 1;
+            goto out_free;
+        }
+        char *end;
+        if (strtoul(l, &end, 10) != res->n_runs || end != a || l[0] < '0' || l[0] > '9') {
+            snprintf(err, es, "%s/runs.csv:%ld: error: run index %.*s, expected %zu", dirs[0],
+                     lineno, (int)(a - l), l, res->n_runs);
+            res->bad_input = 1;
+            goto out_free;
+        }
+        if (!plan_name(a + 1, (size_t)(b - a - 1))) {
+            snprintf(err, es, "%s/runs.csv:%ld: error: run name \"%.*s\" is not one a sweep "
+                     "writes (a digit, then letters, digits and . + - = _)", dirs[0], lineno,
+                     (int)(b - a - 1 > 100 ? 100 : b - a - 1), a + 1);
+            res->bad_input = 1;
             goto out_free;
         }
         res->n_runs++;
@@ -257,6 +344,7 @@ int swp_collect(const char *const *dirs, size_t n_dirs, const char *out_dir,
             || append_rows(fs, dirs[d], name, "summary.csv", prefix, &sh, status, sizeof status,
                            err, es) != 0) {
             free(prefix);
+            res->bad_input = 1;
             goto out_free;
         }
         if (strcmp(status, "ok") != 0)

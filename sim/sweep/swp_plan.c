@@ -76,6 +76,15 @@ static int parse_axis(const swp_axis_arg *a, axis *out, char *err, size_t es)
                 snprintf(err, es, "dtsim sweep: error: %s %s: empty value", opt, a->text);
                 return -1;
             }
+            /* a value is one CSV field of runs.csv and one line's worth of
+             * text: a newline or another control character would split it */
+            for (const char *q = start; q < p; q++)
+                if ((unsigned char)*q < 0x20 || *q == 0x7f) {
+                    snprintf(err, es, "dtsim sweep: error: %s %s: value %zu holds a control "
+                             "character (byte 0x%02x); values are single-line text", opt,
+                             out->path, out->n_values + 1, (unsigned)(unsigned char)*q);
+                    return -1;
+                }
             char **v = realloc(out->values, (out->n_values + 1) * sizeof *v);
             if (!v)
                 goto out_oom;
