@@ -206,7 +206,7 @@ static int cmd_run(int argc, char **argv)
             printf("  wrote %s/metrics.csv, nodes.csv, run.json\n", out_dir);
         }
         if (res.status == RUN_STALLED || res.status == RUN_DIVERGED
-            || res.status == RUN_NO_PROGRESS) {
+            || res.status == RUN_NO_PROGRESS || res.status == RUN_LIMIT) {
             fprintf(stderr, "%s: error: %s\n", s.path, res.message);
             rc = 1;
         } else if (res.status == RUN_INTERRUPTED) {
