@@ -300,7 +300,7 @@ int run_i_check_work(const run_sim *r, scn_error *err)
     /* output: evaluations (at 0, every every_s and at the end) and rows */
     double evals = floor(horizon / s->metrics_every_s) + 2;
     if (isinf(s->stop_time_s) && evals > RUN_MAX_METRICS_ROWS) {
-        snprintf(m, sizeof m, "must be >= %g: with stop.steps alone the run lasts at least "
+        snprintf(m, sizeof m, "must be >= %.10g: with stop.steps alone the run lasts at least "
                  "about %g s (%ld steps per node at the nodes' step times, nobody waiting), "
                  "and metrics.csv holds at most %d rows (a million evaluations and the last); "
                  "got %g", least / (RUN_MAX_METRICS_ROWS - 2), least, s->stop_steps,
@@ -309,7 +309,7 @@ int run_i_check_work(const run_sim *r, scn_error *err)
         return -1;
     }
     if (s->metrics_per_node && evals * s->n_nodes > RUN_MAX_NODE_ROWS) {
-        snprintf(m, sizeof m, "node_metrics.csv would hold about %.3g rows (%.0f evaluations "
+        snprintf(m, sizeof m, "node_metrics.csv would hold about %.4g rows (%.0f evaluations "
                  "x %d nodes), more than its limit of %d; raise metrics.every_s or turn "
                  "per_node off", evals * s->n_nodes, evals, s->n_nodes, RUN_MAX_NODE_ROWS);
         run_i_value_error(err, s, "/metrics/per_node", m);

@@ -223,7 +223,7 @@ int run_i_output_limit(run_sim *r, const sim_event *ev)
         file = "metrics.csv";
         rows = r->rows_metrics;
         limit = r->max_metrics_rows;
-    } else if (r->nmf && r->rows_nodes + (uint64_t)r->s->n_nodes > r->max_node_rows) {
+    } else if (r->s->metrics_per_node && r->rows_nodes + (uint64_t)r->s->n_nodes > r->max_node_rows) {
         file = "node_metrics.csv";
         rows = r->rows_nodes;
         limit = r->max_node_rows;
