@@ -314,6 +314,30 @@ START_TEST(watchdog_counts_environment)
 }
 END_TEST
 
+/* Compaction inside a run: a Markov slowdown switching every microsecond
+ * leaves about 10^4 superseded step completions per step; dropping them
+ * must keep the cluster's count of pending events exact, so that a
+ * protocol waiting for lost messages is still seen to have no event left
+ * (not, much later, by the frozen bound). */
+START_TEST(compaction_in_a_run_keeps_stalls_exact)
+{
+    run_result res;
+    char json[2048];
+    snprintf(json, sizeof json, base, ", \"stop\": {\"time_s\": 1}, \"network\": "
+             "{\"loss\": 0.999999}, \"compute\": {\"step_time_s\": 0.01, \"slowdowns\": "
+             "[{\"kind\": \"markov\", \"factor\": 2, \"mean_slow_s\": 1e-6, "
+             "\"mean_normal_s\": 1e-6}]}");
+    char *p = strstr(json, "gossip");
+    memcpy(p, "dpsgd\"", 6);
+    memmove(p + 5, p + 6, strlen(p + 6) + 1);
+    run_json(json, NULL, &res);
+    ck_assert_int_eq(res.status, RUN_STALLED);
+    ck_assert_msg(strstr(res.message, "no event left before the stop condition") != NULL,
+                  "%s", res.message);
+    ck_assert(res.sim_time_s < 0.05);
+}
+END_TEST
+
 /* ---- the memory estimate's edges ----------------------------------------- */
 
 static void expect_topology_bytes(const char *topo, int nodes, const char *bytes)
@@ -372,6 +396,7 @@ int main(void)
     tcase_add_test(tc, down_until_1e9_ends);
     tcase_add_test(tc, watchdog_counts_environment);
     tcase_add_test(tc, edges_by_kind);
+    tcase_add_test(tc, compaction_in_a_run_keeps_stalls_exact);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
