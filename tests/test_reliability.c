@@ -369,8 +369,9 @@ START_TEST(test_watchdog_no_step)
     run_pingpong("{\"nodes\": 2, \"compute\": {\"step_time_s\": 1}, \"network\": {\"latency_s\": "
                  "0.001}, \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"steps\": 10}}", &res);
     ck_assert_int_eq(res.status, RUN_NO_PROGRESS);
-    ck_assert_msg(strstr(res.message, " message, timer and environment events without a step completing "
-                         "(watchdog limit 1000); busiest: node ") != NULL, "%s", res.message);
+    ck_assert_msg(strstr(res.message, " message, timer and environment events without a step "
+                         "completing (watchdog limit 1000); busiest: node ") != NULL, "%s",
+                  res.message);
     ck_assert(res.sim_time_s > 0.4);
 }
 END_TEST
