@@ -5,7 +5,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build install demo test test-fast test-asan bench golden plots replications fuzz valgrind clean
+.PHONY: all deps build install demo test test-fast test-asan bench golden plots replications fuzz fuzz-scenarios valgrind clean
 
 all: build
 
@@ -62,6 +62,19 @@ fuzz: deps
 	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$h- \
 	    $(FUZZ_BUILD)/corpus/$$h tests/fuzz/corpus/$$h || exit 1; \
 	done
+
+# The random valid-scenario fuzzer (tests/fuzz/scenarios.py) on the
+# ASan + UBSan build, at low priority: FUZZ_CASES cases from FUZZ_SEED, each
+# run limited to FUZZ_TIMEOUT seconds; failing scenarios are kept in
+# $(ASAN_BUILD)/fuzz-scenarios/ (docs/reliability.md).
+FUZZ_CASES   ?= 2000
+FUZZ_SEED    ?= 1
+FUZZ_TIMEOUT ?= 120
+fuzz-scenarios: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target dtsim
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 nice -n 19 \
+	  python3 tests/fuzz/scenarios.py $(ASAN_BUILD)/dtsim --cases $(FUZZ_CASES) \
+	  --seed $(FUZZ_SEED) --timeout $(FUZZ_TIMEOUT) --findings $(ASAN_BUILD)/fuzz-scenarios
 
 # The quickstart under valgrind memcheck (ctest runs the same check as
 # test_valgrind when valgrind is installed).

@@ -140,7 +140,7 @@ static const absurd cases[] = {
         "(limits.memory_bytes); lower the size, set limits.memory_bytes, or run with --force")},
     {{"model.kind=mlp", "model.hidden=[1000,1000]", "limits.memory_bytes=1e8"},
      E("error: this run needs about 129 MB of memory (models 4 nodes x 1008002 parameters x 4 "
-       "copies = 129 MB, data 17.4 KB, per-node state 98.3 KB, topology 512 B), more than the "
+       "copies = 129 MB, data 17.4 KB, per-node state 98.3 KB, topology 256 B), more than the "
        "limit of 100 MB (limits.memory_bytes); lower the size, set limits.memory_bytes, or run "
        "with --force")},
     {{"limits.memory_bytes=1000", "limits.check_memory=false"}, .status = RUN_OK,
@@ -369,8 +369,9 @@ START_TEST(test_watchdog_no_step)
     run_pingpong("{\"nodes\": 2, \"compute\": {\"step_time_s\": 1}, \"network\": {\"latency_s\": "
                  "0.001}, \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"steps\": 10}}", &res);
     ck_assert_int_eq(res.status, RUN_NO_PROGRESS);
-    ck_assert_msg(strstr(res.message, " message and timer events without a step completing "
-                         "(watchdog limit 1000); busiest: node ") != NULL, "%s", res.message);
+    ck_assert_msg(strstr(res.message, " message, timer and environment events without a step "
+                         "completing (watchdog limit 1000); busiest: node ") != NULL, "%s",
+                  res.message);
     ck_assert(res.sim_time_s > 0.4);
 }
 END_TEST

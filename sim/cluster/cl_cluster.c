@@ -71,6 +71,8 @@ static int node_create(cl_cluster *c, const cl_config *cfg, int i)
     return 0;
 }
 
+static int keep_event(void *vc, const sim_event *ev);
+
 cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
 {
     cl_cluster *c = calloc(1, sizeof *c);
@@ -112,6 +114,7 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
         memcpy(c->faults, cfg->faults, cfg->n_faults * sizeof *c->faults);
     if (cl_i_env_init(c) != 0)
         goto out_destroy;
+    sim_engine_set_keep(e, keep_event, c);
     return c;
 
 out_destroy:
@@ -181,7 +184,6 @@ static double draw_noise(const cl_noise_spec *ns, gsl_rng *r)
     }
 }
 
-/* The rest of node i's work at its current factor, from now. */
 /* Schedules node i's next progress mark in the current segment.  A mark
  * at fraction 1 is left to the step's end (on_step_done gives every mark
  * still due first), so rounding can never put a mark after its step. */
@@ -196,10 +198,30 @@ static void schedule_mark(cl_cluster *c, int i)
     cl_i_schedule(c, at > now ? at : now, CL_EV_MARK, i, nd->step_ver);
 }
 
+/* A STEP_DONE that a later segment or an interruption superseded is dead:
+ * compaction drops it (sim_engine_set_keep) and this accounts for it as
+ * cl_handle_event would have. */
+static int keep_event(void *vc, const sim_event *ev)
+{
+    cl_cluster *c = vc;
+    if (ev->kind != CL_EV_STEP_DONE)
+        return 1;
+    node *nd = &c->nodes[ev->target];
+    if (nd->computing && ev->data == nd->step_ver)
+        return 1;
+    c->pending--;
+    nd->pending--;
+    return 0;
+}
+
+/* The rest of node i's work at its current factor, from now. */
 static void schedule_segment(cl_cluster *c, int i)
 {
     node *nd = &c->nodes[i];
     double now = sim_engine_now(c->eng);
+    if (nd->seg_pending)   /* the segment it replaces is still in the queue */
+        sim_engine_note_stale(c->eng, 1);
+    nd->seg_pending = 1;
     nd->seg_start = now;
     nd->seg_len = nd->work_left * nd->factor;
     nd->step_ver++;
@@ -323,6 +345,8 @@ static void go_down(cl_cluster *c, int i)
     }
     /* its step, timers and the messages addressed to it */
     sim_engine_cancel_target(c->eng, (uint32_t)i);
+    sim_engine_note_stale(c->eng, nd->pending);
+    nd->seg_pending = 0;
     c->pending -= nd->pending;
     nd->pending = 0;
     cl_i_net_node_down(c, i);
@@ -380,6 +404,8 @@ void cl_buf_put(cl_cluster *c, cl_buf *b) { cl_pool_put(&c->pool, b); }
 static void on_step_done(cl_cluster *c, int i, uint32_t ver)
 {
     node *nd = &c->nodes[i];
+    if (ver == nd->step_ver)
+        nd->seg_pending = 0;
     if (!nd->computing || ver != nd->step_ver)
         return;   /* superseded by a slowdown change, or aborted */
     while (nd->next_mark < nd->n_marks)   /* marks at 1, or rounded past the end */

@@ -66,6 +66,7 @@ typedef struct node {
     /* the step in progress: work left (seconds at factor 1) since seg_start */
     int      computing, paused, want_step;
     uint32_t step_ver;
+    int      seg_pending;   /* the STEP_DONE of step_ver may still be queued */
     double   step_started, seg_start, seg_len, work_left;
     double   factor;     /* current slowdown factor */
     /* progress marks of the step in progress (borrowed from the caller):

@@ -2,7 +2,11 @@
  * sim_event records stored by value in one array, ordered by (time, seq),
  * with lazy cancellation through one generation number per target.  The
  * array doubles when full and never shrinks, so scheduling allocates nothing
- * in steady state.  This file does not interpret events (kind, target and
+ * in steady state.  Cancelled records stay in the heap until they reach its
+ * top, unless the caller reports them (sim_engine_note_stale): once the
+ * reported ones pass half the heap, one O(n) pass drops every cancelled
+ * record and rebuilds the heap, so they never outnumber the live ones for
+ * long.  This file does not interpret events (kind, target and
  * data belong to the caller), knows no stop condition other than a time
  * horizon, and does not report stalls: it says SIM_STOP_EMPTY and lets the
  * caller explain who was waiting for what.
@@ -42,6 +46,11 @@ struct sim_engine {
     uint32_t   n_targets;
     uint64_t   next_seq;
     uint64_t   processed; /* live events popped */
+    size_t     stale;     /* reported cancelled since the last compaction (an
+                             over-count: some have popped since) */
+    uint64_t   compactions;
+    sim_keep   keep;      /* the caller's own cancellation test, or NULL */
+    void      *keep_ctx;
     double     now;
     int        stop_code;
 };
@@ -251,6 +260,69 @@ sim_engine_pop(sim_engine *e, sim_event *ev)
         return 1;
     }
     return 0;
+}
+
+void
+sim_engine_set_keep(sim_engine *e, sim_keep keep, void *ctx)
+{
+    e->keep = keep;
+    e->keep_ctx = ctx;
+}
+
+/* Moves heap[i] down to its place below (Floyd's heap construction). */
+static void
+sift_down_at(sim_event *heap, size_t n, size_t i)
+{
+    sim_event ev = heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n)
+            c += (size_t)earlier(&heap[c + 1], &heap[c]);
+        if (!earlier(&heap[c], &ev))
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    heap[i] = ev;
+}
+
+/* Drops every cancelled record: a stale generation, or the caller's keep
+ * saying so (it then accounts for the record as if it had been handled).
+ * (time, seq) is a total order, so the rebuilt heap pops exactly the same
+ * sequence as the old one would have.  O(n). */
+size_t
+sim_engine_compact(sim_engine *e)
+{
+    size_t k = 0, n = e->n;
+    for (size_t i = 0; i < n; i++) {
+        const sim_event *ev = &e->heap[i];
+        if (is_live(e, ev) && (!e->keep || e->keep(e->keep_ctx, ev)))
+            e->heap[k++] = *ev;
+    }
+    e->n = k;
+    for (size_t i = k / 2; i-- > 0;)
+        sift_down_at(e->heap, k, i);
+    e->stale = 0;
+    e->compactions++;
+    return n - k;
+}
+
+void
+sim_engine_note_stale(sim_engine *e, size_t k)
+{
+    e->stale += k;
+    /* Each compaction follows at least n/2 reports since the last one, so
+     * its O(n) is O(1) per cancelled record. */
+    if (e->n >= SIM_COMPACT_MIN && e->stale > e->n / 2)
+        sim_engine_compact(e);
+}
+
+uint64_t
+sim_engine_compactions(const sim_engine *e)
+{
+    return e->compactions;
 }
 
 sim_stop

@@ -62,6 +62,26 @@ int sim_engine_schedule_at(sim_engine *e, double at, uint32_t kind,
 void     sim_engine_cancel_target(sim_engine *e, uint32_t target);
 uint32_t sim_engine_generation(const sim_engine *e, uint32_t target);
 
+/* The caller's own cancellation test (e.g. a version number in data): 0
+ * for a record that is dead although its generation is current.  Called
+ * only by compaction, once per record of a current generation; a record it
+ * rejects is dropped without being delivered, so the caller must account
+ * for it then as if it had handled it.  NULL (the default): generations
+ * alone decide. */
+typedef int (*sim_keep)(void *ctx, const sim_event *ev);
+void sim_engine_set_keep(sim_engine *e, sim_keep keep, void *ctx);
+
+/* Reports k pending records that just became dead (a cancel_target, or a
+ * record the keep test will reject).  Once the reports since the last
+ * compaction pass half the pending records, with at least SIM_COMPACT_MIN
+ * pending, sim_engine_compact runs.  Amortised O(1) per record. */
+#define SIM_COMPACT_MIN 4096
+void sim_engine_note_stale(sim_engine *e, size_t k);
+/* Drops every dead record now and rebuilds the heap; the order in which
+ * events pop is unchanged.  Returns the records dropped.  O(n). */
+size_t   sim_engine_compact(sim_engine *e);
+uint64_t sim_engine_compactions(const sim_engine *e);
+
 /* Pops the earliest live event into *ev and advances now to its time.
  * Returns 1, or 0 when no live event is left. */
 int sim_engine_pop(sim_engine *e, sim_event *ev);

@@ -103,6 +103,7 @@ static void cb_trace(void *vr, const cl_trace_rec *t)
     run_sim *r = vr;
     out_trace_row row = { t->node, t->kind, t->start_s, t->end_s, t->peer, t->bytes };
     out_trace_write(r->tf, &row);
+    r->rows_trace++;
 }
 
 static int on_metrics_event(run_sim *r)
@@ -150,6 +151,8 @@ static int handle(void *vr, const sim_event *ev)
     int code = handle_event(r, ev);
     if (code == 0)
         code = run_i_watchdog(r, ev);
+    if (code == 0)
+        code = run_i_output_limit(r, ev);
     if (code == 0 && trn_divergence_get(r->trn)->diverged) {
         const trn_divergence *d = trn_divergence_get(r->trn);
         snprintf(r->diverged, sizeof r->diverged,
@@ -187,6 +190,7 @@ const char *run_status_name(run_status st)
     case RUN_INTERRUPTED: return "interrupted";
     case RUN_DIVERGED:    return "diverged";
     case RUN_NO_PROGRESS: return "no_progress";
+    case RUN_LIMIT:       return "limit";
     }
     return "unknown";
 }
@@ -319,6 +323,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     r->wd_time = 0;
     r->wd_counting = 1;
     run_i_watchdog_reset(r);
+    run_i_limits_reset(r);
     r->mf = NULL;
     r->nmf = NULL;
     r->tf = NULL;
@@ -382,9 +387,10 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
                          : code == STOP_TARGET_ACCURACY ? "target_accuracy"
                          : code == STOP_INTERRUPT ? "interrupted"
                          : code == STOP_DIVERGED ? "diverged"
-                         : code == STOP_NO_PROGRESS ? "no_progress" : "stalled";
-        if (code == STOP_NO_PROGRESS) {
-            res->status = RUN_NO_PROGRESS;
+                         : code == STOP_NO_PROGRESS ? "no_progress"
+                         : code == STOP_LIMIT ? "limit" : "stalled";
+        if (code == STOP_NO_PROGRESS || code == STOP_LIMIT) {
+            res->status = code == STOP_LIMIT ? RUN_LIMIT : RUN_NO_PROGRESS;
             snprintf(res->message, sizeof res->message, "%s", r->stuck);
         }
         if (code == STOP_INTERRUPT)

@@ -22,10 +22,11 @@ typedef enum run_status {
     RUN_STALLED = 1,  /* no event left before the stop condition */
     RUN_INTERRUPTED = 2, /* *run_options.interrupt became nonzero */
     RUN_DIVERGED = 3, /* a loss or an evaluated metric became NaN or infinite */
-    RUN_NO_PROGRESS = 4 /* the watchdog: events without simulated progress */
+    RUN_NO_PROGRESS = 4, /* the watchdog: events without simulated progress */
+    RUN_LIMIT = 5     /* an output limit (RUN_MAX_*_ROWS) was reached */
 } run_status;
 
-/* "ok", "stalled", "interrupted", "diverged", "no_progress": the status
+/* "ok", "stalled", "interrupted", "diverged", "no_progress", "limit": the status
  * word of run.json and summary.csv. */
 const char *run_status_name(run_status st);
 
@@ -51,6 +52,9 @@ typedef struct run_options {
     /* The watchdog's limit (see run_watchdog_limit); 0: the default.
      * Tests set a small one. */
     uint64_t watchdog_events;
+    /* The output limits while the run goes on (RUN_MAX_*_ROWS); 0: the
+     * default.  Tests set small ones. */
+    uint64_t max_metrics_rows, max_node_rows, max_trace_rows;
 } run_options;
 
 /* The watchdog ends a run with status RUN_NO_PROGRESS (exit 1) when an
@@ -69,6 +73,21 @@ uint64_t run_watchdog_limit(int n_all);
  * (stop.steps x nodes, or stop.time_s / the fastest step time x nodes). */
 #define RUN_MAX_STEPS 1e12
 
+/* Output limits (docs/reliability.md): metrics.csv rows (a million
+ * evaluations and the final one), node_metrics.csv and trace.csv rows
+ * (about half a gigabyte each).  Checked before the run from its
+ * estimate (run_prepare, exit 2) and enforced while it goes on: the run
+ * then ends with status RUN_LIMIT (exit 1) and its outputs written. */
+#define RUN_MAX_METRICS_ROWS 1000001
+#define RUN_MAX_NODE_ROWS    10000000
+#define RUN_MAX_TRACE_ROWS   10000000
+
+/* Environment events (slowdown and fault switches) per step of the whole
+ * cluster may reach at most the watchdog's limit / this (run_prepare
+ * refuses more): they count towards the watchdog, and a correct run must
+ * never meet it. */
+#define RUN_ENV_MARGIN 10
+
 #define RUN_PROGRESS_EVENTS 4096
 
 /* A run in which no node completes a step for longer than this many times
@@ -84,7 +103,8 @@ typedef struct run_result {
     run_status status;
     const char *stop_reason;  /* "time", "steps", "target_loss",
                                  "target_accuracy", "stalled",
-                                 "interrupted", "diverged", "no_progress" */
+                                 "interrupted", "diverged", "no_progress",
+                                 "limit" */
     char     message[8192];   /* the stall, divergence or watchdog report,
                                  or empty */
     double   sim_time_s;

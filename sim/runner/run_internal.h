@@ -28,7 +28,7 @@
 
 enum { EV_METRICS = CL_EV_USER, EV_DETECT };
 enum { STOP_STEPS = 1, STOP_TARGET_LOSS, STOP_TARGET_ACCURACY, STOP_STALL, STOP_INTERRUPT,
-       STOP_DIVERGED, STOP_NO_PROGRESS, STOP_FROZEN };
+       STOP_DIVERGED, STOP_NO_PROGRESS, STOP_FROZEN, STOP_LIMIT };
 
 struct run_sim {
     const scn_scenario *s;
@@ -88,6 +88,9 @@ struct run_sim {
     double       *down_since;
     uint64_t      detect_pending;
     double        detect_s;
+    /* output written so far, and the limits (run_i_output_limit) */
+    uint64_t      rows_metrics, rows_nodes, rows_trace;
+    uint64_t      max_metrics_rows, max_node_rows, max_trace_rows;
 };
 
 /* run_prepare.c: "PATH: PTR: error: MSG" into err (a bad value of the
@@ -138,6 +141,12 @@ int    run_i_watchdog(run_sim *r, const sim_event *ev);
 double run_i_frozen_bound(const run_sim *r);
 int    run_i_frozen(run_sim *r);
 void   run_i_describe_stall(run_sim *r, run_result *res, int code);
+/* The output limits after each event: STOP_LIMIT (r->stuck set) when
+ * trace.csv has reached its limit, or when the next evaluation would take
+ * metrics.csv (stop.steps alone) or node_metrics.csv past theirs; else 0.
+ * run_i_limits_reset sets the counts to 0 and the limits from opt. */
+int    run_i_output_limit(run_sim *r, const sim_event *ev);
+void   run_i_limits_reset(run_sim *r);
 
 /* run_output.c: nodes.csv and run.json, written to temporary names and
  * renamed.  Return 0, or -1 with err set. */

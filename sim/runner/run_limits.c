@@ -1,11 +1,18 @@
-/* run_limits.c -- refuses runs too large for the machine before they are
- * built: a memory estimate (nodes, topology, data, model copies, the
- * protocol's own structures such as a schedule file's rounds) against
- * limits.memory_bytes or half the physical memory, and a bound on the
- * total number of steps.  It only estimates and reports (exit 2 through
- * the caller); it allocates nothing of the run.
+/* run_limits.c -- refuses runs too large for the machine or for any
+ * reasonable output before they are built or started: a memory estimate
+ * (nodes, topology edges by kind, data, model copies, the protocol's
+ * own structures such as a schedule file's rounds) against
+ * limits.memory_bytes or half the physical memory; a bound on the total
+ * number of steps and of environment events (slowdown and fault
+ * switches), at the fastest pace the noise and slowdowns allow; and the
+ * output a run would write (evaluations, node_metrics.csv and trace.csv
+ * rows; docs/reliability.md).  It only estimates and reports (exit 2
+ * through the caller); it allocates nothing of the run, and what is
+ * enforced while the run goes on is run_watch.c's.
  */
 #include "run_internal.h"
+
+#include <sys/stat.h>
 
 /* The default limit: half the machine's physical memory.  The estimate
  * leaves out what protocols keep per neighbour, and the machine is rarely
@@ -27,10 +34,41 @@ static void fmt_bytes(char *buf, size_t n, double b)
     snprintf(buf, n, "%.3g %s", b, unit[k]);
 }
 
-/* Edges of the topology as the scenario describes it (an upper bound for
- * the random kinds), before it is built. */
-static double edges_estimate(const scn_scenario *s)
+/* Lines of a regular file (its last line counted without a newline): an
+ * upper bound of an edge list's edges, read in 64 KB pieces.  What is not
+ * a regular file counts 0 here; reading it is topo_file.c's to refuse. */
+static double file_lines(const char *path)
 {
+    struct stat st;
+    if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    static char buf[65536];
+    double lines = 0;
+    off_t left = st.st_size;
+    size_t got;
+    char last = '\n';
+    while (left > 0 && (got = fread(buf, 1, sizeof buf, f)) > 0) {
+        for (size_t i = 0; i < got; i++)
+            lines += buf[i] == '\n';
+        last = buf[got - 1];
+        left -= (off_t)got;
+    }
+    fclose(f);
+    return lines + (last != '\n');
+}
+
+/* Edges of the topology: the built graph's own count once it exists;
+ * before, the closed form of the kind as the scenario describes it (an
+ * upper bound for the random kinds and the small cases), or the lines of
+ * an edge-list file. */
+static double edges_estimate(const run_sim *r)
+{
+    const scn_scenario *s = r->s;
+    if (r->g)
+        return (double)r->g->n_edges;
     double n = s->n_nodes;
     switch (s->topo_kind) {
     case TOPO_COMPLETE:
@@ -39,6 +77,24 @@ static double edges_estimate(const scn_scenario *s)
         return s->topo_p * n * (n - 1) / 2;
     case TOPO_RANDOM_REGULAR:
         return n * s->topo_degree / 2;
+    case TOPO_RING_LATTICE:
+    case TOPO_WATTS_STROGATZ:
+        return n * s->topo_k;
+    case TOPO_BARABASI_ALBERT:
+        return n * s->topo_m;
+    case TOPO_TORUS3D:
+        return 3 * n;
+    case TOPO_HYPERCUBE:
+        return n * ceil(log2(fmax(n, 1))) / 2;
+    case TOPO_EXPONENTIAL:
+        return n * ceil(log2(fmax(n, 1)));
+    case TOPO_EDGE_LIST:
+        return file_lines(s->topo_file);
+    case TOPO_STAR:
+    case TOPO_BINARY_TREE:
+        return n;
+    case TOPO_RING:
+    case TOPO_TORUS2D:
     default:
         return 2 * n;
     }
@@ -73,7 +129,7 @@ int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error 
     int copies = RUN_MEM_COPIES + (s->opt_momentum > 0);
     double model = (double)r->n_all * (double)P * copies * 8;
     double nodes = (double)r->n_all * RUN_MEM_PER_NODE;
-    double edges = edges_estimate(s) * 64;
+    double edges = edges_estimate(r) * 64;
     double total = model + data + nodes + edges + r->alg_bytes;
     double limit = s->limit_memory_bytes > 0 ? s->limit_memory_bytes : default_memory_limit();
     if (total <= limit)
@@ -104,34 +160,174 @@ int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error 
     return -1;
 }
 
-/* Refuses a run that would take more than RUN_MAX_STEPS steps in all (at
- * a million steps per second, eleven days): a stop time far beyond the
- * step time (e.g. step_time_s 1e-300) or an absurd stop.steps would
- * otherwise look like a hang.  The bound counts steps at each worker's
- * base step time, as if nothing ever waited. */
+/* The mean of a noise factor: steps follow one another, so over a long run
+ * a node makes time / (base x mean) of them whatever the spread (the
+ * truncated normal's mean is above 1; 1 is taken). */
+static double noise_mean(const cl_noise_spec *ns)
+{
+    return ns->dist == CL_NOISE_UNIFORM ? 0.5 * (ns->low + ns->high) : 1.0;
+}
+
+static int covers(const int *nodes, size_t n_nodes, int i)
+{
+    if (!nodes)
+        return 1;
+    for (size_t k = 0; k < n_nodes; k++)
+        if (nodes[k] == i)
+            return 1;
+    return 0;
+}
+
+/* Node i's fastest step on average: base x noise mean x, for each
+ * slowdown process covering it, its smallest factor when below 1 (a
+ * "slowdown" of 1e-12 is a speed-up that the base step time hides). */
+static double fastest_step(const run_sim *r, int i, double *speedup)
+{
+    double f = 1;
+    for (size_t k = 0; k < r->s->n_slowdowns; k++) {
+        const cl_slowdown *d = &r->slows[k];
+        double m = d->kind == CL_SLOW_TRACE ? INFINITY : d->factor;
+        if (d->kind == CL_SLOW_TRACE) {
+            for (size_t q = 0; q < d->n_points; q++)
+                if (d->points[q].node == i)
+                    m = fmin(m, d->points[q].value);
+        } else if (!covers(d->nodes, d->n_nodes, i)) {
+            continue;
+        }
+        if (m < 1)
+            f *= m;
+    }
+    *speedup = f;
+    return r->step_times[i] * noise_mean(&r->noise[i]) * f;
+}
+
+/* Expected environment events (switches of slowdown and fault processes)
+ * over horizon seconds, or (rates_only) per second of the recurring
+ * processes alone, and the JSON pointer of the largest contributor. */
+static double env_events(const run_sim *r, double horizon, int rates_only, char *who,
+                         size_t wn)
+{
+    const scn_scenario *s = r->s;
+    double total = 0, top = -1;
+    for (size_t pass = 0; pass < 2; pass++) {
+        size_t m = pass ? s->n_faults : s->n_slowdowns;
+        for (size_t k = 0; k < m; k++) {
+            double rate = 0, fixed = 0, nodes;
+            if (pass == 0) {
+                const cl_slowdown *d = &r->slows[k];
+                nodes = d->nodes ? (double)d->n_nodes : r->n_all;
+                rate = d->kind == CL_SLOW_MARKOV ? 2 / (d->mean_slow_s + d->mean_normal_s)
+                     : d->kind == CL_SLOW_PERIODIC ? 2 / d->period_s : 0;
+                fixed = d->kind == CL_SLOW_TRACE ? (double)d->n_points : 2 * nodes;
+            } else {
+                const cl_fault *d = &r->faults[k];
+                nodes = d->nodes ? (double)d->n_nodes : r->n_all;
+                rate = d->kind == CL_FAULT_EXPONENTIAL ? 2 / (d->mtbf_s + d->mttr_s) : 0;
+                fixed = d->kind == CL_FAULT_TRACE ? (double)d->n_points : 2 * nodes;
+            }
+            double ev = rates_only ? rate * nodes : rate > 0 ? rate * nodes * horizon : fixed;
+            total += ev;
+            if (ev > top) {
+                top = ev;
+                snprintf(who, wn, pass ? "/faults/events/%zu" : "/compute/slowdowns/%zu", k);
+            }
+        }
+    }
+    return total;
+}
+
+/* Refuses a run that would take more than RUN_MAX_STEPS steps or as many
+ * environment events in all (at a million events per second, eleven
+ * days), or write more than the output limits: a stop time far beyond the
+ * step time (e.g. step_time_s 1e-300, or a noise or slowdown factor of
+ * 1e-12), an absurd stop.steps, a nanosecond Markov process, or a per-node
+ * evaluation of 10^4 nodes every millisecond would otherwise look like a
+ * hang or fill the disk.  Steps are counted at each worker's fastest
+ * average pace, as if nothing ever waited; with stop.steps alone the run
+ * is taken to last the least time those steps can take. */
 int run_i_check_work(const run_sim *r, scn_error *err)
 {
     const scn_scenario *s = r->s;
-    double fastest = INFINITY, steps;
+    double fastest = INFINITY, rate = 0, speedup = 1;
     int who = 0;
-    for (int i = 0; i < s->n_nodes; i++)
-        if (r->step_times[i] < fastest) {
-            fastest = r->step_times[i];
+    for (int i = 0; i < s->n_nodes; i++) {
+        double f, t = fastest_step(r, i, &f);
+        rate += 1 / t;
+        if (t < fastest) {
+            fastest = t;
+            speedup = f;
             who = i;
         }
-    char m[512];
+    }
+    char m[768], how[256] = "";
+    if (fastest != r->step_times[who])
+        snprintf(how, sizeof how, " (base %g s x noise mean %g x fastest slowdown factor %g)",
+                 r->step_times[who], noise_mean(&r->noise[who]), speedup);
     if (s->stop_steps > 0 && (double)s->stop_steps * s->n_nodes > RUN_MAX_STEPS) {
         snprintf(m, sizeof m, "%ld steps per node on %d nodes is more than %.0e steps in all; "
                  "lower stop.steps", s->stop_steps, s->n_nodes, RUN_MAX_STEPS);
         run_i_value_error(err, s, "/stop/steps", m);
         return -1;
     }
-    steps = s->stop_time_s / fastest * s->n_nodes;
+    double steps = s->stop_time_s / fastest * s->n_nodes;
     if (s->stop_steps == 0 && !(steps <= RUN_MAX_STEPS)) {
         snprintf(m, sizeof m, "reaching %g s takes about %.3g steps at node %d's step time of "
-                 "%g s (%d nodes), more than %.0e in all; lower stop.time_s or set "
-                 "stop.steps", s->stop_time_s, steps, who, fastest, s->n_nodes, RUN_MAX_STEPS);
+                 "%g s%s (%d nodes), more than %.0e in all; lower stop.time_s or set "
+                 "stop.steps", s->stop_time_s, steps, who, fastest, how, s->n_nodes,
+                 RUN_MAX_STEPS);
         run_i_value_error(err, s, "/stop/time_s", m);
+        return -1;
+    }
+    /* the horizon: the stop time, or the least time stop.steps can take */
+    double least = s->stop_steps > 0 ? (double)s->stop_steps * s->n_nodes / rate : INFINITY;
+    double horizon = fmin(s->stop_time_s, least);
+    if (s->stop_steps > 0)
+        steps = fmin(steps, (double)s->stop_steps * s->n_nodes);
+    char ptr[64] = "";
+    double env = env_events(r, horizon, 0, ptr, sizeof ptr);
+    if (!(env <= RUN_MAX_STEPS)) {
+        snprintf(m, sizeof m, "its switches make about %.3g environment events in all over "
+                 "%g s of simulated time%s, more than %.0e; lengthen its mean times or "
+                 "shorten the run", env, horizon,
+                 isinf(s->stop_time_s) ? " (the least time stop.steps can take)" : "",
+                 RUN_MAX_STEPS);
+        run_i_value_error(err, s, ptr, m);
+        return -1;
+    }
+    /* environment events between two steps of the cluster, against the
+     * watchdog's limit: a correct run must never meet it */
+    double per_step = env_events(r, 1.0, 1, ptr, sizeof ptr) / rate;
+    if (per_step > (double)run_watchdog_limit(r->n_all) / RUN_ENV_MARGIN) {
+        snprintf(m, sizeof m, "its switches make about %.3g environment events per step of "
+                 "the cluster (%.3g steps per second in all), more than the watchdog's "
+                 "limit of %" PRIu64 " events without a step / %d; lengthen its mean times",
+                 per_step, rate, run_watchdog_limit(r->n_all), RUN_ENV_MARGIN);
+        run_i_value_error(err, s, ptr, m);
+        return -1;
+    }
+    /* output: evaluations (at 0, every every_s and at the end) and rows */
+    double evals = floor(horizon / s->metrics_every_s) + 2;
+    if (isinf(s->stop_time_s) && evals > RUN_MAX_METRICS_ROWS) {
+        snprintf(m, sizeof m, "must be >= %.10g: with stop.steps alone the run lasts at least "
+                 "about %g s (%ld steps per node at the nodes' step times, nobody waiting), "
+                 "and metrics.csv holds at most %d rows (a million evaluations and the last); "
+                 "got %g", least / (RUN_MAX_METRICS_ROWS - 2), least, s->stop_steps,
+                 RUN_MAX_METRICS_ROWS, s->metrics_every_s);
+        run_i_value_error(err, s, "/metrics/every_s", m);
+        return -1;
+    }
+    if (s->metrics_per_node && evals * s->n_nodes > RUN_MAX_NODE_ROWS) {
+        snprintf(m, sizeof m, "node_metrics.csv would hold about %.4g rows (%.0f evaluations "
+                 "x %d nodes), more than its limit of %d; raise metrics.every_s or turn "
+                 "per_node off", evals * s->n_nodes, evals, s->n_nodes, RUN_MAX_NODE_ROWS);
+        run_i_value_error(err, s, "/metrics/per_node", m);
+        return -1;
+    }
+    if (s->output_trace && steps > RUN_MAX_TRACE_ROWS) {
+        snprintf(m, sizeof m, "trace.csv would hold more than %.3g rows (one per step, "
+                 "at least), more than its limit of %d; shorten the run or turn the trace "
+                 "off", steps, RUN_MAX_TRACE_ROWS);
+        run_i_value_error(err, s, "/output/trace", m);
         return -1;
     }
     return 0;

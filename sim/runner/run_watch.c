@@ -1,7 +1,10 @@
 /* run_watch.c -- how the runner tells a run that cannot progress from one
- * that is slow: the watchdog on events without progress, the bound on
- * training that stopped (no step completed for too long), and the report
- * of who waits for what.  It handles no event and writes no file.
+ * that is slow, and keeps every run within its bounds while it goes on:
+ * the watchdog on events without progress (environment events included),
+ * the bound on training that stopped (no step completed for too long), the
+ * output limits (rows of metrics.csv, node_metrics.csv and trace.csv), and
+ * the report of who waits for what.  It handles no event and writes no
+ * file; the limits checked before a run are run_limits.c's.
  */
 #include "run_internal.h"
 uint64_t run_watchdog_limit(int n_all)
@@ -60,8 +63,10 @@ int run_i_watchdog(run_sim *r, const sim_event *ev)
     if (progress && (r->wd_instant < r->wd_limit / 2 && r->wd_nostep < r->wd_limit / 2))
         run_i_watchdog_reset(r);
     r->wd_instant++;
+    /* environment events too: run_prepare refuses a process switching so
+     * fast that a correct run would meet the limit (RUN_ENV_MARGIN) */
     if (ev->kind == CL_EV_ARRIVE || ev->kind == CL_EV_DELIVER || ev->kind == CL_EV_TIMER
-        || ev->kind == CL_EV_NIC || ev->kind == CL_EV_RETRY)
+        || ev->kind == CL_EV_NIC || ev->kind == CL_EV_RETRY || ev->kind == CL_EV_ENV)
         r->wd_nostep++;
     if (r->wd_instant > r->wd_limit / 2 || r->wd_nostep > r->wd_limit / 2) {
         r->wd_counting = 1;
@@ -79,8 +84,8 @@ int run_i_watchdog(run_sim *r, const sim_event *ev)
                  r->wd_limit, busy);
     else
         snprintf(r->stuck, sizeof r->stuck,
-                 "no progress at t=%.10g s: %" PRIu64 " message and timer events without a "
-                 "step completing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_nostep,
+                 "no progress at t=%.10g s: %" PRIu64 " message, timer and environment events "
+                 "without a step completing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_nostep,
                  r->wd_limit, busy);
     return STOP_NO_PROGRESS;
 }
@@ -183,4 +188,51 @@ void run_i_describe_stall(run_sim *r, run_result *res, int code)
                                 down ? " (down)" : "", what[0] ? " for " : "", what);
         shown++;
     }
+}
+
+void run_i_limits_reset(run_sim *r)
+{
+    const run_options *o = r->opt;
+    r->rows_metrics = r->rows_nodes = r->rows_trace = 0;
+    r->max_metrics_rows = o->max_metrics_rows ? o->max_metrics_rows : RUN_MAX_METRICS_ROWS;
+    r->max_node_rows = o->max_node_rows ? o->max_node_rows : RUN_MAX_NODE_ROWS;
+    r->max_trace_rows = o->max_trace_rows ? o->max_trace_rows : RUN_MAX_TRACE_ROWS;
+}
+
+/* O(1) per event.  The evaluation limits apply only after an evaluation
+ * (the only event that writes rows) and only before the stop time: a run
+ * that reaches its stop time writes no more, and one with stop.time_s was
+ * bounded before it started (scn_validate, run_limits.c). */
+int run_i_output_limit(run_sim *r, const sim_event *ev)
+{
+    double now = sim_engine_now(r->eng);
+    const char *file = NULL;
+    uint64_t rows = 0, limit = 0;
+    if (r->tf && r->rows_trace >= r->max_trace_rows) {
+        file = "trace.csv";
+        rows = r->rows_trace;
+        limit = r->max_trace_rows;
+        snprintf(r->stuck, sizeof r->stuck, "output limit at t=%.10g s: trace.csv reached "
+                 "%" PRIu64 " rows, its limit of %" PRIu64 "; shorten the run or turn "
+                 "output.trace off", now, rows, limit);
+        return STOP_LIMIT;
+    }
+    if (ev->kind != EV_METRICS || !(now < r->s->stop_time_s))
+        return 0;
+    if (isinf(r->s->stop_time_s) && r->rows_metrics >= r->max_metrics_rows) {
+        file = "metrics.csv";
+        rows = r->rows_metrics;
+        limit = r->max_metrics_rows;
+    } else if (r->s->metrics_per_node && r->rows_nodes + (uint64_t)r->s->n_nodes > r->max_node_rows) {
+        file = "node_metrics.csv";
+        rows = r->rows_nodes;
+        limit = r->max_node_rows;
+    }
+    if (!file)
+        return 0;
+    snprintf(r->stuck, sizeof r->stuck, "output limit at t=%.10g s: %s holds %" PRIu64
+             " rows and the next evaluation would take it past its limit of %" PRIu64
+             "; raise metrics.every_s%s or set stop.time_s", now, file, rows, limit,
+             file[0] == 'n' ? ", turn metrics.per_node off" : "");
+    return STOP_LIMIT;
 }
