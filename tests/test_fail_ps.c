@@ -156,7 +156,9 @@ END_TEST
  * ssp within its bound, backup with b = 1 whose quota stays n - b = 7):
  * each live worker steps every tau to the end, steps 24 .. 79, 56 after
  * the failure.  Back at 4.99 the rejoined worker starts afresh on the
- * current model at once: 4.99 + k tau <= 9.98, 39 steps. */
+ * current model at once: 4.99 + k tau <= 9.98, 39 steps, and its first
+ * gradient is as stale as any other (n - 1 = 7 updates), where one on the
+ * model it held before failing would be about a hundred updates old. */
 static void expect_undisturbed(const char *name, const char *alg, int dead_after)
 {
     run_result res;
@@ -164,6 +166,8 @@ static void expect_undisturbed(const char *name, const char *alg, int dead_after
     expect_steps(alg, 56, 0);
     run_failure(name, alg, 1, 0, &res);
     expect_steps(alg, 56, dead_after);
+    ck_assert_double_le(stat_of(&res, "staleness_max"), N - 1);
+    ck_assert_double_eq(stat_of(&res, "gradients_discarded"), 0);
 }
 
 START_TEST(test_async_never_wait)
