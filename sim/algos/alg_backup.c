@@ -24,6 +24,20 @@
  *   (n-b)-th order statistic of n: mean (H_n - H_b) / lambda (tested).
  * b = 0 is ps-sync either way.  iteration_time_mean (time of the last
  * update / updates) reports the mean iteration.
+ *
+ * When a node fails: the quota counts over live workers.  The server steps
+ * on the first min(n - b, live) gradients of the current version, live
+ * being the workers not declared failed: a dead worker is the slowest
+ * straggler there is, so it uses up one backup as in TensorFlow's
+ * SyncReplicasOptimizer (replicas_to_aggregate stays n - b, the update's
+ * batch unchanged), and the quota falls only when fewer than n - b workers
+ * live (where SyncReplicasOptimizer would hang).  With b >= 1 one failure
+ * therefore costs no waiting at all, before or after its declaration.  The
+ * server sends nothing to a worker declared failed; one declared back gets
+ * the current model (ALG_PS_TAG_REJOIN) and starts afresh on it, as a
+ * restarted TensorFlow worker reads the variables of the current step.  The
+ * server failing: the workers wait for it (gradients retransmitted until it
+ * is back); down for good, the run ends as stalled.
  */
 #include "alg_ps.h"
 
@@ -43,6 +57,7 @@ static const alg_param_spec params[] = {
 typedef struct bk_shared {
     double   last_update_s;
     uint64_t cancelled;
+    int      failed;    /* workers declared failed */
 } bk_shared;
 
 typedef struct bk_state {
@@ -63,7 +78,24 @@ static int bk_check(const alg_ctx *ctx, char *err, size_t size)
 
 static int bk_shared_init(alg_ctx *ctx) { return alg_ps_shared_init(ctx, sizeof(bk_shared)); }
 
-static bk_shared *bk(alg_ctx *ctx) { return alg_ps_extra(ctx->shared); }
+static bk_shared *bk(const alg_ctx *ctx) { return alg_ps_extra(ctx->shared); }
+
+/* Gradients an update needs: n - b, or every live worker's when fewer live. */
+static int quota(const alg_ctx *ctx)
+{
+    int q = ctx->n - (int)ctx->param[P_BACKUP], live = ctx->n - bk(ctx)->failed;
+    return live < q ? live : q;
+}
+
+static void try_update(alg_ctx *ctx)
+{
+    alg_ps *ps = ctx->shared;
+    if (ps->n_sum == 0 || ps->n_sum < quota(ctx))
+        return;
+    alg_ps_apply_gathered(ctx);
+    bk(ctx)->last_update_s = alg_now(ctx);
+    alg_ps_broadcast_model(ctx);
+}
 
 static void bk_on_start(alg_ctx *ctx, void *state, int node)
 {
@@ -96,13 +128,23 @@ static void bk_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
             return;
         }
         alg_ps_gather(ctx, m->payload->data);
-        if (ps->n_sum == ctx->n - (int)ctx->param[P_BACKUP]) {
-            alg_ps_apply_gathered(ctx);
-            bk(ctx)->last_update_s = alg_now(ctx);
-            alg_ps_broadcast_model(ctx);
-        }
+        try_update(ctx);
         return;
     }
+    if (m->tag == ALG_PS_TAG_REJOIN) {
+        /* back from a failure: start afresh on the current model unless
+         * already computing on it */
+        if (!st->waiting && alg_is_computing(ctx, i) && st->computing_on >= m->round)
+            return;
+        alg_abort_step(ctx, i);
+        alg_ps_install(ctx, i, m);
+        st->version = st->computing_on = m->round;
+        st->waiting = 0;
+        alg_start_step(ctx, i);
+        return;
+    }
+    if (m->round <= st->version)
+        return;   /* a late copy of a model it already has */
     alg_ps_install(ctx, i, m);
     st->version = m->round;
     if (ctx->param[P_CANCEL_LATE] != 0 && !st->waiting && alg_is_computing(ctx, i) &&
@@ -125,12 +167,31 @@ static void bk_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
     const alg_ps *ps = ctx->shared;
     if (i == ctx->server)
         snprintf(buf, size, "%d more gradients of version %llu",
-                 ctx->n - (int)ctx->param[P_BACKUP] - ps->n_sum, (unsigned long long)ps->version);
+                 quota(ctx) - ps->n_sum, (unsigned long long)ps->version);
     else if (st->waiting)
         snprintf(buf, size, "the model after version %llu from the server",
                  (unsigned long long)st->version);
     else
         snprintf(buf, size, "its step");
+}
+
+static void bk_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    if (peer != ctx->server)
+        bk(ctx)->failed += failed ? 1 : -1;
+    alg_ps_notify_server(ctx, peer, failed);
+}
+
+static void bk_on_timer(alg_ctx *ctx, void *state, int node, uint32_t tag)
+{
+    (void)state;
+    (void)node;
+    int peer, failed;
+    if (!alg_ps_notice(tag, &peer, &failed))
+        return;
+    if (peer != ctx->server && !failed && !alg_is_failed(ctx, peer))
+        alg_ps_send_rejoin(ctx, peer);
+    try_update(ctx);
 }
 
 static int bk_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
@@ -161,6 +222,8 @@ const alg_type alg_backup = {
     .on_start = bk_on_start,
     .on_step_done = bk_on_step_done,
     .on_message = bk_on_message,
+    .on_timer = bk_on_timer,
+    .on_failure = bk_on_failure,
     .describe_wait = bk_describe_wait,
     .stats = bk_stats,
 };

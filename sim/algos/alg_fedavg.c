@@ -1,16 +1,40 @@
 /* alg_fedavg.c -- Federated Averaging (McMahan, Moore, Ramage, Hampson,
  * Aguera y Arcas, "Communication-Efficient Learning of Deep Networks from
- * Decentralized Data", AISTATS 2017).
+ * Decentralized Data", AISTATS 2017), with the round management of
+ * Bonawitz et al., "Towards Federated Learning at Scale: System Design"
+ * (SysML 2019): over-selection and a reporting deadline.
  *
- * Timing: round r: the server draws m = max(1, round(fraction * n)) clients
- * uniformly without replacement (its own seeded stream) and sends each the
- * global model through its uplink.  A client installs it, runs
- * local_epochs passes over its data (local_epochs * floor(samples / batch)
- * SGD steps back to back, each gradient applied when its step ends) and
- * sends its model back.  When all m models are in, the server sets the
- * global model to their average weighted by the clients' sample counts,
- * then starts round r+1.  Clients not drawn stay idle.  The server
- * evaluates the global model.
+ * Timing: round r wants m = max(1, round(fraction * n)) reports.  The
+ * server draws k = min(live, ceil(over_selection * m)) clients uniformly
+ * without replacement (its own seeded stream) among the clients not
+ * declared failed, and sends each the global model through its uplink.  A
+ * client installs it, runs local_epochs passes over its data (local_epochs
+ * * floor(samples / batch) SGD steps back to back, each gradient applied
+ * when its step ends) and sends its model back.  The round closes at the
+ * first of: m reports in; every drawn client not declared failed has
+ * reported; the deadline (deadline_s after the round began, when > 0).  The
+ * server then sets the global model to the average of the reports received,
+ * weighted by the clients' sample counts, and starts round r+1; reports that
+ * come after their round closed are dropped (gradients_discarded), and a
+ * round that closes with no report at all is abandoned (the model is
+ * unchanged; rounds_abandoned) and a new one drawn.  Clients not drawn stay
+ * idle; a client drawn again while it still computes a closed round's work
+ * abandons that work and starts on the new model.  The server evaluates the
+ * global model.  With the defaults (over_selection 1, no deadline) and no
+ * failure this is McMahan et al.'s FedAvg exactly: k = m and every round
+ * waits for its m clients.
+ *
+ * When a node fails: a drawn client that drops out costs its round its
+ * share -- the round closes without it when it is declared failed (or at
+ * the deadline, or as soon as m of the over-selected clients reported) --
+ * and later rounds do not draw it.  A client declared back is drawable
+ * again and gets the model of the round that draws it; a step it was
+ * computing for a round still open restarts and its report counts, one for
+ * a closed round is dropped.  The server failing: clients finish their local
+ * work and their reports are retransmitted until it is back; the server's
+ * deadline timer is lost while it is down and re-armed (or the round closed
+ * if the deadline passed) when it is declared back.  A server down for good
+ * leaves every client idle and the run ends as stalled.
  */
 #include "alg_ps.h"
 
@@ -21,66 +45,131 @@
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_randist.h>
 
-enum { P_FRACTION, P_LOCAL_EPOCHS };
+enum { P_FRACTION, P_LOCAL_EPOCHS, P_OVER_SELECTION, P_DEADLINE_S };
 
 static const alg_param_spec params[] = {
     { "fraction", ALG_PARAM_REAL, 0.1, 1e-9, 1, NULL },
     { "local_epochs", ALG_PARAM_INT, 1, 1, 1e9, NULL },
+    { "over_selection", ALG_PARAM_REAL, 1, 1, 1e9, NULL },
+    { "deadline_s", ALG_PARAM_REAL, 0, 0, 1e300, NULL },   /* 0: none */
     { NULL, 0, 0, 0, 0, NULL },
 };
 
 typedef struct fa_shared {
-    int   *all, *pick;
-    int    m, received;
+    int   *cand, *pick;
+    char  *open;          /* per client: drawn this round, not yet reported */
+    int    m, k, received;
+    int    k_max;
     double weight;        /* samples of the models summed so far */
-    uint64_t round;
+    double started_s;     /* when the round began */
+    uint64_t round, abandoned;
 } fa_shared;
 
 typedef struct fa_state {
-    long steps_left;      /* client: local steps still to take this round */
-    int  active;
+    long     steps_left;  /* client: local steps still to take this round */
+    uint64_t round;       /* the round its work is for */
+    int      active;
 } fa_state;
+
+static fa_shared *fa(const alg_ctx *ctx) { return alg_ps_extra(ctx->shared); }
 
 static int fa_shared_init(alg_ctx *ctx)
 {
     if (alg_ps_shared_init(ctx, sizeof(fa_shared)) != 0)
         return -1;
-    fa_shared *sh = alg_ps_extra(ctx->shared);
+    fa_shared *sh = fa(ctx);
     sh->m = (int)lround(ctx->param[P_FRACTION] * ctx->n);
     if (sh->m < 1)
         sh->m = 1;
-    sh->all = malloc((size_t)ctx->n * sizeof(int));
-    sh->pick = malloc((size_t)sh->m * sizeof(int));
-    if (!sh->all || !sh->pick)
+    double k = ceil(ctx->param[P_OVER_SELECTION] * sh->m - 1e-9);
+    sh->k_max = k < ctx->n ? (int)k : ctx->n;
+    sh->cand = malloc((size_t)ctx->n * sizeof(int));
+    sh->pick = malloc((size_t)sh->k_max * sizeof(int));
+    sh->open = calloc((size_t)ctx->n, 1);
+    if (!sh->cand || !sh->pick || !sh->open)
         return -1;
-    for (int i = 0; i < ctx->n; i++)
-        sh->all[i] = i;
     return 0;
 }
 
 static void fa_shared_fini(alg_ctx *ctx)
 {
     if (ctx->shared) {
-        fa_shared *sh = alg_ps_extra(ctx->shared);
-        free(sh->all);
+        fa_shared *sh = fa(ctx);
+        free(sh->cand);
         free(sh->pick);
+        free(sh->open);
     }
     alg_ps_shared_fini(ctx);
 }
 
+static void arm_deadline(alg_ctx *ctx, double delay_s)
+{
+    fa_shared *sh = fa(ctx);
+    alg_set_timer(ctx, ctx->server, delay_s,
+                  ALG_PS_TIMER_OWN | (uint32_t)(sh->round & 0x7fffffffu));
+}
+
+/* Draws the round's clients among those not declared failed; none live:
+ * no round until one is back (k = 0). */
 static void start_round(alg_ctx *ctx)
 {
-    alg_ps *ps = ctx->shared;
-    fa_shared *sh = alg_ps_extra(ps);
-    gsl_ran_choose(alg_rng(ctx, ctx->server), sh->pick, (size_t)sh->m, sh->all, (size_t)ctx->n,
-                   sizeof(int));
+    fa_shared *sh = fa(ctx);
+    int live = 0;
+    for (int i = 0; i < ctx->n; i++)
+        if (!alg_is_failed(ctx, i))
+            sh->cand[live++] = i;
+    sh->k = live < sh->k_max ? live : sh->k_max;
     sh->received = 0;
     sh->weight = 0;
+    sh->started_s = alg_now(ctx);
+    if (sh->k == 0)
+        return;
+    gsl_ran_choose(alg_rng(ctx, ctx->server), sh->pick, (size_t)sh->k, sh->cand, (size_t)live,
+                   sizeof(int));
     cl_buf *x = alg_snapshot(ctx, ctx->server);
-    for (int k = 0; k < sh->m; k++)
-        alg_send(ctx, ctx->server, sh->pick[k], ALG_PS_TAG_MODEL, sh->round, x,
+    for (int j = 0; j < sh->k; j++) {
+        sh->open[sh->pick[j]] = 1;
+        alg_send(ctx, ctx->server, sh->pick[j], ALG_PS_TAG_MODEL, sh->round, x,
                 alg_param_bytes(ctx, ctx->P));
+    }
     alg_buf_put(ctx, x);
+    if (ctx->param[P_DEADLINE_S] > 0)
+        arm_deadline(ctx, ctx->param[P_DEADLINE_S]);
+}
+
+/* Server: averages what came in (or abandons an empty round) and draws the
+ * next round. */
+static void close_round(alg_ctx *ctx)
+{
+    alg_ps *ps = ctx->shared;
+    fa_shared *sh = fa(ctx);
+    if (sh->received > 0) {
+        double *x = alg_params(ctx, ctx->server);
+        memcpy(x, ps->sum, ctx->P * sizeof(double));
+        cblas_dscal((int)ctx->P, 1.0 / sh->weight, x, 1);
+        memset(ps->sum, 0, ctx->P * sizeof(double));
+        ps->version++;
+        ps->applied += (uint64_t)sh->received;
+    } else {
+        sh->abandoned++;
+    }
+    for (int j = 0; j < sh->k; j++)
+        sh->open[sh->pick[j]] = 0;
+    sh->round++;
+    start_round(ctx);
+}
+
+/* Whether the round is over without its deadline: m reports in, or no
+ * drawn client not declared failed still owes one. */
+static int round_done(const alg_ctx *ctx)
+{
+    const fa_shared *sh = fa(ctx);
+    if (sh->received >= sh->m)
+        return 1;
+    for (int j = 0; j < sh->k; j++)
+        if (sh->open[sh->pick[j]] && !alg_is_failed(ctx, sh->pick[j]))
+            return 0;
+    return 1;
 }
 
 static void fa_on_start(alg_ctx *ctx, void *state, int node)
@@ -99,9 +188,8 @@ static void fa_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
         return;
     }
     st->active = 0;
-    fa_shared *sh = alg_ps_extra(ctx->shared);
     cl_buf *x = alg_snapshot(ctx, i);
-    alg_send(ctx, i, ctx->server, ALG_PS_TAG_GRAD, sh->round, x,
+    alg_send(ctx, i, ctx->server, ALG_PS_TAG_GRAD, st->round, x,
             alg_param_bytes(ctx, ctx->P));
     alg_buf_put(ctx, x);
 }
@@ -109,20 +197,18 @@ static void fa_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
 static void server_receive(alg_ctx *ctx, const cl_msg *m)
 {
     alg_ps *ps = ctx->shared;
-    fa_shared *sh = alg_ps_extra(ps);
+    fa_shared *sh = fa(ctx);
+    if (m->round != sh->round || !sh->open[m->from]) {   /* its round has closed */
+        ps->discarded++;
+        return;
+    }
+    sh->open[m->from] = 0;
     double w = (double)alg_local_samples(ctx, m->from);
     cblas_daxpy((int)ctx->P, w, m->payload->data, 1, ps->sum, 1);
     sh->weight += w;
-    if (++sh->received < sh->m)
-        return;
-    double *x = alg_params(ctx, ctx->server);
-    memcpy(x, ps->sum, ctx->P * sizeof(double));
-    cblas_dscal((int)ctx->P, 1.0 / sh->weight, x, 1);
-    memset(ps->sum, 0, ctx->P * sizeof(double));
-    ps->version++;
-    ps->applied += (uint64_t)sh->m;
-    sh->round++;
-    start_round(ctx);
+    sh->received++;
+    if (round_done(ctx))
+        close_round(ctx);
 }
 
 static void fa_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
@@ -132,11 +218,47 @@ static void fa_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         server_receive(ctx, m);
         return;
     }
+    alg_abort_step(ctx, i);   /* drawn again while working for a closed round */
     alg_ps_install(ctx, i, m);
     size_t per_epoch = alg_local_samples(ctx, i) / alg_batch(ctx);
     st->steps_left = (long)ctx->param[P_LOCAL_EPOCHS] * (long)(per_epoch ? per_epoch : 1);
+    st->round = m->round;
     st->active = 1;
     alg_start_step(ctx, i);
+}
+
+static void fa_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    alg_ps_notify_server(ctx, peer, failed);
+}
+
+static void fa_on_timer(alg_ctx *ctx, void *state, int node, uint32_t tag)
+{
+    (void)state;
+    (void)node;
+    fa_shared *sh = fa(ctx);
+    int peer, failed;
+    if (!alg_ps_notice(tag, &peer, &failed)) {   /* a deadline */
+        if ((tag & 0x7fffffffu) == (uint32_t)(sh->round & 0x7fffffffu) && sh->k > 0)
+            close_round(ctx);
+        return;
+    }
+    if (sh->k == 0) {   /* no round while nobody was live */
+        if (!failed && !alg_is_failed(ctx, peer))
+            start_round(ctx);
+        return;
+    }
+    if (peer == ctx->server && !failed && ctx->param[P_DEADLINE_S] > 0) {
+        /* back: its deadline timer died with it */
+        double left = sh->started_s + ctx->param[P_DEADLINE_S] - alg_now(ctx);
+        if (left <= 0) {
+            close_round(ctx);
+            return;
+        }
+        arm_deadline(ctx, left);
+    }
+    if (round_done(ctx))
+        close_round(ctx);
 }
 
 static void fa_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -144,12 +266,25 @@ static void fa_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 {
     const fa_state *st = state;
     if (i == ctx->server) {
-        const fa_shared *sh = alg_ps_extra(ctx->shared);
+        const fa_shared *sh = fa(ctx);
         snprintf(buf, size, "%d of %d client models of round %llu", sh->m - sh->received, sh->m,
                  (unsigned long long)sh->round);
     } else {
         snprintf(buf, size, "%s", st->active ? "its step" : "");
     }
+}
+
+static int fa_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
+{
+    int k = alg_ps_stats(ctx, keys, values, max);
+    if (k == 0 || k + 2 > max)
+        return k;
+    const fa_shared *sh = alg_ps_extra(ctx->shared);
+    keys[k] = "rounds";
+    values[k++] = (double)sh->round;
+    keys[k] = "rounds_abandoned";
+    values[k++] = (double)sh->abandoned;
+    return k;
 }
 
 const alg_type alg_fedavg = {
@@ -163,6 +298,8 @@ const alg_type alg_fedavg = {
     .on_start = fa_on_start,
     .on_step_done = fa_on_step_done,
     .on_message = fa_on_message,
+    .on_timer = fa_on_timer,
+    .on_failure = fa_on_failure,
     .describe_wait = fa_describe_wait,
-    .fini = NULL,
+    .stats = fa_stats,
 };

@@ -1,6 +1,8 @@
 /* alg_ps.c -- the shared mechanics of parameter-server protocols (see
  * alg_ps.h): versioned server model, gradient and model messages, and
- * staleness accounting.  It decides nothing about when updates happen.
+ * staleness accounting, and the plumbing of failures (the server's notices
+ * of the detector's declarations, rejoin messages).  It decides nothing
+ * about when updates happen or whom a failure concerns.
  */
 #include "alg_ps.h"
 
@@ -55,9 +57,41 @@ void alg_ps_broadcast_model(alg_ctx *ctx)
     alg_ps *ps = ctx->shared;
     cl_buf *x = alg_snapshot(ctx, ctx->server);
     for (int w = 0; w < ctx->n; w++)   /* the server's uplink sends them one by one */
-        alg_send(ctx, ctx->server, w, ALG_PS_TAG_MODEL, ps->version, x,
-                alg_param_bytes(ctx, ctx->P));
+        if (!alg_is_failed(ctx, w))
+            alg_send(ctx, ctx->server, w, ALG_PS_TAG_MODEL, ps->version, x,
+                    alg_param_bytes(ctx, ctx->P));
     alg_buf_put(ctx, x);
+}
+
+void alg_ps_send_rejoin(alg_ctx *ctx, int worker)
+{
+    alg_ps *ps = ctx->shared;
+    cl_buf *x = alg_snapshot(ctx, ctx->server);
+    alg_send(ctx, ctx->server, worker, ALG_PS_TAG_REJOIN, ps->version, x,
+            alg_param_bytes(ctx, ctx->P));
+    alg_buf_put(ctx, x);
+}
+
+void alg_ps_notify_server(alg_ctx *ctx, int peer, int failed)
+{
+    alg_set_timer(ctx, ctx->server, 0, (uint32_t)peer * 2u + (failed ? 1u : 0u));
+}
+
+int alg_ps_notice(uint32_t tag, int *peer, int *failed)
+{
+    if (tag >= ALG_PS_TIMER_OWN)
+        return 0;
+    *peer = (int)(tag / 2u);
+    *failed = (int)(tag % 2u);
+    return 1;
+}
+
+int alg_ps_live_workers(const alg_ctx *ctx)
+{
+    int live = 0;
+    for (int w = 0; w < ctx->n; w++)
+        live += !alg_is_failed(ctx, w);
+    return live;
 }
 
 static void record(alg_ps *ps, uint64_t staleness)
@@ -116,10 +150,38 @@ void alg_ps_worker_step_done(alg_ctx *ctx, void *state, int i, const double *gra
 void alg_ps_worker_reply(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     alg_ps_worker *w = state;
+    if (!w->waiting)
+        return;
     alg_ps_install(ctx, i, m);
     w->version = m->round;
     w->waiting = 0;
     alg_start_step(ctx, i);
+}
+
+void alg_ps_worker_restart(alg_ctx *ctx, void *state, int i, const cl_msg *m)
+{
+    alg_ps_worker *w = state;
+    alg_abort_step(ctx, i);
+    alg_ps_install(ctx, i, m);
+    w->version = m->round;
+    w->waiting = 0;
+    alg_start_step(ctx, i);
+}
+
+void alg_ps_worker_rejoin(alg_ctx *ctx, void *state, int i, const cl_msg *m)
+{
+    alg_ps_worker *w = state;
+    if (!w->waiting && alg_is_computing(ctx, i) && w->version >= m->round)
+        return;
+    alg_ps_worker_restart(ctx, state, i, m);
+}
+
+void alg_ps_worker_model(alg_ctx *ctx, void *state, int i, const cl_msg *m)
+{
+    if (m->tag == ALG_PS_TAG_REJOIN)
+        alg_ps_worker_rejoin(ctx, state, i, m);
+    else
+        alg_ps_worker_reply(ctx, state, i, m);
 }
 
 void alg_ps_worker_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -133,6 +195,21 @@ void alg_ps_worker_describe_wait(const alg_ctx *ctx, const void *state, int i, c
                  (unsigned long long)w->version);
     else
         snprintf(buf, size, "its step");
+}
+
+void alg_ps_rejoin_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    if (peer != ctx->server)
+        alg_ps_notify_server(ctx, peer, failed);
+}
+
+void alg_ps_rejoin_on_timer(alg_ctx *ctx, void *state, int node, uint32_t tag)
+{
+    (void)state;
+    (void)node;
+    int peer, failed;
+    if (alg_ps_notice(tag, &peer, &failed) && !failed && !alg_is_failed(ctx, peer))
+        alg_ps_send_rejoin(ctx, peer);
 }
 
 const double *alg_ps_eval_params(const alg_ctx *ctx)

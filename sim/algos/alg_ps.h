@@ -7,6 +7,14 @@
  * version it was computed on and its application) is recorded.  Applying an
  * update on the server takes no simulated time.  The policy (when to apply,
  * what to discard, whom to answer) is each protocol's own.
+ *
+ * Failures (docs/algorithms.md, "When a node fails"): the failure detector's
+ * declarations (alg_type.on_failure) are the protocol's view; the server
+ * acts on one through a timer of its own set at once (alg_ps_notify_server),
+ * so a server that is itself down acts on nothing -- it catches up at its
+ * next message or when it is declared back.  The server sends nothing to a
+ * worker declared failed, and a worker declared back gets the current model
+ * in a rejoin message (ALG_PS_TAG_REJOIN) on which it starts afresh.
  */
 #ifndef ALG_PS_H
 #define ALG_PS_H
@@ -14,7 +22,10 @@
 #include <stdint.h>
 #include "alg.h"
 
-enum { ALG_PS_TAG_GRAD = 101, ALG_PS_TAG_MODEL = 102 };
+enum { ALG_PS_TAG_GRAD = 101, ALG_PS_TAG_MODEL = 102, ALG_PS_TAG_REJOIN = 103 };
+
+/* Timer tags from here on are the protocol's own; below, a notice. */
+#define ALG_PS_TIMER_OWN 0x80000000u
 
 typedef struct alg_ps {
     uint64_t version;          /* updates applied by the server */
@@ -34,9 +45,22 @@ void *alg_ps_extra(alg_ps *ps);
 
 /* Worker -> server: grad (P doubles) computed on model version. */
 void alg_ps_push(alg_ctx *ctx, int worker, const double *grad, uint64_t version);
-/* Server -> one worker / every worker: a snapshot of the server model. */
+/* Server -> one worker / every worker not declared failed: a snapshot of
+ * the server model. */
 void alg_ps_send_model(alg_ctx *ctx, int worker);
 void alg_ps_broadcast_model(alg_ctx *ctx);
+/* Server -> a worker declared back: the current model, tag
+ * ALG_PS_TAG_REJOIN. */
+void alg_ps_send_rejoin(alg_ctx *ctx, int worker);
+
+/* The detector's declaration about peer (a worker or the server) as a
+ * server timer of delay 0 (dropped when the server is down): call it from
+ * on_failure; alg_ps_notice decodes the tag in on_timer (0: a protocol
+ * timer, tag >= ALG_PS_TIMER_OWN). */
+void alg_ps_notify_server(alg_ctx *ctx, int peer, int failed);
+int  alg_ps_notice(uint32_t tag, int *peer, int *failed);
+/* Workers not declared failed, O(n). */
+int  alg_ps_live_workers(const alg_ctx *ctx);
 
 /* Server: applies g through the server's optimizer (x <- x - lr g with the
  * default one); version+1; records the staleness of a gradient computed on
@@ -66,10 +90,24 @@ typedef struct alg_ps_worker {
 
 int  alg_ps_shared_init_plain(alg_ctx *ctx);   /* alg_ps_shared_init(ctx, 0) */
 void alg_ps_worker_step_done(alg_ctx *ctx, void *state, int i, const double *grad);
-/* Installs the server's reply and starts the next step. */
+/* Installs the server's reply and starts the next step; a reply that comes
+ * while the worker is not waiting (a late copy after a rejoin) is ignored. */
 void alg_ps_worker_reply(alg_ctx *ctx, void *state, int i, const cl_msg *m);
+/* Installs m, abandons the step in progress and starts afresh on m. */
+void alg_ps_worker_restart(alg_ctx *ctx, void *state, int i, const cl_msg *m);
+/* A rejoin message: restarts (alg_ps_worker_restart) unless the worker is
+ * already computing on that version or a newer one. */
+void alg_ps_worker_rejoin(alg_ctx *ctx, void *state, int i, const cl_msg *m);
+/* The worker side of on_message: a rejoin, or a reply. */
+void alg_ps_worker_model(alg_ctx *ctx, void *state, int i, const cl_msg *m);
 void alg_ps_worker_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
                                  size_t size);
+
+/* on_failure and on_timer of a protocol whose server only has to send a
+ * worker declared back the current model (ps-async, delay-adaptive): it
+ * waits for no worker. */
+void alg_ps_rejoin_on_failure(alg_ctx *ctx, int peer, int failed);
+void alg_ps_rejoin_on_timer(alg_ctx *ctx, void *state, int node, uint32_t tag);
 
 /* The server's model, for metrics.csv. */
 const double *alg_ps_eval_params(const alg_ctx *ctx);

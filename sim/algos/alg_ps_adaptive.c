@@ -16,6 +16,13 @@
  * gradient no older than C is applied exactly as ps-async applies it.
  * Nothing is dropped.  updates_damped counts the gradients older than C,
  * step_scale_min and step_scale_mean the factors min(1, C / d) applied.
+ *
+ * When a node fails: as ps-async (the server waits for no worker, answers
+ * none declared failed and sends one declared back the current model, on
+ * which it starts afresh; workers wait for a failed server, their gradients
+ * retransmitted until it is back).  The rejoined worker's first gradient is
+ * on the current model, so its return is not damped as one very stale
+ * gradient would be.
  */
 #include "alg_ps.h"
 
@@ -42,7 +49,7 @@ static int da_shared_init(alg_ctx *ctx)
 static void da_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     if (i != ctx->server) {
-        alg_ps_worker_reply(ctx, state, i, m);
+        alg_ps_worker_model(ctx, state, i, m);
         return;
     }
     alg_ps *ps = ctx->shared;
@@ -60,7 +67,8 @@ static void da_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     }
     da->scale_sum += scale;
     alg_ps_apply_div(ctx, m->payload->data, m->round, g_div);
-    alg_ps_send_model(ctx, m->from);
+    if (!alg_is_failed(ctx, m->from))
+        alg_ps_send_model(ctx, m->from);
 }
 
 static int da_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
@@ -89,6 +97,8 @@ const alg_type alg_ps_adaptive = {
     .shared_fini = alg_ps_shared_fini,
     .on_step_done = alg_ps_worker_step_done,
     .on_message = da_on_message,
+    .on_timer = alg_ps_rejoin_on_timer,
+    .on_failure = alg_ps_rejoin_on_failure,
     .describe_wait = alg_ps_worker_describe_wait,
     .stats = da_stats,
 };

@@ -12,18 +12,27 @@
  * With n equal workers and free communication every gradient in the steady
  * state is n-1 updates stale and the server applies n/tau updates per
  * second (sum of 1/tau_i in general).
+ *
+ * When a node fails (Downpour's workers are independent replicas: the
+ * server never waits for one): a worker's failure costs only its own
+ * gradients; the server does not answer a worker declared failed.  A worker
+ * declared back gets the current model (ALG_PS_TAG_REJOIN) and starts
+ * afresh on it, as a restarted Downpour replica fetches the parameters from
+ * the server.  A failed server: the workers wait for it (their gradients
+ * are retransmitted until it is back; then it answers them); a server down
+ * for good leaves every worker waiting and the run ends as stalled.
  */
 #include "alg_ps.h"
-
 
 static void pa_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     if (i != ctx->server) {
-        alg_ps_worker_reply(ctx, state, i, m);
+        alg_ps_worker_model(ctx, state, i, m);
         return;
     }
     alg_ps_apply(ctx, m->payload->data, m->round);
-    alg_ps_send_model(ctx, m->from);
+    if (!alg_is_failed(ctx, m->from))
+        alg_ps_send_model(ctx, m->from);
 }
 
 const alg_type alg_ps_async = {
@@ -35,6 +44,8 @@ const alg_type alg_ps_async = {
     .shared_fini = alg_ps_shared_fini,
     .on_step_done = alg_ps_worker_step_done,
     .on_message = pa_on_message,
+    .on_timer = alg_ps_rejoin_on_timer,
+    .on_failure = alg_ps_rejoin_on_failure,
     .describe_wait = alg_ps_worker_describe_wait,
     .stats = alg_ps_stats,
 };

@@ -10,39 +10,133 @@
  * when its copy arrives.  With equal workers finishing together at T, no
  * contention elsewhere, latency a and bandwidth B one iteration lasts
  * exactly T + 2a + 2nM/B: the server's NIC is the bottleneck.
+ *
+ * When a node fails, as elastic synchronous training does it (TorchElastic
+ * and elastic Horovod re-form the group without the dead member; Chen et
+ * al.'s TensorFlow aggregates the replicas that are there): the iteration
+ * waits for every worker not declared failed, so a worker declared failed
+ * (faults.detect_s after it went down) stops being waited for -- the
+ * iteration in progress closes with the gradients of the others, a gradient
+ * it sent before failing included -- and gets no more models.  A worker
+ * declared back is a member again at once: the server sends it the current
+ * model (ALG_PS_TAG_REJOIN, the version in progress) and the iteration in
+ * progress waits for its gradient on it.  A gradient of an older version
+ * (from a worker that missed iterations) is dropped and answered with the
+ * current model.  The server failing: the workers wait for it, their
+ * gradients retransmitted until it is back; down for good, the run ends as
+ * stalled (exit 1) with every worker waiting for it.
  */
 #include "alg_ps.h"
 
 #include <stdio.h>
+#include <string.h>
 
 typedef struct psy_state {
-    int waiting;
+    int      waiting;
+    uint64_t version;    /* of the model the worker holds */
 } psy_state;
 
-static int psy_shared_init(alg_ctx *ctx) { return alg_ps_shared_init(ctx, 0); }
+/* After alg_ps: which workers gave a gradient of the current version, and
+ * how many workers not declared failed have not. */
+typedef struct psy_shared {
+    int   missing;
+    char *got;           /* n */
+} psy_shared;
+
+static psy_shared *psy(const alg_ctx *ctx) { return alg_ps_extra(ctx->shared); }
+
+static int psy_shared_init(alg_ctx *ctx)
+{
+    size_t n = (size_t)ctx->n;
+    if (alg_ps_shared_init(ctx, sizeof(psy_shared) + n) != 0)
+        return -1;
+    psy_shared *sh = psy(ctx);
+    sh->got = (char *)(sh + 1);
+    sh->missing = ctx->n;
+    return 0;
+}
+
+/* Server: the iteration ends when no live worker is missing. */
+static void try_close(alg_ctx *ctx)
+{
+    alg_ps *ps = ctx->shared;
+    psy_shared *sh = psy(ctx);
+    if (sh->missing > 0 || ps->n_sum == 0)
+        return;
+    alg_ps_apply_gathered(ctx);
+    memset(sh->got, 0, (size_t)ctx->n);
+    sh->missing = alg_ps_live_workers(ctx);
+    alg_ps_broadcast_model(ctx);
+}
 
 static void psy_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     psy_state *st = state;
-    alg_ps *ps = ctx->shared;
-    alg_ps_push(ctx, i, grad, ps->version);
+    alg_ps_push(ctx, i, grad, st->version);
     st->waiting = 1;
+}
+
+static void server_receive(alg_ctx *ctx, const cl_msg *m)
+{
+    alg_ps *ps = ctx->shared;
+    psy_shared *sh = psy(ctx);
+    int w = m->from;
+    if (m->round != ps->version) {   /* it missed iterations: catch it up */
+        ps->discarded++;
+        if (!alg_is_failed(ctx, w))
+            alg_ps_send_rejoin(ctx, w);
+        return;
+    }
+    if (sh->got[w]) {   /* its second gradient of this version, after a rejoin */
+        ps->discarded++;
+        return;
+    }
+    sh->got[w] = 1;
+    if (!alg_is_failed(ctx, w))
+        sh->missing--;
+    alg_ps_gather(ctx, m->payload->data);
+    try_close(ctx);
 }
 
 static void psy_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     psy_state *st = state;
     if (i == ctx->server) {
-        alg_ps_gather(ctx, m->payload->data);
-        if (((alg_ps *)ctx->shared)->n_sum == ctx->n) {
-            alg_ps_apply_gathered(ctx);
-            alg_ps_broadcast_model(ctx);
-        }
+        server_receive(ctx, m);
         return;
     }
+    /* a newer model, or a rejoin while not computing on the current one */
+    int rejoin = m->tag == ALG_PS_TAG_REJOIN;
+    if (!(m->round > st->version
+          || (rejoin && (st->waiting || !alg_is_computing(ctx, i)))))
+        return;
+    alg_abort_step(ctx, i);
     alg_ps_install(ctx, i, m);
+    st->version = m->round;
     st->waiting = 0;
     alg_start_step(ctx, i);
+}
+
+/* The detector's view is the protocol's bookkeeping (who is waited for);
+ * what the server does about it waits for the server's timer. */
+static void psy_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    psy_shared *sh = psy(ctx);
+    if (peer != ctx->server && !sh->got[peer])
+        sh->missing += failed ? -1 : 1;
+    alg_ps_notify_server(ctx, peer, failed);
+}
+
+static void psy_on_timer(alg_ctx *ctx, void *state, int node, uint32_t tag)
+{
+    (void)state;
+    (void)node;
+    int peer, failed;
+    if (!alg_ps_notice(tag, &peer, &failed))
+        return;
+    if (peer != ctx->server && !failed && !alg_is_failed(ctx, peer))
+        alg_ps_send_rejoin(ctx, peer);
+    try_close(ctx);
 }
 
 static void psy_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -51,11 +145,12 @@ static void psy_describe_wait(const alg_ctx *ctx, const void *state, int i, char
     const psy_state *st = state;
     const alg_ps *ps = ctx->shared;
     if (i == ctx->server)
-        snprintf(buf, size, "%d of %d gradients of version %llu", ctx->n - ps->n_sum, ctx->n,
+        snprintf(buf, size, "%d of %d gradients of version %llu", psy(ctx)->missing, ctx->n,
                  (unsigned long long)ps->version);
     else if (st->waiting)
-        snprintf(buf, size, "the model of version %llu from the server",
-                 (unsigned long long)ps->version + 1);
+        snprintf(buf, size, "the model of version %llu from the server%s",
+                 (unsigned long long)ps->version + 1,
+                 alg_is_failed(ctx, ctx->server) ? " (declared failed)" : "");
     else
         snprintf(buf, size, "its step");
 }
@@ -69,6 +164,8 @@ const alg_type alg_ps_sync = {
     .shared_fini = alg_ps_shared_fini,
     .on_step_done = psy_on_step_done,
     .on_message = psy_on_message,
+    .on_timer = psy_on_timer,
+    .on_failure = psy_on_failure,
     .describe_wait = psy_describe_wait,
     .stats = alg_ps_stats,
 };

@@ -23,6 +23,15 @@
  * gradient already on its way when its worker was stopped still arrives:
  * the server drops it (counted in gradients_discarded) and does not answer
  * it, the stop message being that worker's answer.
+ *
+ * When a node fails: the server waits for no worker (Ringmaster, like every
+ * asynchronous method of the paper, uses whichever gradients arrive), sends
+ * nothing -- replies or stops -- to a worker declared failed, and sends one
+ * declared back the current model (ALG_PS_TAG_REJOIN, recorded as what it
+ * computes on), on which it starts afresh: its first gradient is fresh, not
+ * one too old to apply.  The server failing: the workers wait for it
+ * (gradients retransmitted until it is back); down for good, the run ends
+ * as stalled.
  */
 #include "alg_ps.h"
 
@@ -69,7 +78,7 @@ static void stop_stale(alg_ctx *ctx)
     rm_shared *r = rm(ctx);
     const uint64_t R = (uint64_t)ctx->param[P_MAX_DELAY];
     for (int w = 0; w < ctx->n; w++)
-        if (ps->version - r->sent[w] >= R) {
+        if (ps->version - r->sent[w] >= R && !alg_is_failed(ctx, w)) {
             r->stopped++;
             rm_send_model(ctx, w);
         }
@@ -77,9 +86,14 @@ static void stop_stale(alg_ctx *ctx)
 
 static void worker_on_model(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
-    if (alg_is_computing(ctx, i))   /* a stop: the step is too stale to finish */
-        alg_abort_step(ctx, i);
-    alg_ps_worker_reply(ctx, state, i, m);
+    alg_ps_worker *w = state;
+    if (m->tag == ALG_PS_TAG_REJOIN)
+        alg_ps_worker_rejoin(ctx, state, i, m);
+    else if (w->waiting)
+        alg_ps_worker_reply(ctx, state, i, m);
+    else if (alg_is_computing(ctx, i) && m->round > w->version)
+        alg_ps_worker_restart(ctx, state, i, m);   /* a stop: the step is too stale */
+    /* else a late copy of an answer it no longer waits for */
 }
 
 static void rm_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
@@ -96,12 +110,31 @@ static void rm_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     }
     if (ps->version - m->round < (uint64_t)ctx->param[P_MAX_DELAY]) {
         alg_ps_apply(ctx, m->payload->data, m->round);
-        rm_send_model(ctx, m->from);
+        if (!alg_is_failed(ctx, m->from))
+            rm_send_model(ctx, m->from);
         if (stops)   /* after the reply, as the authors' code */
             stop_stale(ctx);
     } else {
         ps->discarded++;
-        rm_send_model(ctx, m->from);
+        if (!alg_is_failed(ctx, m->from))
+            rm_send_model(ctx, m->from);
+    }
+}
+
+static void rm_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    if (peer != ctx->server)
+        alg_ps_notify_server(ctx, peer, failed);
+}
+
+static void rm_on_timer(alg_ctx *ctx, void *state, int node, uint32_t tag)
+{
+    (void)state;
+    (void)node;
+    int peer, failed;
+    if (alg_ps_notice(tag, &peer, &failed) && !failed && !alg_is_failed(ctx, peer)) {
+        rm(ctx)->sent[peer] = ((alg_ps *)ctx->shared)->version;
+        alg_ps_send_rejoin(ctx, peer);
     }
 }
 
@@ -125,6 +158,8 @@ const alg_type alg_ringmaster = {
     .shared_fini = alg_ps_shared_fini,
     .on_step_done = alg_ps_worker_step_done,
     .on_message = rm_on_message,
+    .on_timer = rm_on_timer,
+    .on_failure = rm_on_failure,
     .describe_wait = alg_ps_worker_describe_wait,
     .stats = rm_stats,
 };

@@ -11,6 +11,17 @@
  * Invariant: at every instant the fastest and slowest clocks differ by at
  * most s + 1 (checked and reported as clock_gap_max).  s = 0 is bulk
  * synchronous with per-gradient updates.
+ *
+ * When a node fails: the slowest clock c_min is taken over the live workers
+ * (not declared failed), so a dead worker stops holding the others back
+ * once declared, and the invariant holds over live workers (clock_gap_max
+ * is measured over them).  Ho et al. and Petuum's Bosen leave failures to
+ * checkpoints; here, as elastic training does, the run continues without
+ * the member.  A worker declared back restarts at the slowest live clock
+ * (its clock is raised to c_min, so its return holds nobody back) and gets
+ * the current model (ALG_PS_TAG_REJOIN), replacing any reply held for it.
+ * The server failing: the workers wait for it (gradients retransmitted
+ * until it is back); down for good, the run ends as stalled.
  */
 #include "alg_ps.h"
 
@@ -51,26 +62,31 @@ static void ssp_shared_fini(alg_ctx *ctx)
     alg_ps_shared_fini(ctx);
 }
 
-static uint64_t min_clock(const alg_ctx *ctx, const ssp_shared *sh)
+/* The slowest clock over live workers; 0 when none is live (*any = 0). */
+static uint64_t min_clock(const alg_ctx *ctx, const ssp_shared *sh, int *any)
 {
-    uint64_t m = sh->clock[0];
-    for (int w = 1; w < ctx->n; w++)
-        if (sh->clock[w] < m)
+    uint64_t m = 0;
+    *any = 0;
+    for (int w = 0; w < ctx->n; w++)
+        if (!alg_is_failed(ctx, w) && (!*any || sh->clock[w] < m)) {
             m = sh->clock[w];
+            *any = 1;
+        }
     return m;
 }
 
-/* Server: a gradient arrives; apply it, advance the sender's clock, answer
- * every worker (the sender included) that is now allowed to go on. */
-static void server_receive(alg_ctx *ctx, const cl_msg *m)
+/* Server: answer every live worker that is now allowed to go on. */
+static void release(alg_ctx *ctx)
 {
     ssp_shared *sh = alg_ps_extra(ctx->shared);
     uint64_t s = (uint64_t)ctx->param[P_STALENESS];
-    alg_ps_apply(ctx, m->payload->data, m->round);
-    sh->clock[m->from]++;
-    sh->held[m->from] = 1;
-    uint64_t lo = min_clock(ctx, sh), hi = lo;
+    int any;
+    uint64_t lo = min_clock(ctx, sh, &any), hi = lo;
+    if (!any)
+        return;
     for (int w = 0; w < ctx->n; w++) {
+        if (alg_is_failed(ctx, w))
+            continue;
         if (sh->clock[w] > hi)
             hi = sh->clock[w];
         if (sh->held[w] && sh->clock[w] - lo <= s) {
@@ -82,12 +98,54 @@ static void server_receive(alg_ctx *ctx, const cl_msg *m)
         sh->gap_max = hi - lo;
 }
 
+/* Server: a gradient arrives; apply it, advance the sender's clock, answer
+ * every worker (the sender included) that is now allowed to go on. */
+static void server_receive(alg_ctx *ctx, const cl_msg *m)
+{
+    ssp_shared *sh = alg_ps_extra(ctx->shared);
+    alg_ps_apply(ctx, m->payload->data, m->round);
+    sh->clock[m->from]++;
+    sh->held[m->from] = 1;
+    release(ctx);
+}
+
+static void ssp_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    alg_ps_notify_server(ctx, peer, failed);
+}
+
+/* Server: a worker declared failed no longer holds c_min down; one declared
+ * back resumes at the slowest live clock with the current model. */
+static void ssp_on_timer(alg_ctx *ctx, void *state, int node, uint32_t tag)
+{
+    (void)state;
+    (void)node;
+    ssp_shared *sh = alg_ps_extra(ctx->shared);
+    int peer, failed;
+    if (!alg_ps_notice(tag, &peer, &failed))
+        return;
+    if (peer != ctx->server && !failed && !alg_is_failed(ctx, peer)) {
+        int any = 0;
+        uint64_t lo = 0;
+        for (int w = 0; w < ctx->n; w++)   /* the slowest of the others */
+            if (w != peer && !alg_is_failed(ctx, w) && (!any || sh->clock[w] < lo)) {
+                lo = sh->clock[w];
+                any = 1;
+            }
+        if (any && sh->clock[peer] < lo)
+            sh->clock[peer] = lo;
+        sh->held[peer] = 0;
+        alg_ps_send_rejoin(ctx, peer);
+    }
+    release(ctx);
+}
+
 static void ssp_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     if (i == ctx->server)
         server_receive(ctx, m);
     else
-        alg_ps_worker_reply(ctx, state, i, m);
+        alg_ps_worker_model(ctx, state, i, m);
 }
 
 static void ssp_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -123,6 +181,8 @@ const alg_type alg_ssp = {
     .shared_fini = ssp_shared_fini,
     .on_step_done = alg_ps_worker_step_done,
     .on_message = ssp_on_message,
+    .on_timer = ssp_on_timer,
+    .on_failure = ssp_on_failure,
     .describe_wait = ssp_describe_wait,
     .stats = ssp_stats,
 };
