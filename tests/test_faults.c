@@ -497,13 +497,24 @@ static void fd_failure(alg_ctx *c, int peer, int failed)
         fd_n++;
     }
 }
+static int fr_n, fr_node[8];
+static double fr_time[8];
+static void fd_return(alg_ctx *c, void *s, int n)
+{
+    (void)s;
+    if (fr_n < 8) {
+        fr_time[fr_n] = alg_now(c);
+        fr_node[fr_n++] = n;
+    }
+}
 static const alg_type detecting = {
     .name = "detecting", .state_size = 1, .on_step_done = fd_step, .on_message = fd_msg,
-    .on_failure = fd_failure,
+    .on_failure = fd_failure, .on_return = fd_return,
 };
 
 /* Node 2 is down on [1, 3) and node 1 on [1, 1.2); with detect_s 0.5 node
- * 2 is declared failed at exactly 1.5 and back at 3, node 1 never. */
+ * 2 is declared failed at exactly 1.5 and back at 3, node 1 never; both
+ * are told they returned (node 1 at 1.2, node 2 at 3). */
 START_TEST(test_failure_detector)
 {
     char json[2048];
@@ -515,8 +526,13 @@ START_TEST(test_failure_detector)
         " \"algorithm\": {\"name\": \"dpsgd\", \"batch\": 8}, \"stop\": {\"time_s\": 4}}", small);
     run_options opt = { .algorithm = &detecting };
     run_result res;
-    fd_n = 0;
+    fd_n = fr_n = 0;
     run_json(json, "test.json", &opt, &res);
+    ck_assert_int_eq(fr_n, 2);
+    ck_assert_int_eq(fr_node[0], 1);
+    ck_assert_double_eq_tol(fr_time[0], 1.2, 1e-12);
+    ck_assert_int_eq(fr_node[1], 2);
+    ck_assert_double_eq_tol(fr_time[1], 3.0, 1e-12);
     ck_assert_int_eq(res.status, RUN_OK);
     ck_assert_int_eq(fd_n, 2);
     ck_assert_int_eq(fd_peer[0], 2);

@@ -117,6 +117,12 @@ typedef struct alg_type {
      * protocol then waits for failed nodes (and a run whose training
      * stops ends as stalled). */
     void (*on_failure)(alg_ctx *ctx, int peer, int failed);
+    /* Node itself is back up after being down (every return, declared
+     * or not: a process knows it restarted), after its rejoin and its
+     * on_failure(node, 0) if it was declared, before its interrupted step
+     * restarts.  What it sent as it went down may be lost (faults.messages
+     * drop).  May be NULL. */
+    void (*on_return)(alg_ctx *ctx, void *state, int node);
     /* Writes what the node waits for, for stall reports ("round 3 from
      * node 2").  Empty string when it waits for nothing.  May be NULL. */
     void (*describe_wait)(const alg_ctx *ctx, const void *state, int node,

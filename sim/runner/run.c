@@ -96,6 +96,8 @@ static void cb_up(void *vr, int node)
         if (r->alg->on_failure)
             r->alg->on_failure(&r->ctx, node, 0);
     }
+    if (r->alg->on_return)
+        r->alg->on_return(&r->ctx, alg_state(&r->ctx, node), node);
 }
 
 static void cb_trace(void *vr, const cl_trace_rec *t)
