@@ -69,6 +69,12 @@ for name in $names; do
         --zip compute.groups.0.slowdown=1,4,1 --zip compute.slowdowns.0.factor=1,1,5
       "$table" "$dir" --speedup 'algorithm={"name":"allreduce","lr":0.05}' time_to_target_loss_s
       "$table" "$dir" --ratio 'algorithm={"name":"allreduce","lr":0.05}' --tag throughput steps_per_s
+      # the same three conditions, bandwidth-bound: a 4 MB model (timing
+      # only) at 10 Gbit/s, 10 ms steps: throughput against all-reduce
+      sweep "$here/prague-bw.json" -o "$dir-bandwidth" --replicates 2 \
+        --grid 'algorithm={"name":"allreduce","lr":0.05},{"name":"adpsgd","lr":0.05},{"name":"prague","lr":0.05,"group_size":4,"groups":"static"},{"name":"prague","lr":0.05,"group_size":4,"groups":"random"}' \
+        --zip compute.groups.0.slowdown=1,4,1 --zip compute.slowdowns.0.factor=1,1,5
+      "$table" "$dir-bandwidth" --ratio 'algorithm={"name":"allreduce","lr":0.05}' --tag throughput steps_per_s
       ;;
     hop)
       # Luo et al. 2019: D-PSGD (waits for every neighbour) against Hop
@@ -85,7 +91,7 @@ for name in $names; do
       # Tyurin & Richtarik 2023, Maranjyan et al. 2025: tau_i = 1 + sqrt(i),
       # every method at its best learning rate of the grid
       sweep "$here/ringmaster-sqrt.json" -o "$dir" --replicates 3 \
-        --grid 'algorithm={"name":"ps-sync"},{"name":"ps-async"},{"name":"rennala","gradients":2},{"name":"rennala","gradients":4},{"name":"rennala","gradients":8},{"name":"rennala","gradients":16},{"name":"ringmaster","max_delay":2},{"name":"ringmaster","max_delay":4},{"name":"ringmaster","max_delay":8}' \
+        --grid 'algorithm={"name":"ps-sync"},{"name":"ps-async"},{"name":"rennala","gradients":2},{"name":"rennala","gradients":4},{"name":"rennala","gradients":8},{"name":"rennala","gradients":16},{"name":"ringmaster","max_delay":2},{"name":"ringmaster","max_delay":4},{"name":"ringmaster","max_delay":8},{"name":"ringmaster","max_delay":4,"stops":"on"},{"name":"delay-adaptive"}' \
         --grid algorithm.lr=0.02,0.03,0.05,0.07,0.1,0.15,0.2,0.3,0.5,0.7,1
       "$table" "$dir" --best algorithm.lr time_to_target_loss_s
       "$table" "$dir" --tag all time_to_target_loss_s
