@@ -52,6 +52,7 @@
  * one.  With every node live again the graphs are the plain ones.
  */
 #include "alg.h"
+#include "alg_epidemic_graph.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -78,16 +79,6 @@ static const alg_param_spec params[] = {
     { NULL, 0, 0, 0, 0, NULL },
 };
 
-/* One round's communication graph: node j sends to out[j*s .. j*s +
- * out_deg[j] - 1] and receives in_deg[j] models, from in_list[in_off[j] ..
- * in_off[j + 1] - 1]. */
-typedef struct el_round {
-    uint64_t round;
-    int      valid, epoch;
-    int     *out, *out_deg;
-    int     *in_deg, *in_off, *in_list;
-} el_round;
-
 /* From round `from` on, the graphs are drawn over the m nodes of live[]
  * (increasing), the nodes not declared failed when the epoch began. */
 typedef struct el_epoch {
@@ -97,18 +88,10 @@ typedef struct el_epoch {
 } el_epoch;
 
 #define CACHE 8          /* rounds kept; a miss recomputes (the graph is a pure function) */
-#define MAX_TRIES 1000   /* pairing attempts before the fallback graph */
 
 typedef struct el_shared {
     el_round cache[CACHE];
-    int      s, d;       /* fanout; degree actually drawn (s, or n-1-s for the complement) */
-    int     *stubs;      /* n * d */
-    int     *adj, *deg;  /* n * d, n: the undirected graph being drawn */
-    int     *mark;       /* n, stamps for membership tests */
-    int      stamp;
-    int     *pool;       /* n: EL-Local's candidates among its neighbours */
-    int     *live_mark;  /* n, stamps: in the epoch being drawn */
-    int      live_stamp;
+    el_draw  dr;         /* the drawing's workspace; fanout dr.s */
     int     *all;        /* n: 0 .. n-1, the live list before any failure */
     el_epoch *epochs;    /* after the first failure; none: every node, always */
     int      n_epochs;
@@ -139,220 +122,6 @@ typedef struct el_state {
     uint64_t received;
 } el_state;
 
-/* ---- random draws from (seed, round, node) ---- */
-
-typedef struct hstream {
-    uint64_t key, k;
-} hstream;
-
-static hstream stream_of(const alg_ctx *ctx, uint64_t round, uint64_t node)
-{
-    uint64_t key = alg_hash64(alg_hash64(ctx->seed ^ UINT64_C(0x45504944454d4943)) + round);
-    hstream h = { alg_hash64(key ^ (node * UINT64_C(0xd1b54a32d192ed03))), 0 };
-    return h;
-}
-
-/* Uniform integer in [0, m). */
-static int uniform(hstream *h, int m)
-{
-    uint64_t x = alg_hash64(h->key + (++h->k) * UINT64_C(0x9e3779b97f4a7c15));
-    int v = (int)((double)(x >> 11) * (1.0 / 9007199254740992.0) * m);
-    return v < m ? v : m - 1;
-}
-
-static void shuffle(hstream *h, int *a, int m)
-{
-    for (int i = m - 1; i > 0; i--) {
-        int j = uniform(h, i + 1);
-        int t = a[i];
-        a[i] = a[j];
-        a[j] = t;
-    }
-}
-
-/* ---- EL-Oracle: a random d-regular undirected graph ---- */
-
-static int adjacent(const el_shared *sh, int a, int b)
-{
-    for (int k = 0; k < sh->deg[a]; k++)
-        if (sh->adj[a * sh->d + k] == b)
-            return 1;
-    return 0;
-}
-
-/* Whether some pair of the m left-over stubs can still become an edge. */
-static int suitable(el_shared *sh, int m)
-{
-    for (int x = 0; x < m; x++)
-        for (int y = x + 1; y < m; y++) {
-            int a = sh->stubs[x], b = sh->stubs[y];
-            if (a != b && !adjacent(sh, a, b))
-                return 1;
-        }
-    return 0;
-}
-
-/* One attempt of networkx's pairing with repairs; 0 when complete. */
-static int try_regular(el_shared *sh, int n, hstream *h)
-{
-    int d = sh->d, m = n * d;
-    memset(sh->deg, 0, (size_t)n * sizeof(int));
-    for (int v = 0; v < n; v++)
-        for (int k = 0; k < d; k++)
-            sh->stubs[v * d + k] = v;
-    while (m > 0) {
-        shuffle(h, sh->stubs, m);
-        int left = 0;
-        for (int q = 0; q + 1 < m; q += 2) {
-            int a = sh->stubs[q], b = sh->stubs[q + 1];
-            if (a != b && !adjacent(sh, a, b)) {
-                sh->adj[a * d + sh->deg[a]++] = b;
-                sh->adj[b * d + sh->deg[b]++] = a;
-            } else {
-                sh->stubs[left++] = a;
-                sh->stubs[left++] = b;
-            }
-        }
-        m = left;
-        if (m > 0 && !suitable(sh, m))
-            return -1;
-    }
-    return 0;
-}
-
-/* Never reached in practice: a circulant d-regular graph (offsets +-1 ..
- * +-d/2, and n/2 when d is odd) on a random relabelling of the nodes. */
-static void fallback_regular(el_shared *sh, int n, hstream *h)
-{
-    int d = sh->d, *perm = sh->stubs;
-    for (int v = 0; v < n; v++)
-        perm[v] = v;
-    shuffle(h, perm, n);
-    for (int p = 0; p < n; p++) {
-        int a = perm[p], k = 0;
-        for (int o = 1; o <= d / 2; o++) {
-            sh->adj[a * d + k++] = perm[(p + o) % n];
-            sh->adj[a * d + k++] = perm[(p + n - o) % n];
-        }
-        if (d % 2)
-            sh->adj[a * d + k++] = perm[(p + n / 2) % n];
-        sh->deg[a] = k;
-    }
-}
-
-/* The in-lists (CSR, senders in node order) and in-degrees from the
- * out-lists. */
-static void build_in_lists(const alg_ctx *ctx, const el_shared *sh, el_round *c)
-{
-    int n = ctx->n, s = sh->s;
-    memset(c->in_deg, 0, (size_t)n * sizeof(int));
-    for (int j = 0; j < n; j++)
-        for (int k = 0; k < c->out_deg[j]; k++)
-            c->in_deg[c->out[(size_t)j * s + k]]++;
-    c->in_off[0] = 0;
-    for (int j = 0; j < n; j++)
-        c->in_off[j + 1] = c->in_off[j] + c->in_deg[j];
-    for (int j = 0; j < n; j++)   /* in_deg is reused as a fill cursor */
-        c->in_deg[j] = c->in_off[j];
-    for (int j = 0; j < n; j++)
-        for (int k = 0; k < c->out_deg[j]; k++) {
-            int v = c->out[(size_t)j * s + k];
-            c->in_list[c->in_deg[v]++] = j;
-        }
-    for (int j = 0; j < n; j++)
-        c->in_deg[j] -= c->in_off[j];
-}
-
-/* EL-Oracle over the m live nodes L[]: an s-regular graph on them.  When
- * fewer than s + 1 are live, the complete graph; when m s is odd (no
- * s-regular graph exists), an s-regular graph on m + 1 vertices whose
- * extra vertex is dropped, so that s of them send and receive s - 1. */
-static void build_oracle(const alg_ctx *ctx, el_shared *sh, el_round *c, uint64_t r,
-                         const int *L, int m)
-{
-    int n = ctx->n, s = sh->s;
-    int se = s < m - 1 ? s : m - 1, mm = (m * se) % 2 ? m + 1 : m;
-    int d = 2 * se > mm - 1 ? mm - 1 - se : se;
-    sh->d = d;
-    hstream h = stream_of(ctx, r, 0);
-    int tries = 0;
-    if (d > 0)
-        while (try_regular(sh, mm, &h) != 0)
-            if (++tries == MAX_TRIES) {
-                fallback_regular(sh, mm, &h);
-                break;
-            }
-    memset(c->out_deg, 0, (size_t)n * sizeof(int));
-    for (int j = 0; j < m; j++) {
-        int *o = c->out + (size_t)L[j] * s, k = 0;
-        if (d == se) {
-            for (int q = 0; q < d; q++)
-                if (sh->adj[j * d + q] < m)
-                    o[k++] = L[sh->adj[j * d + q]];
-        } else {   /* complement of the drawn graph */
-            sh->stamp++;
-            sh->mark[j] = sh->stamp;
-            for (int q = 0; q < d; q++)
-                sh->mark[sh->adj[j * d + q]] = sh->stamp;
-            for (int v = 0; v < m; v++)
-                if (sh->mark[v] != sh->stamp)
-                    o[k++] = L[v];
-            shuffle(&h, o, k);
-        }
-        c->out_deg[L[j]] = k;
-    }
-    build_in_lists(ctx, sh, c);
-}
-
-/* ---- EL-Local: every node samples s distinct peers ---- */
-
-/* Node j's idx-th candidate peer among the epoch's m live nodes L[]
- * (j at L[pos]): any other live node, or (`neighbours`) its live
- * neighbours, listed in sh->pool.  Before any failure L is 0 .. n-1 and
- * these are the plain candidates. */
-static int cand(const alg_ctx *ctx, const el_shared *sh, const int *L, int pos, int idx)
-{
-    if ((int)ctx->param[P_PEERS] == PEERS_ALL)
-        return L[idx < pos ? idx : idx + 1];
-    return sh->pool[idx];
-}
-
-static void build_local(const alg_ctx *ctx, el_shared *sh, el_round *c, uint64_t r,
-                        const int *L, int m)
-{
-    int n = ctx->n, s = sh->s;
-    memset(c->out_deg, 0, (size_t)n * sizeof(int));
-    int all = (int)ctx->param[P_PEERS] == PEERS_ALL;
-    if (!all) {   /* who is live, for the neighbour pools */
-        sh->live_stamp++;
-        for (int q = 0; q < m; q++)
-            sh->live_mark[L[q]] = sh->live_stamp;
-    }
-    for (int q = 0; q < m; q++) {
-        int j = L[q], N = 0;
-        if (all) {
-            N = m - 1;
-        } else {
-            for (size_t e = ctx->g->off[j]; e < ctx->g->off[j + 1]; e++)
-                if (sh->live_mark[ctx->g->nbr[e]] == sh->live_stamp)
-                    sh->pool[N++] = ctx->g->nbr[e];
-        }
-        hstream h = stream_of(ctx, r, (uint64_t)j + 1);
-        int se = s < N ? s : N, *o = c->out + (size_t)j * s, k = 0;
-        sh->stamp++;
-        for (int t = N - se; t < N; t++) {   /* Floyd's sample of se of N */
-            int v = cand(ctx, sh, L, q, uniform(&h, t + 1));
-            if (sh->mark[v] == sh->stamp)
-                v = cand(ctx, sh, L, q, t);
-            sh->mark[v] = sh->stamp;
-            o[k++] = v;
-        }
-        shuffle(&h, o, se);
-        c->out_deg[j] = se;
-    }
-    build_in_lists(ctx, sh, c);
-}
-
 /* The epoch round r belongs to: -1 for "every node" (before any failure). */
 static int epoch_of(const el_shared *sh, uint64_t r)
 {
@@ -371,9 +140,10 @@ static const el_round *graph_of(const alg_ctx *ctx, uint64_t r)
         const int *L = e < 0 ? sh->all : sh->epochs[e].live;
         int m = e < 0 ? ctx->n : sh->epochs[e].m;
         if ((int)ctx->param[P_VARIANT] == VAR_ORACLE)
-            build_oracle(ctx, sh, c, r, L, m);
+            el_draw_oracle(&sh->dr, c, r, L, m);
         else
-            build_local(ctx, sh, c, r, L, m);
+            el_draw_local(&sh->dr, c, r, L, m,
+                          (int)ctx->param[P_PEERS] == PEERS_ALL ? NULL : ctx->g);
         c->round = r;
         c->epoch = e;
         c->valid = 1;
@@ -420,22 +190,12 @@ static void el_shared_fini(alg_ctx *ctx)
     el_shared *sh = ctx->shared;
     if (!sh)
         return;
-    for (int k = 0; k < CACHE; k++) {
-        free(sh->cache[k].out);
-        free(sh->cache[k].out_deg);
-        free(sh->cache[k].in_deg);
-        free(sh->cache[k].in_off);
-        free(sh->cache[k].in_list);
-    }
+    for (int k = 0; k < CACHE; k++)
+        el_round_fini(&sh->cache[k]);
     for (int e = 0; e < sh->n_epochs; e++)
         free(sh->epochs[e].live);
     free(sh->epochs);
-    free(sh->stubs);
-    free(sh->adj);
-    free(sh->deg);
-    free(sh->mark);
-    free(sh->pool);
-    free(sh->live_mark);
+    el_draw_fini(&sh->dr);
     free(sh->all);
     free(sh->joined);
     free(sh);
@@ -449,29 +209,14 @@ static int el_shared_init(alg_ctx *ctx)
         return -1;
     ctx->shared = sh;
     int n = ctx->n, s = (int)ctx->param[P_FANOUT];
-    sh->s = s;
-    sh->d = 2 * s > n - 1 ? n - 1 - s : s;
-    size_t nd = (size_t)n * (size_t)(sh->d > 1 ? sh->d : 1);
-    for (int k = 0; k < CACHE; k++) {
-        el_round *c = &sh->cache[k];
-        c->out = malloc((size_t)n * (size_t)s * sizeof(int));
-        c->out_deg = malloc((size_t)n * sizeof(int));
-        c->in_deg = malloc((size_t)n * sizeof(int));
-        c->in_off = malloc((size_t)(n + 1) * sizeof(int));
-        c->in_list = malloc((size_t)n * (size_t)s * sizeof(int));
-        if (!c->out || !c->out_deg || !c->in_deg || !c->in_off || !c->in_list)
+    if (el_draw_init(&sh->dr, n, s, ctx->seed) != 0)
+        return -1;
+    for (int k = 0; k < CACHE; k++)
+        if (el_round_init(&sh->cache[k], n, s) != 0)
             return -1;
-    }
-    sh->stubs = malloc((nd > (size_t)n ? nd : (size_t)n) * sizeof(int));
-    sh->adj = malloc(nd * sizeof(int));
-    sh->deg = calloc((size_t)n, sizeof(int));
-    sh->mark = calloc((size_t)n, sizeof(int));
-    sh->pool = malloc((size_t)n * sizeof(int));
-    sh->live_mark = calloc((size_t)n, sizeof(int));
     sh->all = malloc((size_t)n * sizeof(int));
     sh->joined = calloc((size_t)n, sizeof(uint64_t));
-    if (!sh->stubs || !sh->adj || !sh->deg || !sh->mark || !sh->pool || !sh->live_mark
-        || !sh->all || !sh->joined)
+    if (!sh->all || !sh->joined)
         return -1;
     for (int v = 0; v < n; v++)
         sh->all[v] = v;
@@ -608,17 +353,17 @@ static void send_round(alg_ctx *ctx, el_state *st, int i)
 {
     el_shared *sh = ctx->shared;
     const el_round *c = graph_of(ctx, st->round);
-    const int *to = c->out + (size_t)i * sh->s;
+    const int *to = c->out + (size_t)i * sh->dr.s;
     cl_buf *x = alg_snapshot(ctx, i);
     int distinct = 0;
-    sh->stamp++;
+    sh->dr.stamp++;
     for (int k = 0; k < c->out_deg[i]; k++) {
         if (alg_is_failed(ctx, to[k]))
             continue;   /* a round drawn before it failed */
         alg_send(ctx, i, to[k], TAG_MODEL, st->round, x, alg_param_bytes(ctx, ctx->P));
-        if (to[k] != i && sh->mark[to[k]] != sh->stamp)
+        if (to[k] != i && sh->dr.mark[to[k]] != sh->dr.stamp)
             distinct++;
-        sh->mark[to[k]] = sh->stamp;
+        sh->dr.mark[to[k]] = sh->dr.stamp;
     }
     alg_buf_put(ctx, x);
     if (distinct < sh->sends_min)   /* distinct other nodes sent to this round */
