@@ -2,9 +2,12 @@
  * epidemic) when a worker fails (issue 13, section 3): with one worker
  * down for good from 30% of the run, and down from 30% to 50%, every run
  * ends at its stop time with status ok, every worker that never failed
- * keeps at least half its steps per simulated second, and nobody sends to
- * a node while it is declared failed (seen at its return, by the send
- * times of what it is delivered).  Exact invariants with lr 0: Hop's
+ * keeps at least half its steps per simulated second, once the node is
+ * back the live workers together keep 90% of their rate before (nobody
+ * waits for it to catch up; also with a return 1 ms after the
+ * declaration, while slow nodes are still in rounds drawn before it), and
+ * nobody sends to a node while it is declared failed (seen at its return,
+ * by the send times of what it is delivered).  Exact invariants with lr 0: Hop's
  * average over the live neighbours is W^k x0 for the live path's
  * equal-weight W; AD-PSGD keeps the sum of all models; EL-Oracle keeps
  * the sum of the live models in every round drawn over them, and with m s
@@ -34,7 +37,7 @@ static alg_param_spec spec[ALG_MAX_PARAMS + 1];
 static int    fail_node;          /* the node that fails */
 static double t_down;             /* when it goes down */
 static double t_declared, t_back; /* when the detector said so (-1: never) */
-static unsigned steps_before[MAXN], steps_after[MAXN];
+static unsigned steps_before[MAXN], steps_after[MAXN], steps_back[MAXN];
 static unsigned late_to_failed;   /* delivered to fail_node, sent while it was declared */
 static double rec[MAXN][MAXREC];  /* node i's first parameter when its k-th step ends */
 static int n_rec[MAXN];
@@ -45,6 +48,8 @@ static void w_step(alg_ctx *ctx, void *state, int i, const double *grad)
         steps_before[i]++;
     else
         steps_after[i]++;
+    if (t_back >= 0)
+        steps_back[i]++;
     if (n_rec[i] < MAXREC && ctx->P > 0)
         rec[i][n_rec[i]++] = alg_params_const(ctx, i)[0];
     real->on_step_done(ctx, state, i, grad);
@@ -94,6 +99,7 @@ static const alg_type *wrap(const alg_type *alg, const char *const *keys, const 
     late_to_failed = 0;
     memset(steps_before, 0, sizeof steps_before);
     memset(steps_after, 0, sizeof steps_after);
+    memset(steps_back, 0, sizeof steps_back);
     memset(n_rec, 0, sizeof n_rec);
     return &wrapped;
 }
@@ -161,6 +167,10 @@ static void check_keeps_training(const proto_case *pc, const char *up_s, const c
     ck_assert_msg(t_declared > T_DOWN, "%s: never declared", what);
     if (up_s)
         ck_assert_double_eq_tol(t_back, atof(up_s), 1e-12);
+    if (strstr(extra, "detect_s"))
+        ck_assert_double_eq_tol(t_declared, T_DOWN + 0.08, 1e-12);
+    else   /* twice the worst round, about 0.08 s here */
+        ck_assert(t_declared < T_DOWN + 0.1);
     double before = 0, after = 0, worst = 1e300;
     for (int i = 0; i < 8; i++) {
         if (i == fail_node)
@@ -175,9 +185,18 @@ static void check_keeps_training(const proto_case *pc, const char *up_s, const c
     }
     ck_assert_msg(late_to_failed == 0, "%s: %u messages sent to node %d while declared failed",
                   what, late_to_failed, fail_node);
+    double back = 0;
+    for (int i = 0; i < 8; i++)
+        if (i != fail_node && t_back >= 0)
+            back += steps_back[i] / (T_STOP - t_back);
+    /* once the node is back its neighbours do not wait for it to catch up:
+     * the live workers together keep 90% of their rate before */
+    if (t_back >= 0)
+        ck_assert_msg(back >= 0.9 * before, "%s: %.1f steps/s before, %.1f after the return",
+                      what, before / 7, back / 7);
     if (getenv("DTSIM_TEST_VERBOSE"))
-        fprintf(stderr, "%-60s live steps/s %.1f before, %.1f after (worst node %.3f)\n", what,
-                before / 7, after / 7, worst);
+        fprintf(stderr, "%-60s live steps/s %.1f before, %.1f after (worst node %.3f), %.1f after return\n", what,
+                before / 7, after / 7, worst, back / 7);
 }
 
 START_TEST(test_permanent_failure)
@@ -192,6 +211,9 @@ START_TEST(test_transient_failure)
     check_keeps_training(&cases[_i], "1.5", "");
     check_keeps_training(&cases[_i], "1.5", "\"rejoin\": \"neighbour\",");
     check_keeps_training(&cases[_i], "1.5", "\"step\": \"resume\",");
+    /* back 1 ms after its declaration (detect_s 0.08 s): the slowest nodes
+     * are still in rounds drawn before it failed */
+    check_keeps_training(&cases[_i], "0.981", "\"detect_s\": 0.08,");
 }
 END_TEST
 
