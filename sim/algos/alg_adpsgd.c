@@ -14,6 +14,21 @@
  * replies with the average; i then sets x_i <- average - lr g.  An active
  * node has at most one averaging outstanding: a step that ends before the
  * reply waits for it, and the node idles until then.
+ *
+ * Failures (the paper has no failure model; this follows its atomic
+ * averaging as far as a failure lets it).  An active node draws its peer
+ * among the neighbours not declared failed (alg_is_failed: the k-th live
+ * one for a uniform k, the plain draw when none has failed); with none
+ * left it applies x <- x - lr g alone and goes on.  An averaging that a
+ * declared failure of either side interrupts is abandoned: the active
+ * node applies x_i <- x_i - lr g to its own model (unchanged since the
+ * request) and goes on, so it never waits for a failed peer; a reply that
+ * still comes later is ignored (it carries the averaging's number).  If
+ * the passive side had averaged before it failed (its reply lost), it
+ * keeps x_j = (x_j + x_i)/2 while x_i did not move: the pair's sum changes
+ * by (x_i - x_j)/2, which no real system undoes either.  An active node
+ * that comes back after being declared failed abandons its own pending
+ * averaging the same way; its model is what faults.rejoin gives.
  */
 #include "alg.h"
 
@@ -30,21 +45,69 @@ typedef struct ad_state {
     int      waiting;   /* an averaging is outstanding */
     int      blocked;   /* gnext holds a gradient */
     int      peer;      /* who the outstanding averaging is with */
-    uint64_t n_avg;
+    uint64_t n_avg;     /* averagings completed or abandoned: the next one's number */
+    uint64_t abandoned; /* averagings given up because of a declared failure */
+    uint64_t alone;     /* gradients applied without averaging (no live neighbour) */
 } ad_state;
 
 static int is_active(const alg_ctx *ctx, int i) { return ctx->g->side[i] == 0; }
 
-static void request_average(alg_ctx *ctx, ad_state *st, int i)
+/* A neighbour drawn uniformly among those not declared failed, or -1
+ * (no draw) when all are. */
+static int live_peer(alg_ctx *ctx, int i)
 {
     const topo_graph *g = ctx->g;
-    size_t deg = g->off[i + 1] - g->off[i];
-    int j = g->nbr[g->off[i] + gsl_rng_uniform_int(alg_rng(ctx, i), deg)];
+    size_t live = 0;
+    for (size_t e = g->off[i]; e < g->off[i + 1]; e++)
+        live += !alg_is_failed(ctx, g->nbr[e]);
+    if (live == 0)
+        return -1;
+    size_t k = gsl_rng_uniform_int(alg_rng(ctx, i), live);
+    for (size_t e = g->off[i];; e++)
+        if (!alg_is_failed(ctx, g->nbr[e]) && k-- == 0)
+            return g->nbr[e];
+}
+
+/* Starts an averaging of gbuf's step with a live neighbour; with none,
+ * applies the gradient alone.  Returns whether an averaging is pending. */
+static int request_average(alg_ctx *ctx, ad_state *st, int i)
+{
+    int j = live_peer(ctx, i);
+    if (j < 0) {
+        alg_sgd_apply(ctx, i, alg_params(ctx, i), st->gbuf, 1.0);
+        st->alone++;
+        return 0;
+    }
     cl_buf *x = alg_snapshot(ctx, i);
     alg_send(ctx, i, j, TAG_REQUEST, st->n_avg, x, alg_param_bytes(ctx, ctx->P));
     alg_buf_put(ctx, x);
     st->waiting = 1;
     st->peer = j;
+    return 1;
+}
+
+/* The averaging is over (its reply applied, or abandoned): a step that
+ * ended meanwhile starts the next one. */
+static void averaging_over(alg_ctx *ctx, ad_state *st, int i)
+{
+    st->waiting = 0;
+    st->n_avg++;
+    if (st->blocked) {
+        double *t = st->gbuf;
+        st->gbuf = st->gnext;
+        st->gnext = t;
+        st->blocked = 0;
+        request_average(ctx, st, i);
+        alg_start_step(ctx, i);
+    }
+}
+
+/* Gives up the pending averaging: the kept gradient goes to i's own model. */
+static void abandon(alg_ctx *ctx, ad_state *st, int i)
+{
+    alg_sgd_apply(ctx, i, alg_params(ctx, i), st->gbuf, 1.0);
+    st->abandoned++;
+    averaging_over(ctx, st, i);
 }
 
 static int ad_check(const alg_ctx *ctx, char *err, size_t size)
@@ -112,20 +175,52 @@ static void ad_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         alg_buf_put(ctx, avg);
         return;
     }
+    /* the reply of an averaging abandoned after a failure comes too late */
+    if (!st->waiting || m->round != st->n_avg || m->from != st->peer)
+        return;
     /* reply: x_i has not changed since the request, so this completes an
      * atomic pairwise average */
     memcpy(x, m->payload->data, ctx->P * sizeof(double));
     alg_sgd_apply(ctx, i, x, st->gbuf, 1.0);
-    st->waiting = 0;
-    st->n_avg++;
-    if (st->blocked) {
-        double *t = st->gbuf;
-        st->gbuf = st->gnext;
-        st->gnext = t;
-        st->blocked = 0;
-        request_average(ctx, st, i);
-        alg_start_step(ctx, i);
+    averaging_over(ctx, st, i);
+}
+
+/* A peer declared failed: the active nodes waiting for it give up; a
+ * failed active node that is back gives up its own pending averaging. */
+static void ad_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    if (!failed) {
+        ad_state *st = alg_state(ctx, peer);
+        if (is_active(ctx, peer) && st->waiting)
+            abandon(ctx, st, peer);
+        return;
     }
+    const topo_graph *g = ctx->g;
+    for (size_t e = g->off[peer]; e < g->off[peer + 1]; e++) {
+        int i = g->nbr[e];
+        ad_state *st = alg_state(ctx, i);
+        if (is_active(ctx, i) && st->waiting && st->peer == peer && !alg_is_failed(ctx, i))
+            abandon(ctx, st, i);
+    }
+}
+
+static int ad_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
+{
+    double avg = 0, ab = 0, alone = 0;
+    for (int i = 0; i < ctx->n; i++) {
+        const ad_state *st = alg_state(ctx, i);
+        avg += (double)(st->n_avg - st->abandoned);
+        ab += (double)st->abandoned;
+        alone += (double)st->alone;
+    }
+    const char *k[] = { "averagings", "averagings_abandoned", "steps_alone" };
+    double v[] = { avg, ab, alone };
+    int m = max < 3 ? max : 3;
+    for (int j = 0; j < m; j++) {
+        keys[j] = k[j];
+        values[j] = v[j];
+    }
+    return m;
 }
 
 static void ad_describe_wait(const alg_ctx *ctx, const void *state, int i,
@@ -148,6 +243,8 @@ const alg_type alg_adpsgd = {
     .init = ad_init,
     .on_step_done = ad_on_step_done,
     .on_message = ad_on_message,
+    .on_failure = ad_on_failure,
     .describe_wait = ad_describe_wait,
+    .stats = ad_stats,
     .fini = ad_fini,
 };

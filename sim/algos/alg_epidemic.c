@@ -29,12 +29,30 @@
  * waits until every round-r model addressed to it has arrived, aggregates
  * them (in arrival order) and starts round r + 1.  Models of later rounds
  * that arrive early wait in per-round accumulators.  A slow node therefore
- * delays the nodes that expect its model, and with a node down its
- * receivers wait (the run stalls).  `rounds` "async" is dtsim's earlier
- * variant: a node never waits; after sending it aggregates every model
- * received since its last aggregation, whatever round it came from.
+ * delays the nodes that expect its model.  `rounds` "async" is dtsim's
+ * earlier variant: a node never waits; after sending it aggregates every
+ * model received since its last aggregation, whatever round it came from.
+ *
+ * Failures (neither the paper nor decentralizepy handles them: its
+ * PeerSamplerDynamic draws over all processes).  When the failure
+ * detector declares a node failed or back, the rounds that no node has
+ * begun yet (from R = 1 + the highest round any node is in) are drawn over
+ * the nodes not declared failed at that instant, so every node still
+ * agrees on every round's graph: EL-Oracle an s-regular graph on the m
+ * live nodes (the complete graph when m <= s; when m s is odd, where none
+ * exists, an s-regular graph on m + 1 vertices with the extra one
+ * dropped, so s nodes send and receive s - 1), EL-Local each live node's
+ * s peers among its live candidates.  In the rounds already begun, a
+ * receiver stops waiting for a failed sender (it still takes that
+ * sender's model if it came before), nobody sends to a failed node, and a
+ * model that comes after its round was aggregated is dropped.  A node
+ * declared back keeps the model faults.rejoin gives it, drops what it
+ * held for earlier rounds and rejoins at round R, which it is in the
+ * graph of; it sends no model of an earlier round, so nobody waits for
+ * one.  With every node live again the graphs are the plain ones.
  */
 #include "alg.h"
+#include "alg_epidemic_graph.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -61,35 +79,36 @@ static const alg_param_spec params[] = {
     { NULL, 0, 0, 0, 0, NULL },
 };
 
-/* One round's communication graph: node j sends to out[j*s .. j*s+s-1]
- * and receives in_deg[j] models. */
-typedef struct el_round {
-    uint64_t round;
-    int      valid;
-    int     *out;
-    int     *in_deg;
-} el_round;
+/* From round `from` on, the graphs are drawn over the m nodes of live[]
+ * (increasing), the nodes not declared failed when the epoch began. */
+typedef struct el_epoch {
+    uint64_t from;
+    int      m;
+    int     *live;
+} el_epoch;
 
 #define CACHE 8          /* rounds kept; a miss recomputes (the graph is a pure function) */
-#define MAX_TRIES 1000   /* pairing attempts before the fallback graph */
 
 typedef struct el_shared {
     el_round cache[CACHE];
-    int      s, d;       /* fanout; degree actually drawn (s, or n-1-s for the complement) */
-    int     *stubs;      /* n * d */
-    int     *adj, *deg;  /* n * d, n: the undirected graph being drawn */
-    int     *mark;       /* n, stamps for membership tests */
-    int      stamp;
+    el_draw  dr;         /* the drawing's workspace; fanout dr.s */
+    int     *all;        /* n: 0 .. n-1, the live list before any failure */
+    el_epoch *epochs;    /* after the first failure; none: every node, always */
+    int      n_epochs;
+    uint64_t *joined;    /* n: the round a node rejoined at (it sends none before) */
+    uint64_t changes;    /* failures and returns declared */
     /* figures for algorithm_stats */
-    uint64_t aggregations, foreign;
+    uint64_t aggregations, foreign, late, rejoins;
     int      round_min, round_max, sends_min, sends_max;
 } el_shared;
 
-/* A round's accumulated models (sync rounds). */
+/* A round's accumulated models (sync rounds) and who sent them. */
 typedef struct el_slot {
     uint64_t round;
     int      used, count;
     double  *sum;
+    int     *from;
+    int      from_cap;
 } el_slot;
 
 typedef struct el_state {
@@ -103,182 +122,30 @@ typedef struct el_state {
     uint64_t received;
 } el_state;
 
-/* ---- random draws from (seed, round, node) ---- */
-
-typedef struct hstream {
-    uint64_t key, k;
-} hstream;
-
-static hstream stream_of(const alg_ctx *ctx, uint64_t round, uint64_t node)
+/* The epoch round r belongs to: -1 for "every node" (before any failure). */
+static int epoch_of(const el_shared *sh, uint64_t r)
 {
-    uint64_t key = alg_hash64(alg_hash64(ctx->seed ^ UINT64_C(0x45504944454d4943)) + round);
-    hstream h = { alg_hash64(key ^ (node * UINT64_C(0xd1b54a32d192ed03))), 0 };
-    return h;
-}
-
-/* Uniform integer in [0, m). */
-static int uniform(hstream *h, int m)
-{
-    uint64_t x = alg_hash64(h->key + (++h->k) * UINT64_C(0x9e3779b97f4a7c15));
-    int v = (int)((double)(x >> 11) * (1.0 / 9007199254740992.0) * m);
-    return v < m ? v : m - 1;
-}
-
-static void shuffle(hstream *h, int *a, int m)
-{
-    for (int i = m - 1; i > 0; i--) {
-        int j = uniform(h, i + 1);
-        int t = a[i];
-        a[i] = a[j];
-        a[j] = t;
-    }
-}
-
-/* ---- EL-Oracle: a random d-regular undirected graph ---- */
-
-static int adjacent(const el_shared *sh, int a, int b)
-{
-    for (int k = 0; k < sh->deg[a]; k++)
-        if (sh->adj[a * sh->d + k] == b)
-            return 1;
-    return 0;
-}
-
-/* Whether some pair of the m left-over stubs can still become an edge. */
-static int suitable(el_shared *sh, int m)
-{
-    for (int x = 0; x < m; x++)
-        for (int y = x + 1; y < m; y++) {
-            int a = sh->stubs[x], b = sh->stubs[y];
-            if (a != b && !adjacent(sh, a, b))
-                return 1;
-        }
-    return 0;
-}
-
-/* One attempt of networkx's pairing with repairs; 0 when complete. */
-static int try_regular(el_shared *sh, int n, hstream *h)
-{
-    int d = sh->d, m = n * d;
-    memset(sh->deg, 0, (size_t)n * sizeof(int));
-    for (int v = 0; v < n; v++)
-        for (int k = 0; k < d; k++)
-            sh->stubs[v * d + k] = v;
-    while (m > 0) {
-        shuffle(h, sh->stubs, m);
-        int left = 0;
-        for (int q = 0; q + 1 < m; q += 2) {
-            int a = sh->stubs[q], b = sh->stubs[q + 1];
-            if (a != b && !adjacent(sh, a, b)) {
-                sh->adj[a * d + sh->deg[a]++] = b;
-                sh->adj[b * d + sh->deg[b]++] = a;
-            } else {
-                sh->stubs[left++] = a;
-                sh->stubs[left++] = b;
-            }
-        }
-        m = left;
-        if (m > 0 && !suitable(sh, m))
-            return -1;
-    }
-    return 0;
-}
-
-/* Never reached in practice: a circulant d-regular graph (offsets +-1 ..
- * +-d/2, and n/2 when d is odd) on a random relabelling of the nodes. */
-static void fallback_regular(el_shared *sh, int n, hstream *h)
-{
-    int d = sh->d, *perm = sh->stubs;
-    for (int v = 0; v < n; v++)
-        perm[v] = v;
-    shuffle(h, perm, n);
-    for (int p = 0; p < n; p++) {
-        int a = perm[p], k = 0;
-        for (int o = 1; o <= d / 2; o++) {
-            sh->adj[a * d + k++] = perm[(p + o) % n];
-            sh->adj[a * d + k++] = perm[(p + n - o) % n];
-        }
-        if (d % 2)
-            sh->adj[a * d + k++] = perm[(p + n / 2) % n];
-        sh->deg[a] = k;
-    }
-}
-
-static void build_oracle(const alg_ctx *ctx, el_shared *sh, el_round *c, uint64_t r)
-{
-    int n = ctx->n, s = sh->s, d = sh->d;
-    hstream h = stream_of(ctx, r, 0);
-    int tries = 0;
-    if (d > 0)
-        while (try_regular(sh, n, &h) != 0)
-            if (++tries == MAX_TRIES) {
-                fallback_regular(sh, n, &h);
-                break;
-            }
-    for (int j = 0; j < n; j++) {
-        int *o = c->out + (size_t)j * s;
-        if (d == s) {
-            memcpy(o, sh->adj + (size_t)j * d, (size_t)s * sizeof(int));
-        } else {   /* complement of the drawn graph */
-            sh->stamp++;
-            sh->mark[j] = sh->stamp;
-            for (int k = 0; k < d; k++)
-                sh->mark[sh->adj[j * d + k]] = sh->stamp;
-            for (int v = 0, k = 0; v < n; v++)
-                if (sh->mark[v] != sh->stamp)
-                    o[k++] = v;
-            shuffle(&h, o, s);
-        }
-        c->in_deg[j] = s;
-    }
-}
-
-/* ---- EL-Local: every node samples s distinct peers ---- */
-
-static int pool_size(const alg_ctx *ctx, int j)
-{
-    return (int)ctx->param[P_PEERS] == PEERS_ALL ? ctx->n - 1
-                                                 : (int)(ctx->g->off[j + 1] - ctx->g->off[j]);
-}
-
-static int pool_at(const alg_ctx *ctx, int j, int idx)
-{
-    if ((int)ctx->param[P_PEERS] == PEERS_ALL)
-        return idx < j ? idx : idx + 1;
-    return ctx->g->nbr[ctx->g->off[j] + (size_t)idx];
-}
-
-static void build_local(const alg_ctx *ctx, el_shared *sh, el_round *c, uint64_t r)
-{
-    int n = ctx->n, s = sh->s;
-    memset(c->in_deg, 0, (size_t)n * sizeof(int));
-    for (int j = 0; j < n; j++) {
-        hstream h = stream_of(ctx, r, (uint64_t)j + 1);
-        int N = pool_size(ctx, j), *o = c->out + (size_t)j * s, k = 0;
-        sh->stamp++;
-        for (int t = N - s; t < N; t++) {   /* Floyd's sample of s of N */
-            int v = pool_at(ctx, j, uniform(&h, t + 1));
-            if (sh->mark[v] == sh->stamp)
-                v = pool_at(ctx, j, t);
-            sh->mark[v] = sh->stamp;
-            o[k++] = v;
-        }
-        shuffle(&h, o, s);
-        for (k = 0; k < s; k++)
-            c->in_deg[o[k]]++;
-    }
+    int e = sh->n_epochs - 1;
+    while (e >= 0 && sh->epochs[e].from > r)
+        e--;
+    return e;
 }
 
 static const el_round *graph_of(const alg_ctx *ctx, uint64_t r)
 {
     el_shared *sh = ctx->shared;
     el_round *c = &sh->cache[r % CACHE];
-    if (!c->valid || c->round != r) {
+    int e = epoch_of(sh, r);
+    if (!c->valid || c->round != r || c->epoch != e) {
+        const int *L = e < 0 ? sh->all : sh->epochs[e].live;
+        int m = e < 0 ? ctx->n : sh->epochs[e].m;
         if ((int)ctx->param[P_VARIANT] == VAR_ORACLE)
-            build_oracle(ctx, sh, c, r);
+            el_draw_oracle(&sh->dr, c, r, L, m);
         else
-            build_local(ctx, sh, c, r);
+            el_draw_local(&sh->dr, c, r, L, m,
+                          (int)ctx->param[P_PEERS] == PEERS_ALL ? NULL : ctx->g);
         c->round = r;
+        c->epoch = e;
         c->valid = 1;
     }
     return c;
@@ -323,14 +190,14 @@ static void el_shared_fini(alg_ctx *ctx)
     el_shared *sh = ctx->shared;
     if (!sh)
         return;
-    for (int k = 0; k < CACHE; k++) {
-        free(sh->cache[k].out);
-        free(sh->cache[k].in_deg);
-    }
-    free(sh->stubs);
-    free(sh->adj);
-    free(sh->deg);
-    free(sh->mark);
+    for (int k = 0; k < CACHE; k++)
+        el_round_fini(&sh->cache[k]);
+    for (int e = 0; e < sh->n_epochs; e++)
+        free(sh->epochs[e].live);
+    free(sh->epochs);
+    el_draw_fini(&sh->dr);
+    free(sh->all);
+    free(sh->joined);
     free(sh);
     ctx->shared = NULL;
 }
@@ -342,21 +209,17 @@ static int el_shared_init(alg_ctx *ctx)
         return -1;
     ctx->shared = sh;
     int n = ctx->n, s = (int)ctx->param[P_FANOUT];
-    sh->s = s;
-    sh->d = 2 * s > n - 1 ? n - 1 - s : s;
-    size_t nd = (size_t)n * (size_t)(sh->d > 1 ? sh->d : 1);
-    for (int k = 0; k < CACHE; k++) {
-        sh->cache[k].out = malloc((size_t)n * (size_t)s * sizeof(int));
-        sh->cache[k].in_deg = malloc((size_t)n * sizeof(int));
-        if (!sh->cache[k].out || !sh->cache[k].in_deg)
-            return -1;
-    }
-    sh->stubs = malloc((nd > (size_t)n ? nd : (size_t)n) * sizeof(int));
-    sh->adj = malloc(nd * sizeof(int));
-    sh->deg = calloc((size_t)n, sizeof(int));
-    sh->mark = calloc((size_t)n, sizeof(int));
-    if (!sh->stubs || !sh->adj || !sh->deg || !sh->mark)
+    if (el_draw_init(&sh->dr, n, s, ctx->seed) != 0)
         return -1;
+    for (int k = 0; k < CACHE; k++)
+        if (el_round_init(&sh->cache[k], n, s) != 0)
+            return -1;
+    sh->all = malloc((size_t)n * sizeof(int));
+    sh->joined = calloc((size_t)n, sizeof(uint64_t));
+    if (!sh->all || !sh->joined)
+        return -1;
+    for (int v = 0; v < n; v++)
+        sh->all[v] = v;
     sh->round_min = sh->sends_min = 1 << 30;
     sh->round_max = sh->sends_max = -1;
     return 0;
@@ -379,8 +242,10 @@ static void el_fini(alg_ctx *ctx, void *state, int node)
     (void)ctx;
     (void)node;
     el_state *st = state;
-    for (int k = 0; k < st->n_slots; k++)
+    for (int k = 0; k < st->n_slots; k++) {
         free(st->slots[k].sum);
+        free(st->slots[k].from);
+    }
     free(st->slots);
     free(st->inbox);
 }
@@ -404,6 +269,8 @@ static el_slot *slot_of(const alg_ctx *ctx, el_state *st, uint64_t r, int create
         st->slots = grown;
         free_slot = &st->slots[st->n_slots++];
         free_slot->sum = malloc((ctx->P ? ctx->P : 1) * sizeof(double));
+        free_slot->from = NULL;
+        free_slot->from_cap = 0;
         if (!free_slot->sum)
             alg_out_of_memory();
     }
@@ -438,13 +305,40 @@ static void next_round(alg_ctx *ctx, el_state *st, int i)
     alg_start_step(ctx, i);
 }
 
+/* Whether j's model is among the slot's. */
+static int arrived(const el_slot *sl, int j)
+{
+    for (int k = 0; sl && k < sl->count; k++)
+        if (sl->from[k] == j)
+            return 1;
+    return 0;
+}
+
+/* The models node i waits for in round r: from each sender of the round's
+ * graph that is not declared failed and has not rejoined after round r
+ * (it skipped the round), and from a failed one whose model came before
+ * it failed.  Before any failure: the graph's in-degree. */
+static int expected(const alg_ctx *ctx, const el_slot *sl, int i, uint64_t r)
+{
+    const el_shared *sh = ctx->shared;
+    const el_round *c = graph_of(ctx, r);
+    if (sh->changes == 0)
+        return c->in_deg[i];
+    int count = 0;
+    for (int k = c->in_off[i]; k < c->in_off[i + 1]; k++) {
+        int j = c->in_list[k];
+        count += (!alg_is_failed(ctx, j) && r >= sh->joined[j]) || arrived(sl, j);
+    }
+    return count;
+}
+
 /* Sync rounds: aggregate once every model of the round is in. */
 static void try_finish(alg_ctx *ctx, el_state *st, int i)
 {
     if (!st->waiting)
         return;
-    int expect = graph_of(ctx, st->round)->in_deg[i];
     el_slot *sl = slot_of(ctx, st, st->round, 0);
+    int expect = expected(ctx, sl, i, st->round);
     int have = sl ? sl->count : 0;
     if (have < expect)
         return;
@@ -458,15 +352,18 @@ static void try_finish(alg_ctx *ctx, el_state *st, int i)
 static void send_round(alg_ctx *ctx, el_state *st, int i)
 {
     el_shared *sh = ctx->shared;
-    const int *to = graph_of(ctx, st->round)->out + (size_t)i * sh->s;
+    const el_round *c = graph_of(ctx, st->round);
+    const int *to = c->out + (size_t)i * sh->dr.s;
     cl_buf *x = alg_snapshot(ctx, i);
     int distinct = 0;
-    sh->stamp++;
-    for (int k = 0; k < sh->s; k++) {
+    sh->dr.stamp++;
+    for (int k = 0; k < c->out_deg[i]; k++) {
+        if (alg_is_failed(ctx, to[k]))
+            continue;   /* a round drawn before it failed */
         alg_send(ctx, i, to[k], TAG_MODEL, st->round, x, alg_param_bytes(ctx, ctx->P));
-        if (to[k] != i && sh->mark[to[k]] != sh->stamp)
+        if (to[k] != i && sh->dr.mark[to[k]] != sh->dr.stamp)
             distinct++;
-        sh->mark[to[k]] = sh->stamp;
+        sh->dr.mark[to[k]] = sh->dr.stamp;
     }
     alg_buf_put(ctx, x);
     if (distinct < sh->sends_min)   /* distinct other nodes sent to this round */
@@ -507,12 +404,82 @@ static void el_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
             sh->foreign++;
         return;
     }
-    assert(m->round >= st->round);   /* an earlier round was aggregated without it */
+    /* a round aggregated without it: its sender was declared failed, or
+     * this node rejoined past the round */
+    assert(m->round >= st->round || sh->changes > 0);
+    if (m->round < st->round) {
+        sh->late++;
+        return;
+    }
     el_slot *sl = slot_of(ctx, st, m->round, 1);
     cblas_daxpy((int)ctx->P, 1.0, m->payload->data, 1, sl->sum, 1);
-    sl->count++;
+    if (sl->count == sl->from_cap) {
+        int cap = sl->from_cap ? 2 * sl->from_cap : 4;
+        int *f = realloc(sl->from, (size_t)cap * sizeof(int));
+        if (!f)
+            alg_out_of_memory();
+        sl->from = f;
+        sl->from_cap = cap;
+    }
+    sl->from[sl->count++] = m->from;
     if (m->round == st->round)
         try_finish(ctx, st, i);
+}
+
+/* A failure or a return declared: the rounds nobody has begun yet (above
+ * every node's current round) are drawn over the nodes not declared
+ * failed now; a returning node rejoins at the first of them. */
+static void el_on_failure(alg_ctx *ctx, int p, int failed)
+{
+    el_shared *sh = ctx->shared;
+    int n = ctx->n;
+    uint64_t from = 0;
+    for (int i = 0; i < n; i++) {
+        const el_state *st = alg_state(ctx, i);
+        if (st->round + 1 > from)
+            from = st->round + 1;
+    }
+    el_epoch *e = sh->n_epochs > 0 ? &sh->epochs[sh->n_epochs - 1] : NULL;
+    if (!e || e->from != from) {
+        el_epoch *grown = realloc(sh->epochs, (size_t)(sh->n_epochs + 1) * sizeof *grown);
+        if (!grown)
+            alg_out_of_memory();
+        sh->epochs = grown;
+        e = &sh->epochs[sh->n_epochs++];
+        e->from = from;
+        e->live = malloc((size_t)n * sizeof(int));
+        if (!e->live)
+            alg_out_of_memory();
+    }
+    e->m = 0;
+    for (int v = 0; v < n; v++)
+        if (!alg_is_failed(ctx, v))
+            e->live[e->m++] = v;
+    for (int k = 0; k < CACHE; k++)
+        if (sh->cache[k].round >= from)
+            sh->cache[k].valid = 0;
+    sh->changes++;
+    if (failed) {   /* its receivers stop waiting for it */
+        for (int i = 0; i < n; i++)
+            if (!alg_is_failed(ctx, i))
+                try_finish(ctx, alg_state(ctx, i), i);
+        return;
+    }
+    el_state *st = alg_state(ctx, p);
+    for (int k = 0; k < st->n_slots; k++)
+        st->slots[k].used = 0;
+    if (st->inbox) {
+        memset(st->inbox, 0, ctx->P * sizeof(double));
+        st->n_inbox = 0;
+    }
+    sh->joined[p] = from;
+    int idle = st->waiting;
+    st->round = from;
+    st->local = 0;
+    st->waiting = 0;
+    sh->rejoins++;
+    if (idle)   /* else its interrupted step restarts and begins the round */
+        alg_start_step(ctx, p);
 }
 
 static void el_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -523,10 +490,11 @@ static void el_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
         snprintf(buf, size, "its step of round %llu", (unsigned long long)st->round);
         return;
     }
-    int expect = graph_of(ctx, st->round)->in_deg[i], have = 0;
+    const el_slot *sl = NULL;
     for (int k = 0; k < st->n_slots; k++)
         if (st->slots[k].used && st->slots[k].round == st->round)
-            have = st->slots[k].count;
+            sl = &st->slots[k];
+    int expect = expected(ctx, sl, i, st->round), have = sl ? sl->count : 0;
     snprintf(buf, size, "%d of %d models of round %llu", expect - have, expect,
              (unsigned long long)st->round);
 }
@@ -550,10 +518,10 @@ static int el_stats(const alg_ctx *ctx, const char **keys, double *values, int m
     int got = sh->aggregations > 0;
     const char *k[] = { "rounds_min", "rounds_max", "received_min", "received_max",
                         "round_models_min", "round_models_max", "round_sends_min",
-                        "round_sends_max", "foreign_round_models" };
+                        "round_sends_max", "foreign_round_models", "late_models", "rejoins" };
     double v[] = { cmin, cmax, rmin, rmax, got ? sh->round_min : 0, got ? sh->round_max : 0,
                    sh->sends_max >= 0 ? sh->sends_min : 0, sh->sends_max >= 0 ? sh->sends_max : 0,
-                   (double)sh->foreign };
+                   (double)sh->foreign, (double)sh->late, (double)sh->rejoins };
     int m = (int)(sizeof k / sizeof k[0]);
     if (m > max)
         m = max;
@@ -574,6 +542,7 @@ const alg_type alg_epidemic = {
     .init = el_init,
     .on_step_done = el_on_step_done,
     .on_message = el_on_message,
+    .on_failure = el_on_failure,
     .describe_wait = el_describe_wait,
     .stats = el_stats,
     .fini = el_fini,

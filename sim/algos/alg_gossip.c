@@ -13,6 +13,13 @@
  * neighbour drawn uniformly from the node's own seeded stream (use the
  * complete topology for the paper's uniform peer sampling).
  *
+ * Failures.  The peer is drawn among the neighbours the failure detector
+ * has not declared failed (alg_is_failed), as the paper's peer sampling
+ * service (Newscast) hands out live peers; with every neighbour declared
+ * failed the node keeps training and sends nothing that tick.  A node
+ * that comes back takes part again at once; nobody waits for anybody, so
+ * a failure costs only the models lost with it.
+ *
  * Computing and merging.  Every node computes SGD steps back to back, each
  * on its parameters as they are when the step starts, applying the
  * gradient when the step ends (dtsim's mapping of the paper's "update on
@@ -75,11 +82,28 @@ static void rearm(alg_ctx *ctx, gl_state *st, int i)
     arm(ctx, st, i);
 }
 
-static void send_model(alg_ctx *ctx, gl_state *st, int i)
+/* A neighbour drawn uniformly among those not declared failed (the k-th
+ * live one for a uniform k < live, which is the plain uniform draw when
+ * none has failed), or -1, without a draw, when every neighbour has. */
+static int live_peer(alg_ctx *ctx, int i)
 {
     const topo_graph *g = ctx->g;
-    size_t deg = g->off[i + 1] - g->off[i];
-    int j = g->nbr[g->off[i] + gsl_rng_uniform_int(alg_rng(ctx, i), deg)];
+    size_t live = 0;
+    for (size_t e = g->off[i]; e < g->off[i + 1]; e++)
+        live += !alg_is_failed(ctx, g->nbr[e]);
+    if (live == 0)
+        return -1;
+    size_t k = gsl_rng_uniform_int(alg_rng(ctx, i), live);
+    for (size_t e = g->off[i];; e++)
+        if (!alg_is_failed(ctx, g->nbr[e]) && k-- == 0)
+            return g->nbr[e];
+}
+
+static void send_model(alg_ctx *ctx, gl_state *st, int i)
+{
+    int j = live_peer(ctx, i);
+    if (j < 0)
+        return;
     cl_buf *x = alg_snapshot(ctx, i);
     alg_send(ctx, i, j, TAG_MODEL, st->sent++, x, alg_param_bytes(ctx, ctx->P));
     alg_buf_put(ctx, x);

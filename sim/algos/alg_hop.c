@@ -40,6 +40,26 @@
  * min(s + 1, max_ig) without backup workers and max_ig with them
  * (neighbour_gap_max, tested), hence by that times the distance for any two
  * nodes.
+ *
+ * Failures (the paper has no failure model; what follows keeps its two
+ * conditions over the live neighbours).  A neighbour declared failed
+ * (alg_is_failed) is no longer sent to, waited for or averaged: the
+ * conditions count over the live neighbours (deg_live - b updates within
+ * the staleness, at least 0; tokens from live neighbours only), its queued
+ * updates are dropped, and the average takes the live neighbours' updates
+ * with equal weights, x <- (x + sum) / (1 + count), so its weight goes to
+ * the others and the node itself (the rule stays stochastic; it is Hop's
+ * rule on the live subgraph).  A node declared back has its model from
+ * faults.rejoin and resumes at the iteration of its first neighbour (in
+ * neighbour-list order) not declared failed, the one whose model rejoin
+ * "neighbour" copies (its own with none); it drops what its queues held,
+ * its live neighbours put their latest update into its queue again (a
+ * reconnecting peer is sent the queue head), and it begins that iteration:
+ * it sends its model (with overlap) and steps (its interrupted step, if
+ * any, restarts instead).  Its neighbours wait for its first update, as
+ * for anyone's.  The gap invariant below holds without failures; after a
+ * return the returning node may be further from a neighbour until the
+ * conditions have brought them together again.
  */
 #include "alg.h"
 
@@ -63,7 +83,7 @@ static const alg_param_spec params[] = {
 };
 
 typedef struct hop_shared {
-    uint64_t gap_max, skipped;
+    uint64_t gap_max, skipped, rejoins;
     uint64_t s, max_ig;   /* resolved */
     int      backup, overlap, skip;
 } hop_shared;
@@ -86,6 +106,8 @@ typedef struct hop_state {
     uint64_t     *known;   /* per neighbour slot: latest iteration heard, +1 (0: none) */
     upd_queue    *queue;   /* per neighbour slot: its update queue */
     uint64_t     *scratch; /* skip: the neighbours' iterations, sorted */
+    cl_buf       *last;    /* the latest update sent (a reference), or NULL */
+    uint64_t      last_iter;
 } hop_state;
 
 static int degree(const alg_ctx *ctx, int i)
@@ -150,9 +172,18 @@ static int hop_init(alg_ctx *ctx, void *state, int i)
     return 0;
 }
 
+static void queue_clear(alg_ctx *ctx, upd_queue *u)
+{
+    for (int e = 0; e < u->len; e++)
+        alg_buf_put(ctx, u->buf[(u->head + e) % u->cap]);
+    u->head = u->len = 0;
+}
+
 static void hop_fini(alg_ctx *ctx, void *state, int i)
 {
     hop_state *st = state;
+    if (st->last)
+        alg_buf_put(ctx, st->last);
     if (st->queue)
         for (int q = 0; q < degree(ctx, i); q++) {
             upd_queue *u = &st->queue[q];
@@ -166,8 +197,9 @@ static void hop_fini(alg_ctx *ctx, void *state, int i)
     free(st->scratch);
 }
 
-/* Puts node i's model, tagged with its iteration, into every neighbour's
- * update queue: first the neighbour numbered above i, wrapping around. */
+/* Puts node i's model, tagged with its iteration, into the update queue of
+ * every neighbour not declared failed: first the neighbour numbered above
+ * i, wrapping around.  Keeps the update for a neighbour that rejoins. */
 static void send_update(alg_ctx *ctx, hop_state *st, int i)
 {
     const topo_graph *g = ctx->g;
@@ -178,9 +210,13 @@ static void send_update(alg_ctx *ctx, hop_state *st, int i)
     double bytes = alg_param_bytes(ctx, ctx->P);
     for (size_t e = 0; e < hi - lo; e++) {
         size_t at = first + e < hi ? first + e : first + e - (hi - lo);
-        alg_send(ctx, i, g->nbr[at], TAG_MODEL, st->iter, b, bytes);
+        if (!alg_is_failed(ctx, g->nbr[at]))
+            alg_send(ctx, i, g->nbr[at], TAG_MODEL, st->iter, b, bytes);
     }
-    alg_buf_put(ctx, b);
+    if (st->last)
+        alg_buf_put(ctx, st->last);
+    st->last = b;
+    st->last_iter = st->iter;
 }
 
 static void begin_iteration(alg_ctx *ctx, hop_state *st, int i)
@@ -204,6 +240,8 @@ static void record_gaps(alg_ctx *ctx, int i)
     const hop_state *me = alg_state(ctx, i);
     const topo_graph *g = ctx->g;
     for (size_t e = g->off[i]; e < g->off[i + 1]; e++) {
+        if (alg_is_failed(ctx, g->nbr[e]))
+            continue;
         const hop_state *o = alg_state(ctx, g->nbr[e]);
         uint64_t gap = me->iter > o->iter ? me->iter - o->iter : o->iter - me->iter;
         if (gap > sh->gap_max)
@@ -212,19 +250,24 @@ static void record_gaps(alg_ctx *ctx, int i)
 }
 
 /* Whether node i may leave iteration k (move to k + 1) given what it has
- * heard: deg - b updates of iteration >= k - s, none older than
- * k + 1 - max_ig (known[] holds iteration + 1). */
-static int may_leave(const hop_shared *sh, const hop_state *st, int d, uint64_t k)
+ * heard from its live neighbours: deg_live - b updates of iteration
+ * >= k - s, none older than k + 1 - max_ig (known[] holds iteration + 1). */
+static int may_leave(const alg_ctx *ctx, const hop_state *st, int i, uint64_t k)
 {
-    int within = 0;
+    const hop_shared *sh = ctx->shared;
+    const int *nbr = ctx->g->nbr + ctx->g->off[i];
+    int d = degree(ctx, i), within = 0, live = 0;
     for (int q = 0; q < d; q++) {
+        if (alg_is_failed(ctx, nbr[q]))
+            continue;
+        live++;
         uint64_t heard = st->known[q];
         if (heard + sh->max_ig < k + 2)   /* tokens: heard - 1 < k + 1 - max_ig */
             return 0;
         if (heard + sh->s >= k + 1)       /* heard - 1 >= k - s */
             within++;
     }
-    return within >= d - sh->backup;
+    return within >= live - sh->backup;
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -233,23 +276,31 @@ static int cmp_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Skipping: the highest iteration t <= the fastest neighbour's that node i
- * could have moved to from t - 1 (the same two conditions), or st->iter. */
-static uint64_t skip_target(const hop_shared *sh, hop_state *st, int d)
+/* Skipping: the highest iteration t <= the fastest live neighbour's that
+ * node i could have moved to from t - 1 (the same two conditions), or
+ * st->iter. */
+static uint64_t skip_target(const alg_ctx *ctx, hop_state *st, int i)
 {
+    const hop_shared *sh = ctx->shared;
+    const int *nbr = ctx->g->nbr + ctx->g->off[i];
+    int d = 0;
+    for (int q = 0; q < degree(ctx, i); q++)
+        if (!alg_is_failed(ctx, nbr[q]))
+            st->scratch[d++] = st->known[q];
     if (d == 0)
         return st->iter;
-    memcpy(st->scratch, st->known, (size_t)d * sizeof(uint64_t));
     qsort(st->scratch, (size_t)d, sizeof(uint64_t), cmp_desc);
     uint64_t fastest = st->scratch[0], slowest = st->scratch[d - 1];
-    uint64_t waited = st->scratch[d - 1 - sh->backup];   /* the (d - b)-th latest */
     if (fastest == 0)
         return st->iter;
     uint64_t t = fastest - 1;                              /* its iteration */
     if (slowest + sh->max_ig - 1 < t)                      /* tokens */
         t = slowest + sh->max_ig - 1;
-    if (waited + sh->s < t)                                /* staleness */
-        t = waited + sh->s;
+    if (d > sh->backup) {                                  /* staleness */
+        uint64_t waited = st->scratch[d - 1 - sh->backup]; /* the (d - b)-th latest */
+        if (waited + sh->s < t)
+            t = waited + sh->s;
+    }
     return t > st->iter ? t : st->iter;
 }
 
@@ -299,12 +350,15 @@ static void try_advance(alg_ctx *ctx, hop_state *st, int i)
 {
     hop_shared *sh = ctx->shared;
     int d = degree(ctx, i);
+    const int *nbr = ctx->g->nbr + ctx->g->off[i];
     uint64_t k = st->iter;
-    if (!st->stepped || !may_leave(sh, st, d, k))
+    if (!st->stepped || !may_leave(ctx, st, i, k))
         return;
     double *x = alg_params(ctx, i);
     int used = 0;
     for (int q = 0; q < d; q++) {
+        if (alg_is_failed(ctx, nbr[q]))
+            continue;
         const cl_buf *b = queue_take(ctx, &st->queue[q], k, sh->s);
         if (b) {
             cblas_daxpy((int)ctx->P, 1.0, b->data, 1, x, 1);
@@ -316,7 +370,7 @@ static void try_advance(alg_ctx *ctx, hop_state *st, int i)
         alg_sgd_apply(ctx, i, x, st->grad, 1.0);
     st->iter = k + 1;
     if (sh->skip) {
-        uint64_t t = skip_target(sh, st, d);
+        uint64_t t = skip_target(ctx, st, i);
         if (t > st->iter) {
             sh->skipped += t - st->iter;
             st->iter = t;
@@ -344,12 +398,62 @@ static void hop_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     hop_state *st = state;
     int q = slot_of(ctx, i, m->from);
+    if (alg_is_failed(ctx, m->from))
+        return;   /* sent before it failed; its slot is cleared */
     if (m->round + 1 > st->known[q]) {
         st->known[q] = m->round + 1;
         cl_buf_ref(m->payload);
         queue_push(&st->queue[q], m->round, m->payload);
     }
     try_advance(ctx, st, i);
+}
+
+/* A neighbour declared failed: its neighbours drop its updates and stop
+ * waiting for it.  Declared back: it rejoins (see the file's comment). */
+static void hop_on_failure(alg_ctx *ctx, int p, int failed)
+{
+    hop_shared *sh = ctx->shared;
+    const topo_graph *g = ctx->g;
+    if (failed) {
+        for (size_t e = g->off[p]; e < g->off[p + 1]; e++) {
+            int i = g->nbr[e];
+            if (alg_is_failed(ctx, i))
+                continue;
+            hop_state *st = alg_state(ctx, i);
+            int q = slot_of(ctx, i, p);
+            queue_clear(ctx, &st->queue[q]);
+            st->known[q] = 0;
+            try_advance(ctx, st, i);
+        }
+        return;
+    }
+    hop_state *me = alg_state(ctx, p);
+    int d = degree(ctx, p), have_iter = 0;
+    for (int q = 0; q < d; q++) {
+        queue_clear(ctx, &me->queue[q]);
+        me->known[q] = 0;
+    }
+    double bytes = alg_param_bytes(ctx, ctx->P);
+    for (size_t e = g->off[p]; e < g->off[p + 1]; e++) {
+        int j = g->nbr[e];
+        if (alg_is_failed(ctx, j))
+            continue;
+        hop_state *o = alg_state(ctx, j);
+        if (!have_iter) {
+            me->iter = o->iter;
+            have_iter = 1;
+        }
+        if (o->last)
+            alg_send(ctx, j, p, TAG_MODEL, o->last_iter, o->last, bytes);
+    }
+    sh->rejoins++;
+    if (me->stepped) {
+        begin_iteration(ctx, me, p);
+    } else {   /* its interrupted step restarts: the iteration begins with it */
+        me->grad = NULL;
+        if (sh->overlap)
+            send_update(ctx, me, p);
+    }
 }
 
 static void hop_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -366,13 +470,15 @@ static void hop_describe_wait(const alg_ctx *ctx, const void *state, int i, char
 static int hop_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
 {
     const hop_shared *sh = ctx->shared;
-    if (max < 2)
+    if (max < 3)
         return 0;
     keys[0] = "neighbour_gap_max";
     values[0] = (double)sh->gap_max;
     keys[1] = "iterations_skipped";
     values[1] = (double)sh->skipped;
-    return 2;
+    keys[2] = "rejoins";
+    values[2] = (double)sh->rejoins;
+    return 3;
 }
 
 const alg_type alg_hop = {
@@ -386,6 +492,7 @@ const alg_type alg_hop = {
     .on_start = hop_on_start,
     .on_step_done = hop_on_step_done,
     .on_message = hop_on_message,
+    .on_failure = hop_on_failure,
     .describe_wait = hop_describe_wait,
     .stats = hop_stats,
     .fini = hop_fini,
