@@ -543,6 +543,20 @@ START_TEST(test_failure_detector)
     ck_assert_int_eq(fd_failed[1], 0);
     ck_assert_int_eq(fd_view[1], 0);
     ck_assert_double_eq_tol(fd_time[1], 3.0, 1e-12);
+    /* a node down from time 0 is declared too, detect_s after the start */
+    snprintf(json, sizeof json,
+        "{\"nodes\": 4, %s, \"compute\": {\"step_time_s\": 0.1},"
+        " \"faults\": {\"detect_s\": 0.5, \"events\": ["
+        "   {\"kind\": \"schedule\", \"nodes\": [3], \"down_s\": 0, \"up_s\": 2}]},"
+        " \"algorithm\": {\"name\": \"dpsgd\", \"batch\": 8}, \"stop\": {\"time_s\": 4}}", small);
+    fd_n = fr_n = 0;
+    run_json(json, "test.json", &opt, &res);
+    ck_assert_int_eq(fd_n, 2);
+    ck_assert_int_eq(fd_peer[0], 3);
+    ck_assert_int_eq(fd_failed[0], 1);
+    ck_assert_double_eq_tol(fd_time[0], 0.5, 1e-12);
+    ck_assert_int_eq(fd_failed[1], 0);
+    ck_assert_double_eq_tol(fd_time[1], 2.0, 1e-12);
 }
 END_TEST
 

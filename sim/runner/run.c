@@ -256,6 +256,10 @@ static int start(run_sim *r)
      * declared stalled */
     r->detect_s = s->fault_detect_s > 0 ? s->fault_detect_s
                                         : 2 * r->frozen_bound_s / RUN_FROZEN_FACTOR;
+    /* nodes down from time 0 went down before the cluster could say so */
+    for (int i = 0; i < n; i++)
+        if (!cl_is_up(r->cl, i))
+            cb_down(r, i);
     r->ctx.state_size = r->alg->state_size;
     r->ctx.states = calloc((size_t)n, r->alg->state_size ? r->alg->state_size : 1);
     if (!r->ctx.states)
