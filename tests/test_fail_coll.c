@@ -219,6 +219,40 @@ START_TEST(test_allreduce_ring_among_survivors)
 }
 END_TEST
 
+/* The "Done when" of issue 13 for every protocol of this file, with the
+ * default detector delay: ok at the stop time and the live workers' rate
+ * after the failure at least half of theirs before it. */
+static const char *const table[][2] = {
+    { "allreduce", "allreduce\"" },
+    { "allreduce", "allreduce\", \"bucket_bytes\": 250" },
+    { "allreduce", "allreduce\", \"bucket_bytes\": 250, \"bucket_collectives\": \"concurrent\"" },
+    { "local-sgd", "local-sgd\"" },
+    { "local-sgd", "local-sgd\", \"collective\": \"tree\", \"local_steps\": 1" },
+    { "eager", "eager\"" },
+    { "eager", "eager\", \"mode\": \"majority\"" },
+    { "eager", "eager\", \"late\": \"wait\"" },
+    { "prague", "prague\"" },
+    { "sdfeel", "sdfeel\"" },
+};
+
+START_TEST(test_rate_after_failure)
+{
+    for (int transient = 0; transient <= 1; transient++) {
+        run_result res;
+        rates r = run_failure(table[_i][0], table[_i][1], transient, 0, &res);
+        printf("%-70s %-9s before %.3f after %.3f steps/s per live worker\n", table[_i][1],
+               transient ? "transient" : "permanent", r.before, r.after);
+        ck_assert_msg(r.after >= 0.5 * r.before, "%s (%s): %.3f steps/s per live worker after "
+                      "the failure, %.3f before", table[_i][1],
+                      transient ? "transient" : "permanent", r.after, r.before);
+        if (transient)
+            ck_assert_msg(after[DEAD] > 0, "%s: the returned worker never stepped", table[_i][1]);
+        else
+            ck_assert_int_eq(after[DEAD], 0);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fail_coll");
@@ -226,6 +260,7 @@ int main(void)
     tcase_add_test(tc, test_allreduce_closed_form_permanent);
     tcase_add_test(tc, test_allreduce_closed_form_transient);
     tcase_add_test(tc, test_allreduce_ring_among_survivors);
+    tcase_add_loop_test(tc, test_rate_after_failure, 0, (int)(sizeof table / sizeof table[0]));
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
