@@ -108,6 +108,10 @@ static rates run_net(const char *name, const char *alg, int transient, double de
     wrapped = *inner;
     wrapped.on_step_done = count_step;
     wrapped.shared_init = set_params;
+    if (inner->n_servers) {   /* sdfeel: its default 2 clusters */
+        wrapped.n_servers = NULL;
+        wrapped.servers = 2;
+    }
     memset(before, 0, sizeof before);
     memset(after, 0, sizeof after);
     n_times = 0;
