@@ -38,6 +38,7 @@
 
 enum { P_COLLECTIVE, P_OVERLAP, P_BUCKET_BYTES, P_FORWARD_SHARE, P_BUCKET_COLL };
 enum { TAG_COLL = 1 };   /* bucket k's collective: TAG_COLL + 1 + k */
+enum { TAG_SYNC = 0 };   /* a live member's model, to a worker taken back */
 enum { OVL_OFF, OVL_ON };
 enum { BC_SEQUENTIAL, BC_CONCURRENT };
 
@@ -67,6 +68,7 @@ typedef struct ar_shared {
     int       m;            /* buckets when overlapping (>= 2), else 0 */
     bucket   *b;
     double   *marks;        /* m - 1 release fractions of the step */
+    int       n_syncing;    /* workers waiting for a live member's model */
 } ar_shared;
 
 typedef struct ar_state {
@@ -75,14 +77,25 @@ typedef struct ar_state {
     int           released, started, reduced;
     const double *grad;     /* the step's gradient (valid until the next step) */
     double       *sum;      /* the reduced buckets, assembled (P doubles) */
+    int           stepping; /* its step of `round` is in progress (or restarts) */
+    int           k;        /* members of the round it reduces in */
+    /* taken back, or behind at a re-formation: waits for a live member's
+     * model of round `want` (sent once `served`) */
+    int           syncing, served;
+    uint64_t      want;
 } ar_state;
+
+static void serve(alg_ctx *ctx, int from);
+static const int *members(alg_ctx *ctx, uint64_t round, int *k);
 
 static void reduced(alg_ctx *ctx, int node, const double *sum, size_t len)
 {
     (void)len;   /* ctx->P: the whole gradient */
     ar_state *st = alg_state(ctx, node);
-    alg_sgd_apply(ctx, node, alg_params(ctx, node), sum, (double)ctx->n);
+    alg_sgd_apply(ctx, node, alg_params(ctx, node), sum, (double)st->k);
     st->round++;
+    serve(ctx, node);
+    st->stepping = 1;
     alg_start_step(ctx, node);
 }
 
@@ -90,13 +103,14 @@ static void start_bucket(alg_ctx *ctx, ar_state *st, int i, int k)
 {
     ar_shared *sh = ctx->shared;
     st->started++;
-    alg_coll_start(ctx, sh->b[k].coll, i, st->round, alg_coll_everyone(sh->b[k].coll), ctx->n,
-                   st->grad + sh->b[k].off);
+    const int *mem = members(ctx, st->round, &st->k);
+    alg_coll_start(ctx, sh->b[k].coll, i, st->round, mem, st->k, st->grad + sh->b[k].off);
 }
 
 static void start_step(alg_ctx *ctx, int i)
 {
     ar_shared *sh = ctx->shared;
+    ((ar_state *)alg_state(ctx, i))->stepping = 1;
     if (sh->m)
         alg_start_step_marks(ctx, i, sh->marks, sh->m - 1);
     else
@@ -110,9 +124,10 @@ static void bucket_reduced(alg_ctx *ctx, int i, int k, const double *sum, size_t
     memcpy(st->sum + sh->b[k].off, sum, len * sizeof(double));
     st->reduced++;
     if (st->reduced == sh->m) {
-        alg_sgd_apply(ctx, i, alg_params(ctx, i), st->sum, (double)ctx->n);
+        alg_sgd_apply(ctx, i, alg_params(ctx, i), st->sum, (double)st->k);
         st->round++;
         st->released = st->started = st->reduced = 0;
+        serve(ctx, i);
         start_step(ctx, i);
         return;
     }
@@ -255,18 +270,31 @@ static void ar_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
 {
     ar_state *st = state;
     ar_shared *sh = ctx->shared;
+    st->stepping = 0;
+    st->grad = grad;
     if (sh->m) {
         release(ctx, st, i, sh->m - 1, grad);
         return;
     }
-    alg_coll_start(ctx, sh->coll, i, st->round, alg_coll_everyone(sh->coll), ctx->n, grad);
+    const int *mem = members(ctx, st->round, &st->k);
+    alg_coll_start(ctx, sh->coll, i, st->round, mem, st->k, grad);
 }
 
 static void ar_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
-    (void)state;
+    ar_state *st = state;
     ar_shared *sh = ctx->shared;
     int mine;
+    if (m->tag == TAG_SYNC) {
+        if (st->syncing && m->round == st->want) {
+            memcpy(alg_params(ctx, i), m->payload->data, ctx->P * sizeof(double));
+            st->round = st->want;
+            st->syncing = 0;
+            sh->n_syncing--;
+            start_step(ctx, i);
+        }
+        return;
+    }
     if (sh->m)
         mine = m->tag > TAG_COLL && m->tag <= TAG_COLL + (uint32_t)sh->m
                && alg_coll_on_message(ctx, sh->b[m->tag - TAG_COLL - 1].coll, i, m);
@@ -276,12 +304,158 @@ static void ar_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     (void)mine;
 }
 
+/* ---- failures (docs/algorithms.md, "When a node fails") ---- */
+
+/* The collective whose membership every bucket follows. */
+static alg_coll *mcoll(const ar_shared *sh) { return sh->m ? sh->b[0].coll : sh->coll; }
+
+static const int *members(alg_ctx *ctx, uint64_t round, int *k)
+{
+    return alg_coll_members(ctx, mcoll(ctx->shared), round, k);
+}
+
+/* Node `from` just entered its round: it hands its model to every worker
+ * waiting for that round's model and not yet served. */
+static void serve(alg_ctx *ctx, int from)
+{
+    ar_shared *sh = ctx->shared;
+    const ar_state *fs = alg_state(ctx, from);
+    if (!sh->n_syncing)
+        return;
+    cl_buf *x = NULL;
+    for (int w = 0; w < ctx->n; w++) {
+        ar_state *st = alg_state(ctx, w);
+        if (w == from || !st->syncing || st->served || st->want != fs->round)
+            continue;
+        if (!x)
+            x = alg_snapshot(ctx, from);
+        alg_send(ctx, from, w, TAG_SYNC, st->want, x, alg_param_bytes(ctx, ctx->P));
+        st->served = 1;
+    }
+    if (x)
+        alg_buf_put(ctx, x);
+}
+
+static void reset_buckets(ar_state *st) { st->released = st->started = st->reduced = 0; }
+
+/* Every live member abandons the collective in progress (a new epoch: its
+ * partial sums and late messages are dropped).  R is the most advanced
+ * round of the members: those behind it (left inside round R - 1 when some
+ * member had completed it) take that member's model of round R; the others
+ * re-run round R among the live members with the same contributions, or
+ * join it when their step ends.  `restarting`: a worker whose interrupted
+ * step starts over (its buckets go again with its marks), or -1. */
+static void reform(alg_ctx *ctx, int restarting)
+{
+    ar_shared *sh = ctx->shared;
+    if (sh->m)
+        for (int b = 0; b < sh->m; b++)
+            alg_coll_new_epoch(ctx, sh->b[b].coll);
+    else
+        alg_coll_new_epoch(ctx, sh->coll);
+    int ahead = -1;
+    for (int w = 0; w < ctx->n; w++) {
+        const ar_state *st = alg_state(ctx, w);
+        if (!alg_is_failed(ctx, w) && !st->syncing
+            && (ahead < 0 || st->round > ((const ar_state *)alg_state(ctx, ahead))->round))
+            ahead = w;
+    }
+    if (ahead < 0)
+        return;
+    uint64_t R = ((const ar_state *)alg_state(ctx, ahead))->round;
+    for (int w = 0; w < ctx->n; w++) {
+        ar_state *st = alg_state(ctx, w);
+        if (alg_is_failed(ctx, w))
+            continue;
+        if (st->syncing || st->round < R) {
+            if (!st->syncing) {
+                sh->n_syncing++;
+                alg_abort_step(ctx, w);
+                st->stepping = 0;
+                reset_buckets(st);
+            }
+            if (!st->syncing || st->want <= R) {   /* a model of R serves it */
+                st->syncing = 1;
+                st->want = R;
+                st->served = 0;
+                alg_coll_set_join(mcoll(sh), w, R);
+            }
+            continue;
+        }
+        if (sh->m) {
+            int released = w == restarting ? 0 : st->released;
+            reset_buckets(st);
+            if (released)
+                release(ctx, st, w, released - 1, st->grad);
+        } else if (!st->stepping) {
+            const int *mem = members(ctx, R, &st->k);
+            alg_coll_start(ctx, sh->coll, w, R, mem, st->k, st->grad);
+        }
+    }
+    serve(ctx, ahead);
+}
+
+/* Declared failed: the collective re-forms without it.  Back: it is a
+ * member again from the round after the most advanced one of the live
+ * members, on the model the first of them to complete that round sends
+ * it (elastic Horovod's broadcast of the state to a new worker). */
+static void ar_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    ar_shared *sh = ctx->shared;
+    ar_state *st = alg_state(ctx, peer);
+    alg_coll_members_changed(mcoll(sh));
+    if (st->syncing) {
+        st->syncing = 0;
+        sh->n_syncing--;
+    }
+    if (failed) {
+        reform(ctx, -1);
+        return;
+    }
+    int any = 0;
+    uint64_t R = 0;
+    for (int w = 0; w < ctx->n; w++) {
+        const ar_state *o = alg_state(ctx, w);
+        if (w != peer && !alg_is_failed(ctx, w) && !o->syncing && (!any || o->round > R)) {
+            R = o->round;
+            any = 1;
+        }
+    }
+    if (!any)
+        return;   /* nobody to take it back: it goes on alone */
+    st->syncing = 1;
+    st->served = 0;
+    st->want = R + 1;
+    st->stepping = 0;
+    reset_buckets(st);
+    sh->n_syncing++;
+    alg_coll_set_join(mcoll(sh), peer, R + 1);
+}
+
+/* Back before it was declared: what it sent inside a collective as it
+ * went down may be lost, so a worker that was in one re-forms it (as a
+ * restarted Horovod worker's rendezvous resets every worker); one that was
+ * computing only restarts its step. */
+static void ar_on_return(alg_ctx *ctx, void *state, int i)
+{
+    ar_state *st = state;
+    const ar_shared *sh = ctx->shared;
+    if (st->syncing) {
+        alg_abort_step(ctx, i);   /* its old step: it waits for a model */
+        return;
+    }
+    if (!st->stepping || (sh->m && st->started > 0))
+        reform(ctx, st->stepping ? i : -1);
+}
+
 static void ar_describe_wait(const alg_ctx *ctx, const void *state, int i,
                              char *buf, size_t size)
 {
     const ar_state *st = state;
     const ar_shared *sh = ctx->shared;
-    if (alg_is_computing(ctx, i)) {
+    if (st->syncing) {
+        snprintf(buf, size, "a live member's model of round %llu", (unsigned long long)st->want);
+    } else if (alg_is_computing(ctx, i)) {
         snprintf(buf, size, "its step of round %llu", (unsigned long long)st->round);
     } else if (!sh->m) {
         alg_coll_describe_wait(sh->coll, i, buf, size);
@@ -309,6 +483,8 @@ const alg_type alg_allreduce = {
     .on_step_done = ar_on_step_done,
     .on_step_mark = ar_on_step_mark,
     .on_message = ar_on_message,
+    .on_failure = ar_on_failure,
+    .on_return = ar_on_return,
     .describe_wait = ar_describe_wait,
     .fini = ar_fini,
 };

@@ -18,10 +18,16 @@
 
 const char *const alg_coll_kind_names[] = { "ring", "recursive_doubling", "tree", NULL };
 
-/* A message's stage travels in the low bits of cl_msg.round. */
+/* cl_msg.round carries the stage in its low bits, the collective's round
+ * above, and the epoch (alg_coll_new_epoch) modulo 2^EPOCH_BITS in the top
+ * bits, so epoch 0 sends exactly what a collective without epochs sends. */
 #define STAGE_BITS 21
 #define STAGE_MASK ((1u << STAGE_BITS) - 1)
 #define STAGE_FINAL STAGE_MASK   /* result handed back (fold, broadcast) */
+#define EPOCH_BITS 12
+#define ROUND_BITS (64 - STAGE_BITS - EPOCH_BITS)
+#define ROUND_MASK ((UINT64_C(1) << ROUND_BITS) - 1)
+#define EPOCH_MASK ((UINT64_C(1) << EPOCH_BITS) - 1)
 
 typedef struct mail {
     uint64_t round;
@@ -51,9 +57,17 @@ struct alg_coll {
     alg_coll_part_done part_done;   /* parts: instead of done */
     int           part_id;
     double        timing_bytes;     /* parts, timing-only model; < 0: the model's */
+    uint64_t      epoch;            /* membership changes so far */
+    double        epoch_t;          /* when the current epoch began */
     int           n;
     cnode        *nodes;
     int          *everyone;   /* 0 .. n-1 */
+    /* elastic membership (alg_coll_members) */
+    uint64_t     *join;       /* NULL until a join is set */
+    uint64_t      version;    /* membership changes; 0: everyone, always */
+    uint64_t      cache_round, cache_version;
+    int          *cache;      /* members of cache_round at cache_version */
+    int           cache_k;
 };
 
 alg_coll *alg_coll_create(const alg_ctx *ctx, alg_coll_kind kind, size_t len, uint32_t tag,
@@ -120,6 +134,8 @@ void alg_coll_destroy(alg_ctx *ctx, alg_coll *co)
     }
     free(co->nodes);
     free(co->everyone);
+    free(co->join);
+    free(co->cache);
     free(co);
 }
 
@@ -137,8 +153,9 @@ static void send_part(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t
     cl_buf *b = alg_buf_get(ctx);
     b->len = count;
     memcpy(b->data, c->acc + from, count * sizeof(double));
-    alg_send(ctx, node, c->identity ? to_pos : c->members[to_pos], co->tag, (c->round << STAGE_BITS) | stage, b,
-            bytes);
+    alg_send(ctx, node, c->identity ? to_pos : c->members[to_pos], co->tag,
+             ((co->epoch & EPOCH_MASK) << (64 - EPOCH_BITS)) | (c->round << STAGE_BITS) | stage,
+             b, bytes);
     alg_buf_put(ctx, b);
 }
 
@@ -366,7 +383,7 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
                     const int *members, int k, const double *contrib)
 {
     cnode *c = &co->nodes[node];
-    assert(!c->active && k >= 1 && round < (UINT64_C(1) << (64 - STAGE_BITS)));
+    assert(!c->active && k >= 1 && round <= ROUND_MASK);
     c->active = 1;
     c->round = round;
     c->k = k;
@@ -425,6 +442,10 @@ int alg_coll_on_message(alg_ctx *ctx, alg_coll *co, int node, const cl_msg *msg)
 {
     if (msg->tag != co->tag)
         return 0;
+    /* a message of an abandoned collective (an earlier epoch), however
+     * late its retransmission comes: dropped */
+    if (msg->round >> (64 - EPOCH_BITS) != (co->epoch & EPOCH_MASK) || msg->sent_at < co->epoch_t)
+        return 1;
     cnode *c = &co->nodes[node];
     if (c->n_box == c->cap_box) {
         size_t cap = c->cap_box ? 2 * c->cap_box : 8;
@@ -435,11 +456,73 @@ int alg_coll_on_message(alg_ctx *ctx, alg_coll *co, int node, const cl_msg *msg)
         c->cap_box = cap;
     }
     cl_buf_ref(msg->payload);
-    c->box[c->n_box++] = (mail){ msg->round >> STAGE_BITS, (uint32_t)(msg->round & STAGE_MASK),
-                                 msg->payload };
+    c->box[c->n_box++] = (mail){ (msg->round >> STAGE_BITS) & ROUND_MASK,
+                                 (uint32_t)(msg->round & STAGE_MASK), msg->payload };
     if (c->active && c->box[c->n_box - 1].round == c->round)
         progress(ctx, co, node);
     return 1;
+}
+
+void alg_coll_new_epoch(alg_ctx *ctx, alg_coll *co)
+{
+    co->epoch++;
+    co->epoch_t = alg_now(ctx);
+    for (int i = 0; i < co->n; i++) {
+        cnode *c = &co->nodes[i];
+        c->active = 0;
+        for (size_t m = 0; m < c->n_box; m++)
+            alg_buf_put(ctx, c->box[m].payload);
+        c->n_box = 0;
+    }
+}
+
+void alg_coll_abandon(alg_ctx *ctx, alg_coll *co, int node)
+{
+    cnode *c = &co->nodes[node];
+    if (!c->active)
+        return;
+    c->active = 0;
+    size_t keep = 0;
+    for (size_t m = 0; m < c->n_box; m++)
+        if (c->box[m].round == c->round)
+            alg_buf_put(ctx, c->box[m].payload);
+        else
+            c->box[keep++] = c->box[m];
+    c->n_box = keep;
+}
+
+uint64_t alg_coll_epoch(const alg_coll *co) { return co->epoch; }
+
+void alg_coll_members_changed(alg_coll *co) { co->version++; }
+
+void alg_coll_set_join(alg_coll *co, int node, uint64_t round)
+{
+    if (!co->join && !(co->join = calloc((size_t)co->n, sizeof *co->join)))
+        alg_out_of_memory();
+    co->join[node] = round;
+    co->version++;
+}
+
+uint64_t alg_coll_join(const alg_coll *co, int node) { return co->join ? co->join[node] : 0; }
+
+const int *alg_coll_members(const alg_ctx *ctx, alg_coll *co, uint64_t round, int *k)
+{
+    if (co->version == 0) {
+        *k = co->n;
+        return co->everyone;
+    }
+    if (!co->cache || co->cache_version != co->version || co->cache_round != round) {
+        if (!co->cache && !(co->cache = malloc((size_t)co->n * sizeof(int))))
+            alg_out_of_memory();
+        co->cache_k = 0;
+        for (int w = 0; w < co->n; w++)
+            if (!alg_is_failed(ctx, w) && alg_coll_join(co, w) <= round)
+                co->cache[co->cache_k++] = w;
+        co->cache_round = round;
+        co->cache_version = co->version;
+    }
+    *k = co->cache_k;
+    return co->cache;
 }
 
 void alg_coll_describe_wait(const alg_coll *co, int node, char *buf, size_t size)

@@ -51,8 +51,8 @@ void      alg_coll_destroy(alg_ctx *ctx, alg_coll *co);
 
 /* node joins all-reduce `round` among members (k node numbers in the same
  * order at every member; copied) with its contribution (len doubles,
- * copied).  Rounds must be distinct for the same node over time (e.g. an
- * iteration counter).  Messages of this round that came early are used. */
+ * copied).  Rounds (< 2^31) must be distinct for the same node within an
+ * epoch (e.g. an iteration counter).  Messages of this round that came early are used. */
 void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
                     const int *members, int k, const double *contrib);
 
@@ -61,6 +61,32 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
 int  alg_coll_on_message(alg_ctx *ctx, alg_coll *co, int node, const cl_msg *m);
 
 int  alg_coll_active(const alg_coll *co, int node);
+
+/* Re-formation (a member declared failed, or one back inside a
+ * collective): every node abandons the collective it is in, its partial
+ * sums dropped and the mail it holds released, and a new epoch begins;
+ * messages of earlier epochs that arrive later (retransmissions included)
+ * are dropped, so the owner may re-run the same round among other members.
+ * The caller restarts what it wants with alg_coll_start.  O(n + mail). */
+void     alg_coll_new_epoch(alg_ctx *ctx, alg_coll *co);
+/* node alone abandons the round it is in (its mail of that round
+ * released, of later rounds kept; no new epoch): for an owner that moves
+ * the survivors to a round of another number.  Nothing when idle. */
+void     alg_coll_abandon(alg_ctx *ctx, alg_coll *co, int node);
+uint64_t alg_coll_epoch(const alg_coll *co);
+
+/* Elastic membership, the detector's view: the members of `round` are the
+ * workers not declared failed (alg_is_failed) whose join round is <= round,
+ * in node order; every worker's join round is 0 until set.  The list is
+ * owned by co and valid until the next call; k gets its length.  While
+ * nothing changed (no alg_coll_members_changed, no join set) it is
+ * alg_coll_everyone.  O(n) when the membership or the round changed. */
+const int *alg_coll_members(const alg_ctx *ctx, alg_coll *co, uint64_t round, int *k);
+/* The detector's view changed (call from on_failure). */
+void       alg_coll_members_changed(alg_coll *co);
+/* node is a member from `round` on (a worker taken back). */
+void       alg_coll_set_join(alg_coll *co, int node, uint64_t round);
+uint64_t   alg_coll_join(const alg_coll *co, int node);
 /* The member list 0 .. ctx->n - 1 (every worker, in order), owned by co. */
 const int *alg_coll_everyone(const alg_coll *co);
 /* What node waits for, for stall reports; empty when not in a collective. */

@@ -55,7 +55,7 @@
 enum { P_MODE, P_COLLECTIVE, P_LATE };
 enum { MODE_SOLO, MODE_MAJORITY };
 enum { LATE_COMPUTE, LATE_WAIT };
-enum { TAG_COLL = 1, TAG_ACTIVATE = 2 };
+enum { TAG_COLL = 1, TAG_ACTIVATE = 2, TAG_SYNC = 3 };
 
 static const char *const mode_names[] = { "solo", "majority", NULL };
 static const char *const late_names[] = { "compute", "wait", NULL };
@@ -72,6 +72,7 @@ typedef struct eg_shared {
     uint64_t  seed;
     uint64_t  fresh, stale, empty;
     double    idle_holding_s;   /* summed over nodes */
+    int       n_catching;
 } eg_shared;
 
 typedef struct eg_state {
@@ -84,12 +85,29 @@ typedef struct eg_state {
     double   holding_since;   /* idle with held > 0 since then, or -1 */
     double  *buf;          /* the send buffer */
     double  *zero;
+    double  *sent;         /* its contribution to the round it is in */
+    int      k;            /* members of that round */
+    /* taken back, or behind at a re-formation: waits for a live member's
+     * model of round `want` (sent once `served`) */
+    int      catching, served;
+    uint64_t want;
 } eg_state;
 
+static void serve(alg_ctx *ctx, int from);
+
+static const int *members(const alg_ctx *ctx, uint64_t round, int *k)
+{
+    const eg_shared *sh = ctx->shared;
+    return alg_coll_members(ctx, sh->coll, round, k);
+}
+
+/* Drawn among the round's members (everyone, without failures). */
 static int initiator(const alg_ctx *ctx, uint64_t round)
 {
     const eg_shared *sh = ctx->shared;
-    return (int)(alg_hash64(sh->seed ^ alg_hash64(round)) % (uint64_t)ctx->n);
+    int k;
+    const int *mem = members(ctx, round, &k);
+    return mem[alg_hash64(sh->seed ^ alg_hash64(round)) % (uint64_t)k];
 }
 
 /* Called when a hook for node i is done with it (its state changes only
@@ -129,7 +147,19 @@ static void join(alg_ctx *ctx, eg_state *st, int i)
     st->in_round = 1;
     st->held = 0;   /* the collective copied the buffer */
     st->fresh_for = UINT64_MAX;
-    alg_coll_start(ctx, sh->coll, i, st->next_round, alg_coll_everyone(sh->coll), ctx->n, c);
+    memcpy(st->sent, c, ctx->P * sizeof(double));   /* for a re-run */
+    const int *mem = members(ctx, st->next_round, &st->k);
+    alg_coll_start(ctx, sh->coll, i, st->next_round, mem, st->k, c);
+}
+
+/* i's fresh gradient activates round next_round. */
+static void activate(alg_ctx *ctx, eg_state *st, int i)
+{
+    for (int j = 0; j < ctx->n; j++)
+        if (j != i && !alg_is_failed(ctx, j))
+            alg_send(ctx, i, j, TAG_ACTIVATE, st->next_round, NULL, 0);
+    st->known = st->next_round + 1;
+    join(ctx, st, i);
 }
 
 /* The round ended at node i: the next one may have begun already; a node
@@ -138,9 +168,10 @@ static void reduced(alg_ctx *ctx, int i, const double *sum, size_t len)
 {
     (void)len;   /* ctx->P: the whole gradient */
     eg_state *st = alg_state(ctx, i);
-    alg_sgd_apply(ctx, i, alg_params(ctx, i), sum, (double)ctx->n);
+    alg_sgd_apply(ctx, i, alg_params(ctx, i), sum, (double)st->k);
     st->in_round = 0;
     st->next_round++;
+    serve(ctx, i);
     if (!alg_is_computing(ctx, i))
         start_step(ctx, st, i);
     if (st->known > st->next_round)
@@ -177,9 +208,10 @@ static int eg_init(alg_ctx *ctx, void *state, int node)
     eg_state *st = state;
     st->buf = malloc((ctx->P ? ctx->P : 1) * sizeof(double));
     st->zero = calloc(ctx->P ? ctx->P : 1, sizeof(double));
+    st->sent = malloc((ctx->P ? ctx->P : 1) * sizeof(double));
     st->fresh_for = UINT64_MAX;
     st->holding_since = -1;
-    return st->buf && st->zero ? 0 : -1;
+    return st->buf && st->zero && st->sent ? 0 : -1;
 }
 
 static void eg_fini(alg_ctx *ctx, void *state, int node)
@@ -189,6 +221,7 @@ static void eg_fini(alg_ctx *ctx, void *state, int node)
     eg_state *st = state;
     free(st->buf);
     free(st->zero);
+    free(st->sent);
 }
 
 static void eg_on_start(alg_ctx *ctx, void *state, int i)
@@ -205,6 +238,10 @@ static void eg_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
         memcpy(st->buf, grad, ctx->P * sizeof(double));
     st->held++;
     st->fresh_for = st->grad_for;
+    if (st->catching) {   /* behind at a re-formation: it goes on after the model */
+        account(ctx, st, i);
+        return;
+    }
     if (st->in_round) {
         /* joined while computing: this gradient goes into the next round */
         if ((int)ctx->param[P_LATE] == LATE_COMPUTE && st->held < 2)
@@ -212,11 +249,7 @@ static void eg_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
     } else if (st->grad_for != st->next_round) {
         start_step(ctx, st, i);   /* stale: it never starts a round */
     } else if ((int)ctx->param[P_MODE] == MODE_SOLO || initiator(ctx, st->next_round) == i) {
-        for (int j = 0; j < ctx->n; j++)
-            if (j != i)
-                alg_send(ctx, i, j, TAG_ACTIVATE, st->next_round, NULL, 0);
-        st->known = st->next_round + 1;
-        join(ctx, st, i);
+        activate(ctx, st, i);
     }   /* else majority: it waits for the initiator's activation */
     account(ctx, st, i);
 }
@@ -229,10 +262,137 @@ static void eg_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         alg_coll_on_message(ctx, sh->coll, i, m);   /* may end a round: reduced */
         return;
     }
-    if (m->round + 1 > st->known)
+    if (m->tag == TAG_SYNC) {
+        if (!st->catching || m->round != st->want)
+            return;
+        memcpy(alg_params(ctx, i), m->payload->data, ctx->P * sizeof(double));
+        st->catching = 0;
+        sh->n_catching--;
+        st->next_round = st->want;
+        if (!alg_is_computing(ctx, i))
+            start_step(ctx, st, i);
+    }
+    if (m->tag == TAG_ACTIVATE && m->round + 1 > st->known)
         st->known = m->round + 1;
-    if (!st->in_round && st->known > st->next_round)
+    if (!st->catching && !st->in_round && st->known > st->next_round)
         join(ctx, st, i);
+    account(ctx, st, i);
+}
+
+/* ---- failures (docs/algorithms.md, "When a node fails") ---- */
+
+/* Node `from` just entered round next_round: its model is that round's,
+ * for every worker waiting for it. */
+static void serve(alg_ctx *ctx, int from)
+{
+    eg_shared *sh = ctx->shared;
+    const eg_state *fs = alg_state(ctx, from);
+    if (!sh->n_catching)
+        return;
+    cl_buf *x = NULL;
+    for (int w = 0; w < ctx->n; w++) {
+        eg_state *st = alg_state(ctx, w);
+        if (w == from || !st->catching || st->served || st->want != fs->next_round)
+            continue;
+        if (!x)
+            x = alg_snapshot(ctx, from);
+        alg_send(ctx, from, w, TAG_SYNC, st->want, x, alg_param_bytes(ctx, ctx->P));
+        st->served = 1;
+    }
+    if (x)
+        alg_buf_put(ctx, x);
+}
+
+/* Every live member abandons the partial all-reduce in progress (a new
+ * epoch) and re-runs round R, the most advanced, among the live members
+ * with the contribution it had put in; one left behind in round R - 1
+ * takes the model of the first member at R (its gradients since stay in
+ * its buffer for R); in majority mode R's initiator, drawn again among
+ * the live members, activates R if it holds its fresh gradient. */
+static void reform(alg_ctx *ctx)
+{
+    eg_shared *sh = ctx->shared;
+    alg_coll_new_epoch(ctx, sh->coll);
+    int ahead = -1;
+    for (int w = 0; w < ctx->n; w++) {
+        const eg_state *st = alg_state(ctx, w);
+        if (!alg_is_failed(ctx, w) && !st->catching
+            && (ahead < 0
+                || st->next_round > ((const eg_state *)alg_state(ctx, ahead))->next_round))
+            ahead = w;
+    }
+    if (ahead < 0)
+        return;
+    uint64_t R = ((const eg_state *)alg_state(ctx, ahead))->next_round;
+    for (int w = 0; w < ctx->n; w++) {
+        eg_state *st = alg_state(ctx, w);
+        if (alg_is_failed(ctx, w))
+            continue;
+        if (st->catching || st->next_round < R) {
+            if (!st->catching)
+                sh->n_catching++;
+            st->in_round = 0;
+            if (!st->catching || st->want <= R) {
+                st->catching = 1;
+                st->want = R;
+                st->served = 0;
+                alg_coll_set_join(sh->coll, w, R);
+            }
+        } else if (st->in_round) {
+            const int *mem = members(ctx, R, &st->k);
+            alg_coll_start(ctx, sh->coll, w, R, mem, st->k, st->sent);
+        } else if (st->held && st->fresh_for == R && !alg_is_computing(ctx, w)
+                   && st->known <= R && initiator(ctx, R) == w) {
+            activate(ctx, st, w);
+        }
+        account(ctx, st, w);
+    }
+    serve(ctx, ahead);
+}
+
+static void eg_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    eg_shared *sh = ctx->shared;
+    eg_state *st = alg_state(ctx, peer);
+    alg_coll_members_changed(sh->coll);
+    if (st->catching) {
+        st->catching = 0;
+        sh->n_catching--;
+    }
+    if (failed) {
+        reform(ctx);
+        return;
+    }
+    int any = 0;
+    uint64_t R = 0;
+    for (int w = 0; w < ctx->n; w++) {
+        const eg_state *o = alg_state(ctx, w);
+        if (w != peer && !alg_is_failed(ctx, w) && !o->catching
+            && (!any || o->next_round > R)) {
+            R = o->next_round;
+            any = 1;
+        }
+    }
+    if (!any)
+        return;
+    /* it starts afresh: what it held is as old as its absence */
+    st->catching = 1;
+    st->served = 0;
+    st->want = R + 1;
+    st->in_round = 0;
+    st->held = 0;
+    st->fresh_for = UINT64_MAX;
+    sh->n_catching++;
+    alg_coll_set_join(sh->coll, peer, R + 1);
+}
+
+static void eg_on_return(alg_ctx *ctx, void *state, int i)
+{
+    eg_state *st = state;
+    if (st->catching)
+        alg_abort_step(ctx, i);
+    else if (st->in_round)   /* what it sent inside the round may be lost */
+        reform(ctx);
     account(ctx, st, i);
 }
 
@@ -268,7 +428,9 @@ static void eg_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 {
     const eg_state *st = state;
     const eg_shared *sh = ctx->shared;
-    if (st->in_round)
+    if (st->catching)
+        snprintf(buf, size, "a live member's model of round %llu", (unsigned long long)st->want);
+    else if (st->in_round)
         alg_coll_describe_wait(sh->coll, i, buf, size);
     else if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step");
@@ -287,6 +449,8 @@ const alg_type alg_eager = {
     .on_start = eg_on_start,
     .on_step_done = eg_on_step_done,
     .on_message = eg_on_message,
+    .on_failure = eg_on_failure,
+    .on_return = eg_on_return,
     .describe_wait = eg_describe_wait,
     .stats = eg_stats,
     .fini = eg_fini,

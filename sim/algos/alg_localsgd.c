@@ -33,7 +33,7 @@
 
 enum { P_LOCAL_STEPS, P_SYNC, P_COLLECTIVE, P_SCHEDULE, P_SCHEDULE_FILE };
 enum { SYNC_ALLREDUCE, SYNC_GOSSIP };
-enum { TAG_COLL = 1, TAG_GOSSIP = 2 };
+enum { TAG_COLL = 1, TAG_GOSSIP = 2, TAG_SYNC = 3 };
 
 static const char *const sync_names[] = { "allreduce", "gossip", NULL };
 
@@ -49,14 +49,22 @@ static const alg_param_spec params[] = {
 typedef struct ls_shared {
     alg_coll *coll;
     alg_nbr  *nbr;     /* gossip */
+    int       n_catching;
 } ls_shared;
 
 typedef struct ls_state {
     int      local;      /* steps since the last synchronisation */
     uint64_t round;      /* synchronisation rounds done */
     int      syncing;
+    int      k;          /* members of the all-reduce it is in */
+    /* taken back, or behind at a re-formation: waits for a live member's
+     * model of round `want` (sent once `served`) */
+    int      catching, served;
+    uint64_t want;
     alg_mbox mbox;       /* gossip: per round, sum of W_ij x_j */
 } ls_state;
+
+static void serve(alg_ctx *ctx, int from);
 
 static int degree(const alg_ctx *ctx, uint64_t r, int i)
 {
@@ -70,6 +78,7 @@ static void synced(alg_ctx *ctx, int node)
     st->syncing = 0;
     st->local = 0;
     st->round++;
+    serve(ctx, node);
     alg_start_step(ctx, node);
 }
 
@@ -77,7 +86,7 @@ static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len)
 {
     double *x = alg_params(ctx, node);
     memcpy(x, sum, len * sizeof(double));
-    cblas_dscal((int)len, 1.0 / ctx->n, x, 1);
+    cblas_dscal((int)len, 1.0 / ((ls_state *)alg_state(ctx, node))->k, x, 1);
     synced(ctx, node);
 }
 
@@ -101,7 +110,8 @@ static void start_sync(alg_ctx *ctx, ls_state *st, int i)
     ls_shared *sh = ctx->shared;
     st->syncing = 1;
     if ((int)ctx->param[P_SYNC] == SYNC_ALLREDUCE) {
-        alg_coll_start(ctx, sh->coll, i, st->round, alg_coll_everyone(sh->coll), ctx->n, alg_params(ctx, i));
+        const int *mem = alg_coll_members(ctx, sh->coll, st->round, &st->k);
+        alg_coll_start(ctx, sh->coll, i, st->round, mem, st->k, alg_params(ctx, i));
         return;
     }
     alg_nbr_row row = alg_nbr_row_of(sh->nbr, st->round, i);
@@ -191,6 +201,17 @@ static void ls_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         alg_coll_on_message(ctx, sh->coll, i, m);
         return;
     }
+    if (m->tag == TAG_SYNC) {
+        if (st->catching && m->round == st->want) {
+            memcpy(alg_params(ctx, i), m->payload->data, ctx->P * sizeof(double));
+            st->round = st->want;
+            st->catching = 0;
+            st->local = 0;
+            sh->n_catching--;
+            alg_start_step(ctx, i);
+        }
+        return;
+    }
     assert(m->round >= st->round);
     alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, m->round);
     cblas_daxpy((int)ctx->P, alg_nbr_weight(sh->nbr, m->round, i, m->from), m->payload->data,
@@ -200,12 +221,127 @@ static void ls_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         gossip_try_mix(ctx, st, i);
 }
 
+/* ---- failures (all-reduce synchronisation; docs/algorithms.md) ---- */
+
+/* Node `from` just entered its round: it hands its model (the fresh
+ * average) to every worker waiting for that round's model. */
+static void serve(alg_ctx *ctx, int from)
+{
+    ls_shared *sh = ctx->shared;
+    const ls_state *fs = alg_state(ctx, from);
+    if (!sh->n_catching)
+        return;
+    cl_buf *x = NULL;
+    for (int w = 0; w < ctx->n; w++) {
+        ls_state *st = alg_state(ctx, w);
+        if (w == from || !st->catching || st->served || st->want != fs->round)
+            continue;
+        if (!x)
+            x = alg_snapshot(ctx, from);
+        alg_send(ctx, from, w, TAG_SYNC, st->want, x, alg_param_bytes(ctx, ctx->P));
+        st->served = 1;
+    }
+    if (x)
+        alg_buf_put(ctx, x);
+}
+
+/* As allreduce's: every live member abandons the averaging in progress
+ * (new epoch) and re-runs round R, the most advanced, among the live
+ * members with its model (unchanged while it waits); a member left behind
+ * in round R - 1 takes the current model of the first member at R (the
+ * round's average plus that member's local steps since). */
+static void reform(alg_ctx *ctx)
+{
+    ls_shared *sh = ctx->shared;
+    alg_coll_new_epoch(ctx, sh->coll);
+    int ahead = -1;
+    for (int w = 0; w < ctx->n; w++) {
+        const ls_state *st = alg_state(ctx, w);
+        if (!alg_is_failed(ctx, w) && !st->catching
+            && (ahead < 0 || st->round > ((const ls_state *)alg_state(ctx, ahead))->round))
+            ahead = w;
+    }
+    if (ahead < 0)
+        return;
+    uint64_t R = ((const ls_state *)alg_state(ctx, ahead))->round;
+    for (int w = 0; w < ctx->n; w++) {
+        ls_state *st = alg_state(ctx, w);
+        if (alg_is_failed(ctx, w))
+            continue;
+        if (st->catching || st->round < R) {
+            if (!st->catching) {
+                sh->n_catching++;
+                alg_abort_step(ctx, w);
+                st->syncing = 0;
+            }
+            if (!st->catching || st->want <= R) {
+                st->catching = 1;
+                st->want = R;
+                st->served = 0;
+                alg_coll_set_join(sh->coll, w, R);
+            }
+        } else if (st->syncing) {
+            const int *mem = alg_coll_members(ctx, sh->coll, R, &st->k);
+            alg_coll_start(ctx, sh->coll, w, R, mem, st->k, alg_params(ctx, w));
+        }
+    }
+    serve(ctx, ahead);
+}
+
+static void ls_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    ls_shared *sh = ctx->shared;
+    ls_state *st = alg_state(ctx, peer);
+    if (!sh->coll)
+        return;   /* gossip: it waits for its neighbours (docs/algorithms.md) */
+    alg_coll_members_changed(sh->coll);
+    if (st->catching) {
+        st->catching = 0;
+        sh->n_catching--;
+    }
+    if (failed) {
+        reform(ctx);
+        return;
+    }
+    int any = 0;
+    uint64_t R = 0;
+    for (int w = 0; w < ctx->n; w++) {
+        const ls_state *o = alg_state(ctx, w);
+        if (w != peer && !alg_is_failed(ctx, w) && !o->catching && (!any || o->round > R)) {
+            R = o->round;
+            any = 1;
+        }
+    }
+    if (!any)
+        return;
+    st->catching = 1;
+    st->served = 0;
+    st->want = R + 1;
+    st->syncing = 0;
+    st->local = 0;
+    sh->n_catching++;
+    alg_coll_set_join(sh->coll, peer, R + 1);
+}
+
+static void ls_on_return(alg_ctx *ctx, void *state, int i)
+{
+    ls_state *st = state;
+    if (!((ls_shared *)ctx->shared)->coll)
+        return;
+    if (st->catching)
+        alg_abort_step(ctx, i);
+    else if (st->syncing)   /* what it sent inside the all-reduce may be lost */
+        reform(ctx);
+}
+
 static void ls_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
                              size_t size)
 {
     const ls_state *st = state;
     const ls_shared *sh = ctx->shared;
-    if (alg_is_computing(ctx, i))
+    if (st->catching)
+        snprintf(buf, size, "a live member's model of round %llu", (unsigned long long)st->want);
+    else if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step");
     else if (!st->syncing)
         buf[0] = '\0';
@@ -227,6 +363,8 @@ const alg_type alg_localsgd = {
     .init = ls_init,
     .on_step_done = ls_on_step_done,
     .on_message = ls_on_message,
+    .on_failure = ls_on_failure,
+    .on_return = ls_on_return,
     .describe_wait = ls_describe_wait,
     .fini = ls_fini,
 };

@@ -67,6 +67,7 @@ typedef struct group {
     int  creator;   /* the worker whose request formed it (-1: static) */
     int  queued;    /* random_pull, static: waiting for busy members */
     int  done;      /* members whose average has landed */
+    int64_t moved;  /* re-formed without a failed member as this group, or -1 */
 } group;
 
 /* A worker's Group Buffer (the GG's view): group ids, oldest first. */
@@ -85,6 +86,8 @@ typedef struct pr_shared {
     uint64_t  conflicts, formed, completed, pending_max, joins, midstep_joins;
     int      *phase_group;    /* scratch: candidate workers */
     int      *perm;           /* scratch: a group's members */
+    int64_t  *cur;            /* random: per worker, the group given it and not done, or -1 */
+    uint64_t  reformed;
 } pr_shared;
 
 typedef struct pr_state {
@@ -130,6 +133,7 @@ static size_t new_group(pr_shared *sh, const int *members, int k, int creator)
     g->creator = creator;
     g->queued = 1;
     g->done = 0;
+    g->moved = -1;
     sh->formed++;
     if (sh->formed - sh->completed > sh->pending_max)
         sh->pending_max = sh->formed - sh->completed;
@@ -166,9 +170,11 @@ static int draw_group(alg_ctx *ctx, int requester)
     pr_shared *sh = ctx->shared;
     int k = group_size(ctx);
     int n_other = 0;
-    for (int w = 0; w < ctx->n; w++)
-        if (w != requester)
+    for (int w = 0; w < ctx->n; w++)   /* the GG never draws a worker declared failed */
+        if (w != requester && !alg_is_failed(ctx, w))
             sh->phase_group[n_other++] = w;
+    if (k - 1 > n_other)
+        k = n_other + 1;
     gsl_ran_choose(alg_rng(ctx, ctx->server), sh->perm + 1, (size_t)(k - 1), sh->phase_group,
                    (size_t)n_other, sizeof(int));
     sh->perm[0] = requester;
@@ -179,6 +185,7 @@ static void send_group(alg_ctx *ctx, int to, size_t id)
 {
     pr_shared *sh = ctx->shared;
     sh->joins++;
+    sh->cur[to] = (int64_t)id;
     alg_send(ctx, ctx->server, to, TAG_GROUP, id, NULL, 0);
 }
 
@@ -350,6 +357,11 @@ static int pr_shared_init(alg_ctx *ctx)
     sh->buffer = calloc((size_t)ctx->n, sizeof *sh->buffer);
     sh->phase_group = malloc((size_t)ctx->n * sizeof(int));
     sh->perm = malloc((size_t)ctx->n * sizeof(int));
+    sh->cur = malloc((size_t)ctx->n * sizeof *sh->cur);
+    if (!sh->cur)
+        return -1;
+    for (int w = 0; w < ctx->n; w++)
+        sh->cur[w] = -1;
     sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
                                averaged);
     return sh->busy && sh->buffer && sh->phase_group && sh->perm && sh->coll ? 0 : -1;
@@ -376,6 +388,7 @@ static void pr_shared_fini(alg_ctx *ctx)
     free(sh->busy);
     free(sh->phase_group);
     free(sh->perm);
+    free(sh->cur);
     free(static_part(ctx)->pend);
     free(sh);
 }
@@ -432,6 +445,8 @@ static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len)
     memcpy(x, sum, len * sizeof(double));
     cblas_dscal((int)len, 1.0 / st->in_group, x, 1);
     st->in_group = 0;
+    if (sh->cur[node] == (int64_t)st->gid)
+        sh->cur[node] = -1;
     if (++g->done == g->k)
         sh->completed++;
     if (mode(ctx) != GROUPS_RANDOM)   /* the GG tracks who is busy */
@@ -470,13 +485,124 @@ static void pr_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         alg_coll_on_message(ctx, sh->coll, i, m);
         return;
     }
-    /* TAG_GROUP: join the partial all-reduce of group m->round */
-    const group *g = &sh->groups[m->round];
+    /* TAG_GROUP: join the partial all-reduce of group m->round, or of
+     * the group it was re-formed as */
+    uint64_t id = m->round;
+    while (sh->groups[id].moved >= 0)
+        id = (uint64_t)sh->groups[id].moved;
+    if (mode(ctx) == GROUPS_RANDOM && (sh->cur[i] != (int64_t)id || st->in_group))
+        return;   /* given before it failed: the GG gave it away since */
+    const group *g = &sh->groups[id];
     if (alg_is_computing(ctx, i))
         sh->midstep_joins++;
     st->in_group = g->k;
-    st->gid = m->round;
-    alg_coll_start(ctx, sh->coll, i, m->round, g->members, g->k, alg_params(ctx, i));
+    st->gid = id;
+    alg_coll_start(ctx, sh->coll, i, id, g->members, g->k, alg_params(ctx, i));
+}
+
+/* ---- failures (random groups; docs/algorithms.md) ---- */
+
+/* Whether worker w has left group id behind: averaged in it, or the GG
+ * took it out. */
+static int left(const pr_shared *sh, int w, uint64_t id)
+{
+    const fifo *f = &sh->buffer[w];
+    for (size_t q = f->head; q < f->len; q++)
+        if (f->id[q] == id)
+            return 0;
+    return sh->cur[w] != (int64_t)id;
+}
+
+/* Group id (unfinished, holding `without` or a member that must re-send)
+ * re-forms as a new group of its members that are not declared failed,
+ * have not averaged in it yet and are not `without`: it takes id's place in
+ * their buffers; those already in it abandon it and join the new one, those
+ * given it join the new one when the GG's message comes. */
+static void regroup(alg_ctx *ctx, uint64_t id, int without)
+{
+    pr_shared *sh = ctx->shared;
+    int k = 0;
+    for (int m = 0; m < sh->groups[id].k; m++) {
+        int w = sh->groups[id].members[m];
+        if (w != without && !alg_is_failed(ctx, w) && !left(sh, w, id))
+            sh->perm[k++] = w;
+    }
+    sh->groups[id].done = sh->groups[id].k;   /* superseded */
+    sh->completed++;
+    sh->reformed++;
+    if (k == 0)
+        return;
+    size_t nid = new_group(sh, sh->perm, k, sh->groups[id].creator);
+    group *g = &sh->groups[nid], *old = &sh->groups[id];
+    old->moved = (int64_t)nid;
+    g->queued = 0;
+    for (int m = 0; m < g->k; m++) {
+        int w = g->members[m];
+        fifo *f = &sh->buffer[w];
+        for (size_t q = f->head; q < f->len; q++)
+            if (f->id[q] == id)
+                f->id[q] = nid;
+        if (sh->cur[w] != (int64_t)id)
+            continue;
+        sh->cur[w] = (int64_t)nid;
+        pr_state *st = alg_state(ctx, w);
+        if (st->in_group && st->gid == id) {
+            alg_coll_abandon(ctx, sh->coll, w);
+            st->in_group = g->k;
+            st->gid = nid;
+            alg_coll_start(ctx, sh->coll, w, nid, g->members, g->k, alg_params(ctx, w));
+        }
+    }
+}
+
+static int holds(const group *g, int w)
+{
+    for (int m = 0; m < g->k; m++)
+        if (g->members[m] == w)
+            return 1;
+    return 0;
+}
+
+/* Declared failed: every unfinished group that holds it re-forms without
+ * it and its buffer empties.  Back: it is drawn again (a new group formed
+ * for its next request). */
+static void pr_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    pr_shared *sh = ctx->shared;
+    if (peer == ctx->server || mode(ctx) != GROUPS_RANDOM)
+        return;   /* static, random_pull, the GG: they wait (docs/algorithms.md) */
+    pr_state *st = alg_state(ctx, peer);
+    if (!failed)
+        return;
+    size_t n = sh->n_groups;
+    for (size_t id = 0; id < n; id++) {
+        const group *g = &sh->groups[id];
+        if (g->done < g->k && holds(g, peer))
+            regroup(ctx, id, peer);
+    }
+    sh->buffer[peer].head = sh->buffer[peer].len = 0;
+    sh->cur[peer] = -1;
+    alg_coll_abandon(ctx, sh->coll, peer);
+    st->in_group = 0;
+    st->requested = 0;
+}
+
+/* Back: a worker that was declared starts a new step on the model it has
+ * (faults.rejoin) and asks for a group after it; one that was in a group
+ * when it went down (not declared) re-forms it, since what it sent may be
+ * lost. */
+static void pr_on_return(alg_ctx *ctx, void *state, int i)
+{
+    pr_state *st = state;
+    pr_shared *sh = ctx->shared;
+    if (mode(ctx) != GROUPS_RANDOM || i == ctx->server)
+        return;
+    if (st->in_group) {
+        regroup(ctx, st->gid, -1);
+    } else if (!st->requested && sh->cur[i] < 0) {
+        alg_abort_step(ctx, i);
+        alg_start_step(ctx, i);
+    }
 }
 
 static void pr_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -498,10 +624,12 @@ static int pr_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 {
     const pr_shared *sh = ctx->shared;
     const char *k[] = { "groups_formed", "groups_completed", "pending_groups_max",
-                        "group_joins", "midstep_joins", "group_conflicts", "conflict_rate" };
+                        "group_joins", "midstep_joins", "group_conflicts", "conflict_rate",
+                        "groups_reformed" };
     double v[] = { (double)sh->formed, (double)sh->completed, (double)sh->pending_max,
                    (double)sh->joins, (double)sh->midstep_joins, (double)sh->conflicts,
-                   sh->formed ? (double)sh->conflicts / (double)sh->formed : 0 };
+                   sh->formed ? (double)sh->conflicts / (double)sh->formed : 0,
+                   (double)sh->reformed };
     int n = (int)(sizeof k / sizeof k[0]);
     if (max < n)
         return 0;
@@ -523,6 +651,8 @@ const alg_type alg_prague = {
     .init = pr_init,
     .on_step_done = pr_on_step_done,
     .on_message = pr_on_message,
+    .on_failure = pr_on_failure,
+    .on_return = pr_on_return,
     .describe_wait = pr_describe_wait,
     .stats = pr_stats,
     .fini = pr_fini,

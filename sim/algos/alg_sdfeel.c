@@ -37,7 +37,10 @@ typedef struct sd_state {
     /* client */
     int      local;
     int      waiting;
+    int      member;      /* in its server's aggregation (the server's view) */
+    int      reported;    /* its model of this aggregation came (the server's view) */
     /* server */
+    int      missing;     /* members not declared failed that have not reported */
     double  *sum;         /* weighted sum of client models */
     double   weight;
     int      received;
@@ -80,11 +83,20 @@ static int sd_check(const alg_ctx *ctx, char *err, size_t size)
     return 0;
 }
 
+static int cluster_hi(const alg_ctx *ctx, int c)
+{
+    return c + 1 < n_clusters(ctx) ? cluster_lo(ctx, c + 1) : ctx->n;
+}
+
 static int sd_init(alg_ctx *ctx, void *state, int node)
 {
     sd_state *st = state;
-    if (!is_server(ctx, node))
+    if (!is_server(ctx, node)) {
+        st->member = 1;
         return 0;
+    }
+    int c = node - ctx->n;
+    st->missing = cluster_hi(ctx, c) - cluster_lo(ctx, c);
     size_t P = ctx->P ? ctx->P : 1;
     st->sum = calloc(P, sizeof(double));
     st->gacc[0] = calloc(P, sizeof(double));
@@ -116,11 +128,22 @@ static void send_model(alg_ctx *ctx, int from, int to, uint32_t tag, uint64_t ro
     alg_buf_put(ctx, x);
 }
 
+/* The cluster model goes to every client not declared failed, which are
+ * the members of the next aggregation (a client back from a failure
+ * included). */
 static void to_clients(alg_ctx *ctx, int c)
 {
-    int lo = cluster_lo(ctx, c), hi = c + 1 < n_clusters(ctx) ? cluster_lo(ctx, c + 1) : ctx->n;
-    for (int w = lo; w < hi; w++)
+    sd_state *ss = alg_state(ctx, server_of(ctx, c));
+    ss->missing = 0;
+    for (int w = cluster_lo(ctx, c); w < cluster_hi(ctx, c); w++) {
+        sd_state *ws = alg_state(ctx, w);
+        ws->reported = 0;
+        ws->member = !alg_is_failed(ctx, w);
+        if (!ws->member)
+            continue;
+        ss->missing++;
         send_model(ctx, server_of(ctx, c), w, TAG_DOWN, 0);
+    }
 }
 
 static void try_mix(alg_ctx *ctx, sd_state *st, int c)
@@ -178,6 +201,8 @@ static void sd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     sd_state *st = state;
     if (!is_server(ctx, i)) {   /* the cluster model */
+        if (!st->waiting)
+            return;   /* sent before it was declared failed */
         memcpy(alg_params(ctx, i), m->payload->data, ctx->P * sizeof(double));
         st->waiting = 0;
         alg_start_step(ctx, i);
@@ -192,12 +217,50 @@ static void sd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
             try_mix(ctx, st, c);
         return;
     }
+    sd_state *from = alg_state(ctx, m->from);
+    if (!from->member || from->reported)
+        return;   /* not in this aggregation, or sent again after a return */
+    from->reported = 1;
     double w = (double)alg_local_samples(ctx, m->from);
     cblas_daxpy((int)ctx->P, w, m->payload->data, 1, st->sum, 1);
     st->weight += w;
-    int lo = cluster_lo(ctx, c), hi = c + 1 < n_clusters(ctx) ? cluster_lo(ctx, c + 1) : ctx->n;
-    if (++st->received == hi - lo)
+    st->received++;
+    if (!alg_is_failed(ctx, m->from))
+        st->missing--;
+    if (st->missing == 0)
         aggregated(ctx, st, c);
+}
+
+/* A client declared failed leaves its cluster's aggregation (its model is
+ * in it if it came); back, it waits for the next cluster model and is a
+ * member from the aggregation after.  An edge server is waited for
+ * (docs/algorithms.md). */
+static void sd_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    if (is_server(ctx, peer) || !failed)
+        return;
+    sd_state *ws = alg_state(ctx, peer);
+    int c = cluster_of(ctx, peer);
+    sd_state *ss = alg_state(ctx, server_of(ctx, c));
+    if (!ws->member || ws->reported)
+        return;
+    ws->member = 0;
+    if (--ss->missing == 0 && ss->received > 0)
+        aggregated(ctx, ss, c);
+}
+
+static void sd_on_return(alg_ctx *ctx, void *state, int i)
+{
+    sd_state *st = state;
+    if (is_server(ctx, i))
+        return;
+    if (!st->member) {   /* declared meanwhile: it waits for the next cluster model */
+        alg_abort_step(ctx, i);
+        st->local = 0;
+        st->waiting = 1;
+    } else if (st->waiting && !st->reported) {   /* its model may be lost: again */
+        send_model(ctx, i, server_of(ctx, cluster_of(ctx, i)), TAG_UP, 0);
+    }
 }
 
 static void sd_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -223,6 +286,8 @@ const alg_type alg_sdfeel = {
     .on_start = sd_on_start,
     .on_step_done = sd_on_step_done,
     .on_message = sd_on_message,
+    .on_failure = sd_on_failure,
+    .on_return = sd_on_return,
     .describe_wait = sd_describe_wait,
     .fini = sd_fini,
 };
