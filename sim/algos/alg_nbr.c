@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_cblas.h>
 
 const char *const alg_nbr_schedule_names[] = { "static", "random_matching",
                                                "one_peer_exponential", "file", NULL };
@@ -207,8 +208,10 @@ int alg_mbox_init(alg_mbox *mb, size_t len)
 
 void alg_mbox_fini(alg_mbox *mb)
 {
-    for (int k = 0; mb->slots && k < mb->n; k++)
+    for (int k = 0; mb->slots && k < mb->n; k++) {
         free(mb->slots[k].acc);
+        free(mb->slots[k].from);
+    }
     free(mb->slots);
     mb->slots = NULL;
     mb->n = 0;
@@ -238,11 +241,41 @@ alg_mbox_slot *alg_mbox_slot_of(alg_mbox *mb, uint64_t r)
         mb->slots = s;
         free_slot = &mb->slots[mb->n++];
         free_slot->count = 0;
+        free_slot->from = NULL;
+        free_slot->from_cap = 0;
         if (!(free_slot->acc = calloc(mb->len ? mb->len : 1, sizeof(double))))
             alg_out_of_memory();
     }
     free_slot->round = r;
     return free_slot;
+}
+
+int alg_mbox_has(const alg_mbox_slot *s, int from)
+{
+    if (!s->from)
+        return 0;
+    for (int k = 0; k < s->count; k++)
+        if (s->from[k] == from)
+            return 1;
+    return 0;
+}
+
+int alg_mbox_add(alg_mbox *mb, uint64_t r, int from, double w, const double *x)
+{
+    alg_mbox_slot *s = alg_mbox_slot_of(mb, r);
+    if (alg_mbox_has(s, from))
+        return 0;
+    if (s->count >= s->from_cap) {
+        int cap = s->from_cap ? 2 * s->from_cap : 4;
+        int *f = realloc(s->from, (size_t)cap * sizeof *f);
+        if (!f)
+            alg_out_of_memory();
+        s->from = f;
+        s->from_cap = cap;
+    }
+    cblas_daxpy((int)mb->len, w, x, 1, s->acc, 1);
+    s->from[s->count++] = from;
+    return 1;
 }
 
 void alg_mbox_release(alg_mbox *mb, alg_mbox_slot *s)
