@@ -501,9 +501,10 @@ static void sgp_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
             cblas_daxpy((int)ctx->P, -1.0, m->payload->data, 1, sh->in_flight_x, 1);
     }
     if (m->round < (tau ? st->next_full : st->round)) {
-        /* a round closed without its sender (excluded then): its mass is
-         * kept; else a copy resent by a sender that came back */
-        if (excluded(ctx, m->from, m->round) && ctx->P > 0) {
+        /* a round closed without the sender, or one from before this node
+         * rejoined (one of the two excluded then): its mass is kept; else
+         * a copy resent by a sender that came back */
+        if ((excluded(ctx, m->from, m->round) || excluded(ctx, i, m->round)) && ctx->P > 0) {
             cblas_daxpy((int)ctx->P, 1.0, m->payload->data, 1, st->x, 1);
             st->w += m->payload->data[ctx->P];
         }
