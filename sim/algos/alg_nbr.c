@@ -87,7 +87,7 @@ alg_nbr *alg_nbr_create(const alg_ctx *ctx, int schedule, const char *path, uint
     return nb;
 }
 
-static void free_digraph_arrays(topo_digraph *d)
+void alg_nbr_digraph_free(topo_digraph *d)
 {
     free(d->out_off);
     free(d->in_off);
@@ -104,14 +104,12 @@ void alg_nbr_destroy(alg_nbr *nb)
         return;
     topo_schedule_destroy(nb->sched);
     for (int c = 0; c < CACHE; c++)
-        free_digraph_arrays(&nb->cache[c].d);
+        alg_nbr_digraph_free(&nb->cache[c].d);
     free(nb);
 }
 
-/* c <- src, growing c's arrays as needed (rounds differ in arcs). */
-static void copy_round(cached *c, const topo_digraph *src)
+void alg_nbr_digraph_copy(topo_digraph *dst, size_t *cap, const topo_digraph *src)
 {
-    topo_digraph *dst = &c->d;
     int n = src->n;
     size_t a = src->n_arcs;
     if (!dst->out_off) {
@@ -121,7 +119,7 @@ static void copy_round(cached *c, const topo_digraph *src)
         if (!dst->out_off || !dst->in_off || !dst->self_w)
             alg_out_of_memory();
     }
-    if (!dst->out_nbr || c->cap < a) {
+    if (!dst->out_nbr || *cap < a) {
         size_t k = a ? a : 1;
         dst->out_nbr = realloc(dst->out_nbr, k * sizeof(int));
         dst->in_nbr = realloc(dst->in_nbr, k * sizeof(int));
@@ -129,7 +127,7 @@ static void copy_round(cached *c, const topo_digraph *src)
         dst->in_w = realloc(dst->in_w, k * sizeof(double));
         if (!dst->out_nbr || !dst->in_nbr || !dst->out_w || !dst->in_w)
             alg_out_of_memory();
-        c->cap = k;
+        *cap = k;
     }
     dst->n = n;
     dst->n_arcs = a;
@@ -153,7 +151,7 @@ static const topo_digraph *graph_of(alg_nbr *nb, uint64_t r)
         return topo_schedule_round(nb->sched, r);
     cached *c = &nb->cache[r % CACHE];
     if (!c->valid || c->round != r) {
-        copy_round(c, topo_schedule_round(nb->sched, r));
+        alg_nbr_digraph_copy(&c->d, &c->cap, topo_schedule_round(nb->sched, r));
         c->round = r;
         c->valid = 1;
     }

@@ -51,6 +51,13 @@ alg_nbr_row alg_nbr_row_of(alg_nbr *nb, uint64_t r, int i);
 /* W_ij of round r (j must be a neighbour of i in round r).  O(log deg). */
 double alg_nbr_weight(alg_nbr *nb, uint64_t r, int i, int j);
 
+/* dst <- src (one round of a schedule, which hands out one buffer),
+ * growing dst's arrays as needed; *cap is the arcs they hold (0 at
+ * first, dst zeroed).  Out of memory follows the run's policy.  _free
+ * frees the arrays, not d. */
+void alg_nbr_digraph_copy(topo_digraph *dst, size_t *cap, const topo_digraph *src);
+void alg_nbr_digraph_free(topo_digraph *d);
+
 /* A node's per-round sums of weighted neighbour models: a slot per round
  * that has received something and is not finished yet.  Two slots are
  * allocated up front (a static graph never needs more); more are added

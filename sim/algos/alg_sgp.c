@@ -28,7 +28,7 @@
  * choice), "random_matching", "random_k_out" (`peers` random out-neighbours
  * per round), "file" (the rounds of `graph_file`, cycled).
  */
-#include "alg.h"
+#include "alg_nbr.h"   /* the round-graph copies */
 
 #include <assert.h>
 #include <math.h>
@@ -53,11 +53,11 @@ static const alg_param_spec params[] = {
     { NULL, 0, 0, 0, 0, NULL },
 };
 
-/* One round's graph, copied out of the schedule (nodes may be in different
- * rounds at once). */
+/* One round's graph, copied out of the schedule (nodes differ in rounds). */
 typedef struct round_graph {
     uint64_t round;
     int      valid;
+    size_t   cap;
     topo_digraph d;
 } round_graph;
 
@@ -98,37 +98,6 @@ typedef struct sgp_state {
     uint64_t share_round;
 } sgp_state;
 
-static void copy_digraph(topo_digraph *dst, const topo_digraph *src)
-{
-    int n = src->n;
-    size_t a = src->n_arcs;
-    if (!dst->out_off) {   /* buffers sized for the largest round: n*n arcs is too
-                              much, so grow as needed */
-        dst->out_off = malloc((size_t)(n + 1) * sizeof(size_t));
-        dst->in_off = malloc((size_t)(n + 1) * sizeof(size_t));
-        dst->self_w = malloc((size_t)n * sizeof(double));
-        if (!dst->out_off || !dst->in_off || !dst->self_w)
-            alg_out_of_memory();
-    }
-    if (dst->n_arcs < a || !dst->out_nbr) {
-        dst->out_nbr = realloc(dst->out_nbr, (a ? a : 1) * sizeof(int));
-        dst->in_nbr = realloc(dst->in_nbr, (a ? a : 1) * sizeof(int));
-        dst->out_w = realloc(dst->out_w, (a ? a : 1) * sizeof(double));
-        dst->in_w = realloc(dst->in_w, (a ? a : 1) * sizeof(double));
-        if (!dst->out_nbr || !dst->in_nbr || !dst->out_w || !dst->in_w)
-            alg_out_of_memory();
-    }
-    dst->n = n;
-    dst->n_arcs = a;
-    memcpy(dst->out_off, src->out_off, (size_t)(n + 1) * sizeof(size_t));
-    memcpy(dst->in_off, src->in_off, (size_t)(n + 1) * sizeof(size_t));
-    memcpy(dst->self_w, src->self_w, (size_t)n * sizeof(double));
-    memcpy(dst->out_nbr, src->out_nbr, a * sizeof(int));
-    memcpy(dst->in_nbr, src->in_nbr, a * sizeof(int));
-    memcpy(dst->out_w, src->out_w, a * sizeof(double));
-    memcpy(dst->in_w, src->in_w, a * sizeof(double));
-}
-
 /* The graph of round k. */
 static const topo_digraph *graph_of(const alg_ctx *ctx, uint64_t k)
 {
@@ -137,7 +106,7 @@ static const topo_digraph *graph_of(const alg_ctx *ctx, uint64_t k)
         return sh->fixed;
     round_graph *c = &sh->cache[k % CACHE];
     if (!c->valid || c->round != k) {
-        copy_digraph(&c->d, topo_schedule_round(sh->sched, k));
+        alg_nbr_digraph_copy(&c->d, &c->cap, topo_schedule_round(sh->sched, k));
         c->round = k;
         c->valid = 1;
     }
@@ -272,16 +241,8 @@ static void sgp_shared_fini(alg_ctx *ctx)
     free(sh->x0_sum);
     free(sh->join);
     free(sh->live_ref);
-    for (int c = 0; c < CACHE; c++) {
-        topo_digraph *d = &sh->cache[c].d;
-        free(d->out_off);
-        free(d->in_off);
-        free(d->out_nbr);
-        free(d->in_nbr);
-        free(d->out_w);
-        free(d->in_w);
-        free(d->self_w);
-    }
+    for (int c = 0; c < CACHE; c++)
+        alg_nbr_digraph_free(&sh->cache[c].d);
     free(sh);
 }
 
