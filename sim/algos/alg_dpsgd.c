@@ -20,6 +20,12 @@
  * node may run several rounds ahead of one it is not paired with; the
  * mailbox keeps a slot per round (two on a static graph, where neighbours
  * are at most one round apart).
+ *
+ * When a node fails: a neighbour declared failed (alg_is_failed) is
+ * neither waited for nor sent to, and its weight moves to the node's own
+ * (W on the live nodes stays symmetric and doubly stochastic, so with lr 0
+ * the live sum is preserved); declared back, it rejoins at the round after
+ * the furthest any live node has begun (docs/algorithms.md).
  */
 #include "alg_nbr.h"
 
