@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alg_host.h"
 #include "sim_engine.h"
 #include "test_util.h"
 
@@ -287,11 +288,15 @@ START_TEST(down_until_1e9_ends)
              "[{\"kind\": \"schedule\", \"nodes\": [0], \"down_s\": 0.5, \"up_s\": 1e9}]}");
     char json[2048];
     snprintf(json, sizeof json, base, extra);
-    /* dpsgd waits for the node that is down */
+    /* dpsgd without its failure hooks waits for the node that is down */
     char *p = strstr(json, "gossip");
     memcpy(p, "dpsgd\"", 6);
     memmove(p + 5, p + 6, strlen(p + 6) + 1);
-    run_json(json, NULL, &res);
+    alg_type waiting = alg_dpsgd;
+    waiting.on_failure = NULL;
+    waiting.on_return = NULL;
+    run_options opt = { .algorithm = &waiting };
+    run_json(json, &opt, &res);
     ck_assert_int_eq(res.status, RUN_STALLED);
     /* the first event past the bound: a retransmission to the down node */
     ck_assert_msg(strncmp(res.message, "stalled at t=0.7 s: no step completed since t=0.52 s",

@@ -20,6 +20,12 @@
  * node may run several rounds ahead of one it is not paired with; the
  * mailbox keeps a slot per round (two on a static graph, where neighbours
  * are at most one round apart).
+ *
+ * When a node fails: a neighbour declared failed (alg_is_failed) is
+ * neither waited for nor sent to, and its weight moves to the node's own
+ * (W on the live nodes stays symmetric and doubly stochastic, so with lr 0
+ * the live sum is preserved); declared back, it rejoins at the round after
+ * the furthest any live node has begun (docs/algorithms.md).
  */
 #include "alg_nbr.h"
 
@@ -30,6 +36,7 @@
 #include <gsl/gsl_cblas.h>
 
 enum { P_SCHEDULE, P_SCHEDULE_FILE };
+enum { TAG_DECLARED = 1 };
 
 static const alg_param_spec params[] = {
     { "schedule", ALG_PARAM_CHOICE, ALG_NBR_STATIC, 0, 0, alg_nbr_schedule_names },
@@ -44,32 +51,87 @@ typedef struct dp_state {
     const double *grad;     /* the finished step's gradient, or NULL */
 } dp_state;
 
+/* Common to all nodes: the rounds' graphs, and the membership the failure
+ * detector gives (the same view for every node). */
+typedef struct dp_shared {
+    alg_nbr  *nb;
+    int       failures;   /* a declaration ever happened: rounds check exclusions */
+    uint64_t *join;       /* n: node j takes part in rounds >= join[j] */
+} dp_shared;
+
+static alg_nbr *nbr_of(const alg_ctx *ctx) { return ((dp_shared *)ctx->shared)->nb; }
+
+/* Whether neighbour j is out of round r: declared failed now, or back and
+ * rejoining at a later round. */
+static int excluded(const alg_ctx *ctx, int j, uint64_t r)
+{
+    const dp_shared *sh = ctx->shared;
+    return alg_is_failed(ctx, j) || r < sh->join[j];
+}
+
 static int degree(alg_ctx *ctx, uint64_t r, int i)
 {
-    return alg_nbr_row_of(ctx->shared, r, i).deg;
+    return alg_nbr_row_of(nbr_of(ctx), r, i).deg;
+}
+
+/* Neighbour models node i still waits for in its round (those of its
+ * round's neighbours not excluded that have not come). */
+static int missing(alg_ctx *ctx, const dp_state *st, int i)
+{
+    dp_shared *sh = ctx->shared;
+    alg_nbr_row row = alg_nbr_row_of(sh->nb, st->round, i);
+    int got = alg_mbox_count(&st->mbox, st->round);
+    if (!sh->failures)
+        return row.deg - got;
+    const alg_mbox_slot *s = NULL;
+    for (int k = 0; k < st->mbox.n && !s; k++)
+        if (st->mbox.slots[k].round == st->round)
+            s = &st->mbox.slots[k];
+    int live = 0, got_live = 0;
+    for (int k = 0; k < row.deg; k++)
+        live += !excluded(ctx, row.nbr[k], st->round);
+    for (int k = 0; k < got; k++)
+        got_live += !excluded(ctx, s->from[k], st->round);
+    return live - got_live;
+}
+
+/* Sends x_i^k to the round's neighbours not excluded. */
+static void send_own(alg_ctx *ctx, dp_state *st, int i)
+{
+    alg_nbr_row row = alg_nbr_row_of(nbr_of(ctx), st->round, i);
+    double bytes = alg_param_bytes(ctx, ctx->P);
+    for (int k = 0; k < row.deg; k++)
+        if (!excluded(ctx, row.nbr[k], st->round))
+            alg_send(ctx, i, row.nbr[k], 0, st->round, st->own, bytes);
 }
 
 static void start_round(alg_ctx *ctx, dp_state *st, int i)
 {
-    alg_nbr_row row = alg_nbr_row_of(ctx->shared, st->round, i);
     st->own = alg_snapshot(ctx, i);
-    double bytes = alg_param_bytes(ctx, ctx->P);
-    for (int k = 0; k < row.deg; k++)
-        alg_send(ctx, i, row.nbr[k], 0, st->round, st->own, bytes);
+    send_own(ctx, st, i);
     st->grad = NULL;
     alg_start_step(ctx, i);
 }
 
+/* The mix: x_i <- sum_j W_ij x_j over the models that came, W_ii plus the
+ * weight of every excluded neighbour whose model did not come on x_i
+ * itself (the failed neighbour's weight moves to the node's own). */
 static void try_finish(alg_ctx *ctx, dp_state *st, int i)
 {
-    alg_nbr_row row = alg_nbr_row_of(ctx->shared, st->round, i);
-    if (!st->grad || alg_mbox_count(&st->mbox, st->round) < row.deg)
+    if (!st->grad || missing(ctx, st, i) > 0)
         return;
+    dp_shared *sh = ctx->shared;
+    alg_nbr_row row = alg_nbr_row_of(sh->nb, st->round, i);
     alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, st->round);
+    double self_w = row.self_w;
+    if (sh->failures)
+        for (int k = 0; k < row.deg; k++)
+            if (!alg_mbox_has(s, row.nbr[k]))   /* only excluded ones can lack */
+                self_w += row.w[k];
     double *x = alg_params(ctx, i);
     int P = (int)ctx->P;
     memcpy(x, s->acc, ctx->P * sizeof(double));
-    cblas_daxpy(P, row.self_w, st->own->data, 1, x, 1);
+    cblas_daxpy(P, self_w, st->own->data, 1, x, 1);
     alg_sgd_apply(ctx, i, x, st->grad, 1.0);
     alg_mbox_release(&st->mbox, s);
     alg_buf_put(ctx, st->own);
@@ -90,14 +152,23 @@ static int dp_shared_init(alg_ctx *ctx)
     /* only a random schedule draws: the static graph creates no stream */
     uint64_t seed = schedule == ALG_NBR_MATCHING ? gsl_rng_get(alg_rng(ctx, 0)) : 0;
     char err[512];
-    ctx->shared = alg_nbr_create(ctx, schedule, ctx->path[P_SCHEDULE_FILE], seed, err,
-                                 sizeof err);
-    return ctx->shared ? 0 : -1;
+    dp_shared *sh = calloc(1, sizeof *sh);
+    if (!sh)
+        return -1;
+    ctx->shared = sh;
+    sh->join = calloc((size_t)ctx->n, sizeof *sh->join);
+    sh->nb = alg_nbr_create(ctx, schedule, ctx->path[P_SCHEDULE_FILE], seed, err, sizeof err);
+    return sh->nb && sh->join ? 0 : -1;
 }
 
 static void dp_shared_fini(alg_ctx *ctx)
 {
-    alg_nbr_destroy(ctx->shared);
+    dp_shared *sh = ctx->shared;
+    if (!sh)
+        return;
+    alg_nbr_destroy(sh->nb);
+    free(sh->join);
+    free(sh);
 }
 
 static int dp_init(alg_ctx *ctx, void *state, int node)
@@ -131,12 +202,71 @@ static void dp_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
 static void dp_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
     dp_state *st = state;
-    assert(m->round >= st->round);
-    alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, m->round);
-    cblas_daxpy((int)ctx->P, alg_nbr_weight(ctx->shared, m->round, i, m->from),
-                m->payload->data, 1, s->acc, 1);
-    s->count++;
+    /* a round already mixed without its sender (excluded), a resend of one
+     * mixed with it, or a round from before this node itself rejoined */
+    if (m->round < st->round)
+        return;
+    if (!alg_mbox_add(&st->mbox, m->round, m->from,
+                      alg_nbr_weight(nbr_of(ctx), m->round, i, m->from), m->payload->data))
+        return;   /* a resend after its sender came back */
     if (m->round == st->round)
+        try_finish(ctx, st, i);
+}
+
+/* The detector declared peer failed (its neighbours stop waiting for it
+ * and sending to it) or back: it rejoins at the round after the furthest
+ * any live node has begun, so that every pair of live neighbours agrees on
+ * the rounds in which they mix (no live node has finished that round nor
+ * sent its model of it). */
+static void dp_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    dp_shared *sh = ctx->shared;
+    sh->failures = 1;
+    if (failed) {
+        /* each node learns it by a timer of its own (a down node's is
+         * dropped: it looks again when it returns) */
+        for (int i = 0; i < ctx->n; i++)
+            if (i != peer && !alg_is_failed(ctx, i))
+                alg_set_timer(ctx, i, 0, TAG_DECLARED);
+        return;
+    }
+    uint64_t r = 0;
+    for (int i = 0; i < ctx->n; i++) {
+        const dp_state *st = alg_state(ctx, i);
+        if (i != peer && !alg_is_failed(ctx, i) && st->round > r)
+            r = st->round;
+    }
+    sh->join[peer] = r + 1;
+}
+
+/* Back up: declared and back, it starts its join round afresh on its
+ * parameters as faults.rejoin left them; back before it was declared, it
+ * is still a member of its round and sends its model of it again (what it
+ * sent as it went down may be lost; receivers drop copies). */
+static void dp_on_return(alg_ctx *ctx, void *state, int i)
+{
+    dp_state *st = state;
+    dp_shared *sh = ctx->shared;
+    if (st->round < sh->join[i]) {
+        alg_abort_step(ctx, i);
+        for (int k = 0; k < st->mbox.n; k++)
+            if (st->mbox.slots[k].round != UINT64_MAX)
+                alg_mbox_release(&st->mbox, &st->mbox.slots[k]);
+        if (st->own)
+            alg_buf_put(ctx, st->own);
+        st->round = sh->join[i];
+        start_round(ctx, st, i);
+    } else if (st->own) {
+        send_own(ctx, st, i);
+        try_finish(ctx, st, i);   /* a neighbour declared failed while it was down */
+    }
+}
+
+static void dp_on_timer(alg_ctx *ctx, void *state, int i, uint32_t tag)
+{
+    (void)tag;
+    dp_state *st = state;
+    if (st->own)
         try_finish(ctx, st, i);
 }
 
@@ -149,8 +279,7 @@ static void dp_describe_wait(const alg_ctx *ctx, const void *state, int i,
     } else {
         int deg = degree((alg_ctx *)ctx, st->round, i);
         snprintf(buf, size, "%d of %d neighbour models of round %llu",
-                 deg - alg_mbox_count(&st->mbox, st->round), deg,
-                 (unsigned long long)st->round);
+                 missing((alg_ctx *)ctx, st, i), deg, (unsigned long long)st->round);
     }
 }
 
@@ -165,6 +294,9 @@ const alg_type alg_dpsgd = {
     .on_start = dp_on_start,
     .on_step_done = dp_on_step_done,
     .on_message = dp_on_message,
+    .on_timer = dp_on_timer,
+    .on_failure = dp_on_failure,
+    .on_return = dp_on_return,
     .describe_wait = dp_describe_wait,
     .fini = dp_fini,
 };

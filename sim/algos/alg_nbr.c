@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_cblas.h>
 
 const char *const alg_nbr_schedule_names[] = { "static", "random_matching",
                                                "one_peer_exponential", "file", NULL };
@@ -86,7 +87,7 @@ alg_nbr *alg_nbr_create(const alg_ctx *ctx, int schedule, const char *path, uint
     return nb;
 }
 
-static void free_digraph_arrays(topo_digraph *d)
+void alg_nbr_digraph_free(topo_digraph *d)
 {
     free(d->out_off);
     free(d->in_off);
@@ -103,14 +104,12 @@ void alg_nbr_destroy(alg_nbr *nb)
         return;
     topo_schedule_destroy(nb->sched);
     for (int c = 0; c < CACHE; c++)
-        free_digraph_arrays(&nb->cache[c].d);
+        alg_nbr_digraph_free(&nb->cache[c].d);
     free(nb);
 }
 
-/* c <- src, growing c's arrays as needed (rounds differ in arcs). */
-static void copy_round(cached *c, const topo_digraph *src)
+void alg_nbr_digraph_copy(topo_digraph *dst, size_t *cap, const topo_digraph *src)
 {
-    topo_digraph *dst = &c->d;
     int n = src->n;
     size_t a = src->n_arcs;
     if (!dst->out_off) {
@@ -120,7 +119,7 @@ static void copy_round(cached *c, const topo_digraph *src)
         if (!dst->out_off || !dst->in_off || !dst->self_w)
             alg_out_of_memory();
     }
-    if (!dst->out_nbr || c->cap < a) {
+    if (!dst->out_nbr || *cap < a) {
         size_t k = a ? a : 1;
         dst->out_nbr = realloc(dst->out_nbr, k * sizeof(int));
         dst->in_nbr = realloc(dst->in_nbr, k * sizeof(int));
@@ -128,7 +127,7 @@ static void copy_round(cached *c, const topo_digraph *src)
         dst->in_w = realloc(dst->in_w, k * sizeof(double));
         if (!dst->out_nbr || !dst->in_nbr || !dst->out_w || !dst->in_w)
             alg_out_of_memory();
-        c->cap = k;
+        *cap = k;
     }
     dst->n = n;
     dst->n_arcs = a;
@@ -152,7 +151,7 @@ static const topo_digraph *graph_of(alg_nbr *nb, uint64_t r)
         return topo_schedule_round(nb->sched, r);
     cached *c = &nb->cache[r % CACHE];
     if (!c->valid || c->round != r) {
-        copy_round(c, topo_schedule_round(nb->sched, r));
+        alg_nbr_digraph_copy(&c->d, &c->cap, topo_schedule_round(nb->sched, r));
         c->round = r;
         c->valid = 1;
     }
@@ -207,8 +206,10 @@ int alg_mbox_init(alg_mbox *mb, size_t len)
 
 void alg_mbox_fini(alg_mbox *mb)
 {
-    for (int k = 0; mb->slots && k < mb->n; k++)
+    for (int k = 0; mb->slots && k < mb->n; k++) {
         free(mb->slots[k].acc);
+        free(mb->slots[k].from);
+    }
     free(mb->slots);
     mb->slots = NULL;
     mb->n = 0;
@@ -238,11 +239,41 @@ alg_mbox_slot *alg_mbox_slot_of(alg_mbox *mb, uint64_t r)
         mb->slots = s;
         free_slot = &mb->slots[mb->n++];
         free_slot->count = 0;
+        free_slot->from = NULL;
+        free_slot->from_cap = 0;
         if (!(free_slot->acc = calloc(mb->len ? mb->len : 1, sizeof(double))))
             alg_out_of_memory();
     }
     free_slot->round = r;
     return free_slot;
+}
+
+int alg_mbox_has(const alg_mbox_slot *s, int from)
+{
+    if (!s->from)
+        return 0;
+    for (int k = 0; k < s->count; k++)
+        if (s->from[k] == from)
+            return 1;
+    return 0;
+}
+
+int alg_mbox_add(alg_mbox *mb, uint64_t r, int from, double w, const double *x)
+{
+    alg_mbox_slot *s = alg_mbox_slot_of(mb, r);
+    if (alg_mbox_has(s, from))
+        return 0;
+    if (s->count >= s->from_cap) {
+        int cap = s->from_cap ? 2 * s->from_cap : 4;
+        int *f = realloc(s->from, (size_t)cap * sizeof *f);
+        if (!f)
+            alg_out_of_memory();
+        s->from = f;
+        s->from_cap = cap;
+    }
+    cblas_daxpy((int)mb->len, w, x, 1, s->acc, 1);
+    s->from[s->count++] = from;
+    return 1;
 }
 
 void alg_mbox_release(alg_mbox *mb, alg_mbox_slot *s)

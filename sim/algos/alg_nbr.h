@@ -51,6 +51,13 @@ alg_nbr_row alg_nbr_row_of(alg_nbr *nb, uint64_t r, int i);
 /* W_ij of round r (j must be a neighbour of i in round r).  O(log deg). */
 double alg_nbr_weight(alg_nbr *nb, uint64_t r, int i, int j);
 
+/* dst <- src (one round of a schedule, which hands out one buffer),
+ * growing dst's arrays as needed; *cap is the arcs they hold (0 at
+ * first, dst zeroed).  Out of memory follows the run's policy.  _free
+ * frees the arrays, not d. */
+void alg_nbr_digraph_copy(topo_digraph *dst, size_t *cap, const topo_digraph *src);
+void alg_nbr_digraph_free(topo_digraph *d);
+
 /* A node's per-round sums of weighted neighbour models: a slot per round
  * that has received something and is not finished yet.  Two slots are
  * allocated up front (a static graph never needs more); more are added
@@ -59,6 +66,8 @@ typedef struct alg_mbox_slot {
     uint64_t round;     /* UINT64_MAX: free */
     int      count;     /* models received */
     double  *acc;       /* len doubles, sum of W_ij x_j */
+    int     *from;      /* alg_mbox_add only: the count senders, in arrival order */
+    int      from_cap;
 } alg_mbox_slot;
 
 typedef struct alg_mbox {
@@ -74,6 +83,14 @@ int  alg_mbox_count(const alg_mbox *mb, uint64_t r);
 /* Round r's slot, taken (zeroed) when it has none yet; out of memory
  * follows the run's policy. */
 alg_mbox_slot *alg_mbox_slot_of(alg_mbox *mb, uint64_t r);
+/* Adds w x (len doubles) from `from` to round r's slot and records the
+ * sender, unless the slot already has a model from it (a sender that came
+ * back may send its round again): 1 when added, 0 for a duplicate.
+ * O(count) for the duplicate check.  Out of memory follows the run's
+ * policy. */
+int  alg_mbox_add(alg_mbox *mb, uint64_t r, int from, double w, const double *x);
+/* Whether s holds a model from `from` (slots filled with alg_mbox_add). */
+int  alg_mbox_has(const alg_mbox_slot *s, int from);
 /* Frees a finished round's slot (zeroed for reuse). */
 void alg_mbox_release(alg_mbox *mb, alg_mbox_slot *s);
 

@@ -28,7 +28,7 @@
  * choice), "random_matching", "random_k_out" (`peers` random out-neighbours
  * per round), "file" (the rounds of `graph_file`, cycled).
  */
-#include "alg.h"
+#include "alg_nbr.h"   /* the round-graph copies */
 
 #include <assert.h>
 #include <math.h>
@@ -40,6 +40,7 @@
 enum { P_GRAPH, P_PEERS, P_GRAPH_FILE, P_OVERLAP };
 enum { G_TOPOLOGY, G_EXPONENTIAL, G_ONE_PEER, G_MATCHING, G_K_OUT, G_FILE };
 enum { TAG_PUSH = 1 };
+enum { TIMER_DECLARED = 1 };
 
 static const char *const graph_names[] = { "topology", "exponential", "one_peer_exponential",
                                            "random_matching", "random_k_out", "file", NULL };
@@ -52,11 +53,11 @@ static const alg_param_spec params[] = {
     { NULL, 0, 0, 0, 0, NULL },
 };
 
-/* One round's graph, copied out of the schedule (nodes may be in different
- * rounds at once). */
+/* One round's graph, copied out of the schedule (nodes differ in rounds). */
 typedef struct round_graph {
     uint64_t round;
     int      valid;
+    size_t   cap;
     topo_digraph d;
 } round_graph;
 
@@ -70,12 +71,19 @@ typedef struct sgp_shared {
     /* tau > 0 only, for the mass check of run.json: numerators sent and
      * not yet received, and the workers' initial models summed */
     double        *in_flight_x, *x0_sum;
+    /* the failure detector's membership (the same view for every node) */
+    int            failures;     /* a declaration ever happened */
+    uint64_t      *join;         /* n: node j takes part in rounds >= join[j] */
+    double        *live_ref;     /* P + 1: the live nodes' held numerator and weight
+                                    at the last membership change */
 } sgp_shared;
 
 typedef struct slot {
     uint64_t round;
     int      count;
     double  *acc;       /* P + 1: numerator and weight */
+    int     *from;      /* the count senders */
+    int      from_cap;
 } slot;
 
 typedef struct sgp_state {
@@ -86,38 +94,9 @@ typedef struct sgp_state {
     uint64_t next_full;  /* tau > 0: rounds before it have all their shares in */
     slot    *slots;
     int      n_slots;
+    cl_buf  *share;      /* the last round's pushed share (resent on a return), or NULL */
+    uint64_t share_round;
 } sgp_state;
-
-static void copy_digraph(topo_digraph *dst, const topo_digraph *src)
-{
-    int n = src->n;
-    size_t a = src->n_arcs;
-    if (!dst->out_off) {   /* buffers sized for the largest round: n*n arcs is too
-                              much, so grow as needed */
-        dst->out_off = malloc((size_t)(n + 1) * sizeof(size_t));
-        dst->in_off = malloc((size_t)(n + 1) * sizeof(size_t));
-        dst->self_w = malloc((size_t)n * sizeof(double));
-        if (!dst->out_off || !dst->in_off || !dst->self_w)
-            alg_out_of_memory();
-    }
-    if (dst->n_arcs < a || !dst->out_nbr) {
-        dst->out_nbr = realloc(dst->out_nbr, (a ? a : 1) * sizeof(int));
-        dst->in_nbr = realloc(dst->in_nbr, (a ? a : 1) * sizeof(int));
-        dst->out_w = realloc(dst->out_w, (a ? a : 1) * sizeof(double));
-        dst->in_w = realloc(dst->in_w, (a ? a : 1) * sizeof(double));
-        if (!dst->out_nbr || !dst->in_nbr || !dst->out_w || !dst->in_w)
-            alg_out_of_memory();
-    }
-    dst->n = n;
-    dst->n_arcs = a;
-    memcpy(dst->out_off, src->out_off, (size_t)(n + 1) * sizeof(size_t));
-    memcpy(dst->in_off, src->in_off, (size_t)(n + 1) * sizeof(size_t));
-    memcpy(dst->self_w, src->self_w, (size_t)n * sizeof(double));
-    memcpy(dst->out_nbr, src->out_nbr, a * sizeof(int));
-    memcpy(dst->in_nbr, src->in_nbr, a * sizeof(int));
-    memcpy(dst->out_w, src->out_w, a * sizeof(double));
-    memcpy(dst->in_w, src->in_w, a * sizeof(double));
-}
 
 /* The graph of round k. */
 static const topo_digraph *graph_of(const alg_ctx *ctx, uint64_t k)
@@ -127,7 +106,7 @@ static const topo_digraph *graph_of(const alg_ctx *ctx, uint64_t k)
         return sh->fixed;
     round_graph *c = &sh->cache[k % CACHE];
     if (!c->valid || c->round != k) {
-        copy_digraph(&c->d, topo_schedule_round(sh->sched, k));
+        alg_nbr_digraph_copy(&c->d, &c->cap, topo_schedule_round(sh->sched, k));
         c->round = k;
         c->valid = 1;
     }
@@ -238,6 +217,10 @@ static int sgp_shared_init(alg_ctx *ctx)
     } else {
         sh->sched = make_schedule(ctx, seed, err, sizeof err);
     }
+    sh->join = calloc((size_t)ctx->n, sizeof *sh->join);
+    sh->live_ref = calloc(ctx->P + 1, sizeof(double));
+    if (!sh->join || !sh->live_ref)
+        return -1;
     if (ctx->param[P_OVERLAP] > 0 && ctx->P > 0) {
         sh->in_flight_x = calloc(ctx->P, sizeof(double));
         sh->x0_sum = calloc(ctx->P, sizeof(double));
@@ -256,16 +239,10 @@ static void sgp_shared_fini(alg_ctx *ctx)
     topo_schedule_destroy(sh->sched);
     free(sh->in_flight_x);
     free(sh->x0_sum);
-    for (int c = 0; c < CACHE; c++) {
-        topo_digraph *d = &sh->cache[c].d;
-        free(d->out_off);
-        free(d->in_off);
-        free(d->out_nbr);
-        free(d->in_nbr);
-        free(d->out_w);
-        free(d->in_w);
-        free(d->self_w);
-    }
+    free(sh->join);
+    free(sh->live_ref);
+    for (int c = 0; c < CACHE; c++)
+        alg_nbr_digraph_free(&sh->cache[c].d);
     free(sh);
 }
 
@@ -280,13 +257,16 @@ static int sgp_init(alg_ctx *ctx, void *state, int node)
 
 static void sgp_fini(alg_ctx *ctx, void *state, int node)
 {
-    (void)ctx;
     (void)node;
     sgp_state *st = state;
-    for (int k = 0; k < st->n_slots; k++)
+    for (int k = 0; k < st->n_slots; k++) {
         free(st->slots[k].acc);
+        free(st->slots[k].from);
+    }
     free(st->slots);
     free(st->x);
+    if (st->share)
+        alg_buf_put(ctx, st->share);
 }
 
 static slot *slot_of(const alg_ctx *ctx, sgp_state *st, uint64_t round)
@@ -306,10 +286,54 @@ static slot *slot_of(const alg_ctx *ctx, sgp_state *st, uint64_t round)
     slot *n = &st->slots[st->n_slots++];
     n->round = round;
     n->count = 0;
+    n->from = NULL;
+    n->from_cap = 0;
     n->acc = calloc(ctx->P + 1, sizeof(double));
     if (!n->acc)
         alg_out_of_memory();
     return n;
+}
+
+static slot *find_slot(const sgp_state *st, uint64_t round)
+{
+    for (int k = 0; k < st->n_slots; k++)
+        if (st->slots[k].round == round)
+            return &st->slots[k];
+    return NULL;
+}
+
+static int slot_has(const slot *s, int from)
+{
+    for (int k = 0; s->from && k < s->count; k++)
+        if (s->from[k] == from)
+            return 1;
+    return 0;
+}
+
+/* Whether node j is out of round r: declared failed now, or back and
+ * rejoining at a later round. */
+static int excluded(const alg_ctx *ctx, int j, uint64_t r)
+{
+    const sgp_shared *sh = ctx->shared;
+    return sh->failures && (alg_is_failed(ctx, j) || r < sh->join[j]);
+}
+
+/* In-neighbours of round r whose share node i still waits for (those not
+ * excluded; a share that came from one excluded since stays). */
+static int missing_in(const alg_ctx *ctx, const sgp_state *st, int i, uint64_t r)
+{
+    const topo_digraph *d = graph_of(ctx, r);
+    int need = (int)(d->in_off[i + 1] - d->in_off[i]);
+    const slot *s = need > 0 ? find_slot(st, r) : NULL;
+    int got = s ? s->count : 0;
+    if (!((const sgp_shared *)ctx->shared)->failures)
+        return need - got;
+    int live = 0, got_live = 0;
+    for (size_t e = d->in_off[i]; e < d->in_off[i + 1]; e++)
+        live += !excluded(ctx, d->in_nbr[e], r);
+    for (int k = 0; k < got; k++)
+        got_live += !excluded(ctx, s->from[k], r);
+    return live - got_live;
 }
 
 static void sgp_on_start(alg_ctx *ctx, void *state, int i)
@@ -322,14 +346,6 @@ static void sgp_on_start(alg_ctx *ctx, void *state, int i)
     alg_start_step(ctx, i);
 }
 
-static slot *find_slot(sgp_state *st, uint64_t round)
-{
-    for (int k = 0; k < st->n_slots; k++)
-        if (st->slots[k].round == round)
-            return &st->slots[k];
-    return NULL;
-}
-
 /* tau-overlap (tau = ctx->param[P_OVERLAP] > 0): round k's shares are
  * pushed; the node goes on once every round up to k - tau has all its
  * in-neighbours' shares in, adding every share that has come for rounds
@@ -339,14 +355,8 @@ static void try_finish_overlap(alg_ctx *ctx, sgp_state *st, int i)
     uint64_t k = st->round, tau = (uint64_t)ctx->param[P_OVERLAP];
     if (!st->pushed)
         return;
-    while (st->next_full <= k) {
-        const topo_digraph *d = graph_of(ctx, st->next_full);
-        int need = (int)(d->in_off[i + 1] - d->in_off[i]);
-        const slot *s = need > 0 ? find_slot(st, st->next_full) : NULL;
-        if (need > 0 && (!s || s->count < need))
-            break;
+    while (st->next_full <= k && missing_in(ctx, st, i, st->next_full) == 0)
         st->next_full++;
-    }
     if (k >= tau && st->next_full <= k - tau)
         return;   /* round k - tau still has shares on the way */
     for (int j = 0; j < st->n_slots; j++) {
@@ -377,16 +387,9 @@ static void try_finish(alg_ctx *ctx, sgp_state *st, int i)
         try_finish_overlap(ctx, st, i);
         return;
     }
-    const topo_digraph *d = graph_of(ctx, st->round);
-    int need = (int)(d->in_off[i + 1] - d->in_off[i]);
-    slot *s = NULL;
-    if (need > 0) {
-        s = slot_of(ctx, st, st->round);
-        if (!st->pushed || s->count < need)
-            return;
-    } else if (!st->pushed) {
+    if (!st->pushed || missing_in(ctx, st, i, st->round) > 0)
         return;
-    }
+    slot *s = find_slot(st, st->round);
     if (s) {
         cblas_daxpy((int)ctx->P, 1.0, s->acc, 1, st->x, 1);
         if (ctx->P > 0)   /* timing only: no shares travel, the weight stays 1 */
@@ -412,7 +415,15 @@ static void sgp_on_step_done(alg_ctx *ctx, void *state, int i, const double *gra
     /* push-sum shares from the out-degree, whatever weights the graph
      * carries for mixing: columns then always sum to 1 */
     double p = 1.0 / (1.0 + (double)(d->out_off[i + 1] - d->out_off[i]));
+    int kept = 0;   /* shares of excluded out-neighbours, which the node keeps */
+    if (st->share)
+        alg_buf_put(ctx, st->share);
+    st->share = NULL;
     for (size_t e = d->out_off[i]; e < d->out_off[i + 1]; e++) {
+        if (excluded(ctx, d->out_nbr[e], st->round)) {
+            kept++;
+            continue;
+        }
         cl_buf *b = alg_buf_get(ctx);
         if (ctx->P > 0) {   /* timing only (no parameters): an empty payload */
             b->len = ctx->P + 1;
@@ -425,11 +436,17 @@ static void sgp_on_step_done(alg_ctx *ctx, void *state, int i, const double *gra
         }
         alg_send(ctx, i, d->out_nbr[e], TAG_PUSH, st->round, b,
                 alg_param_bytes(ctx, ctx->P + 1));
+        if (!st->share) {   /* every share is the same: keep one to send again */
+            cl_buf_ref(b);
+            st->share = b;
+            st->share_round = st->round;
+        }
         alg_buf_put(ctx, b);
     }
-    cblas_dscal((int)ctx->P, p, st->x, 1);
+    double keep = kept ? p * (1.0 + kept) : p;
+    cblas_dscal((int)ctx->P, keep, st->x, 1);
     if (ctx->P > 0)
-        st->w *= p;
+        st->w *= keep;
     st->pushed = 1;
     try_finish(ctx, st, i);
 }
@@ -439,17 +456,143 @@ static void sgp_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     sgp_state *st = state;
     sgp_shared *sh = ctx->shared;
     int tau = (int)ctx->param[P_OVERLAP];
-    assert(m->round >= (tau ? st->next_full : st->round));
-    slot *s = slot_of(ctx, st, m->round);
-    if (ctx->P > 0) {
-        cblas_daxpy((int)ctx->P + 1, 1.0, m->payload->data, 1, s->acc, 1);
+    if (ctx->P > 0) {   /* off the wire, whatever becomes of it */
         sh->in_flight_w -= m->payload->data[ctx->P];
         if (sh->in_flight_x)
             cblas_daxpy((int)ctx->P, -1.0, m->payload->data, 1, sh->in_flight_x, 1);
     }
-    s->count++;
+    if (m->round < (tau ? st->next_full : st->round)) {
+        /* a round closed without the sender, or one from before this node
+         * rejoined (one of the two excluded then): its mass is kept; else
+         * a copy resent by a sender that came back */
+        if ((excluded(ctx, m->from, m->round) || excluded(ctx, i, m->round)) && ctx->P > 0) {
+            cblas_daxpy((int)ctx->P, 1.0, m->payload->data, 1, st->x, 1);
+            st->w += m->payload->data[ctx->P];
+        }
+        return;
+    }
+    slot *s = slot_of(ctx, st, m->round);
+    if (slot_has(s, m->from))
+        return;   /* resent after its sender came back */
+    if (ctx->P > 0)
+        cblas_daxpy((int)ctx->P + 1, 1.0, m->payload->data, 1, s->acc, 1);
+    if (s->count >= s->from_cap) {
+        int cap = s->from_cap ? 2 * s->from_cap : 4;
+        int *f = realloc(s->from, (size_t)cap * sizeof *f);
+        if (!f)
+            alg_out_of_memory();
+        s->from = f;
+        s->from_cap = cap;
+    }
+    s->from[s->count++] = m->from;
     if (tau ? m->round <= st->round : m->round == st->round)
         try_finish(ctx, st, i);
+}
+
+/* The numerator and weight the nodes not declared failed hold (their
+ * own and their mailboxes'; shares on the wire are not counted) into
+ * acc (P + 1). */
+static void live_mass(const alg_ctx *ctx, double *acc)
+{
+    memset(acc, 0, (ctx->P + 1) * sizeof(double));
+    for (int i = 0; i < ctx->n; i++) {
+        if (alg_is_failed(ctx, i))
+            continue;
+        const sgp_state *st = alg_state(ctx, i);
+        cblas_daxpy((int)ctx->P, 1.0, st->x, 1, acc, 1);
+        acc[ctx->P] += st->w;
+        for (int k = 0; k < st->n_slots; k++)
+            if (st->slots[k].round != UINT64_MAX)
+                cblas_daxpy((int)ctx->P + 1, 1.0, st->slots[k].acc, 1, acc, 1);
+    }
+}
+
+/* The detector declared peer failed (nodes stop waiting for its shares
+ * and keep the shares they would send it, each learning it by a timer of
+ * its own: a down node's is dropped and it looks again when it returns),
+ * or back: it rejoins at the round after the furthest any live node has
+ * begun, so no live node has pushed to it or waited for it in a round it
+ * does not take part in. */
+static void sgp_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    sgp_shared *sh = ctx->shared;
+    sh->failures = 1;
+    if (failed) {
+        for (int i = 0; i < ctx->n; i++)
+            if (i != peer && !alg_is_failed(ctx, i))
+                alg_set_timer(ctx, i, 0, TIMER_DECLARED);
+        live_mass(ctx, sh->live_ref);
+        return;
+    }
+    uint64_t r = 0;
+    for (int i = 0; i < ctx->n; i++) {
+        const sgp_state *st = alg_state(ctx, i);
+        if (i != peer && !alg_is_failed(ctx, i) && st->round > r)
+            r = st->round;
+    }
+    sh->join[peer] = r + 1;
+}
+
+/* Back up.  Declared and back: it starts its join round with the weight it
+ * held and the numerator w z of its parameters as faults.rejoin left them
+ * (its own last model, or its neighbour's), plus every share that had
+ * reached it.  Back before it was declared: it is still in its round; the
+ * shares it pushed as it went down may be lost, so it sends them again
+ * (receivers drop copies). */
+static void sgp_on_return(alg_ctx *ctx, void *state, int i)
+{
+    sgp_state *st = state;
+    sgp_shared *sh = ctx->shared;
+    int P = (int)ctx->P;
+    if (st->round >= sh->join[i]) {
+        const topo_digraph *d = st->share ? graph_of(ctx, st->share_round) : NULL;
+        uint64_t open = ctx->param[P_OVERLAP] > 0 ? st->next_full : st->round;
+        for (size_t e = d ? d->out_off[i] : 0; d && st->share_round >= open
+                                               && e < d->out_off[i + 1]; e++) {
+            if (excluded(ctx, d->out_nbr[e], st->share_round))
+                continue;
+            if (P > 0) {
+                sh->in_flight_w += st->share->data[P];
+                if (sh->in_flight_x)
+                    cblas_daxpy(P, 1.0, st->share->data, 1, sh->in_flight_x, 1);
+            }
+            alg_send(ctx, i, d->out_nbr[e], TAG_PUSH, st->share_round, st->share,
+                     alg_param_bytes(ctx, ctx->P + 1));
+        }
+        try_finish(ctx, st, i);
+        return;
+    }
+    alg_abort_step(ctx, i);
+    double *z = alg_params(ctx, i);
+    for (int k = 0; k < P; k++) {
+        double x = st->w * z[k];
+        if (sh->x0_sum)   /* the mass the rejoin puts in or takes out */
+            sh->x0_sum[k] += x - st->x[k];
+        st->x[k] = x;
+    }
+    for (int k = 0; k < st->n_slots; k++) {
+        slot *sl = &st->slots[k];
+        if (sl->round == UINT64_MAX)
+            continue;
+        cblas_daxpy(P, 1.0, sl->acc, 1, st->x, 1);
+        if (P > 0)
+            st->w += sl->acc[P];
+        memset(sl->acc, 0, (ctx->P + 1) * sizeof(double));
+        sl->count = 0;
+        sl->round = UINT64_MAX;
+    }
+    memcpy(z, st->x, ctx->P * sizeof(double));
+    cblas_dscal(P, 1.0 / st->w, z, 1);
+    st->round = st->next_full = sh->join[i];
+    st->pushed = 0;
+    live_mass(ctx, sh->live_ref);
+    alg_start_step(ctx, i);
+}
+
+static void sgp_on_timer(alg_ctx *ctx, void *state, int i, uint32_t tag)
+{
+    (void)tag;
+    try_finish(ctx, state, i);
 }
 
 static void sgp_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -481,8 +624,40 @@ static int sgp_stats(const alg_ctx *ctx, const char **keys, double *values, int 
     }
     keys[0] = "weight_sum_error";
     values[0] = fabs(sum - ctx->n);
-    if (!sh->x0_sum || max < 2)
-        return 1;
+    int m = 1;
+    if (sh->failures && ctx->P > 0 && max >= 5) {
+        /* the live nodes' held mass: its weight, the weight and de-biased
+         * average against the last membership change (exact with lr 0 and
+         * nothing on the wire), and how far the live models are from that
+         * average */
+        double *now = calloc(ctx->P + 1, sizeof(double));
+        if (!now)
+            alg_out_of_memory();
+        live_mass(ctx, now);
+        double wl = now[ctx->P], wr = sh->live_ref[ctx->P], avg = 0, cons = 0;
+        for (size_t k = 0; k < ctx->P; k++) {
+            double a = now[k] / wl, e = fabs(a - sh->live_ref[k] / wr);
+            if (e > avg)
+                avg = e;
+            for (int i = 0; i < ctx->n; i++) {
+                double c = fabs(alg_params_const(ctx, i)[k] - a);
+                if (!alg_is_failed(ctx, i) && c > cons)
+                    cons = c;
+            }
+        }
+        free(now);
+        keys[1] = "live_weight";
+        values[1] = wl;
+        keys[2] = "live_weight_error";
+        values[2] = fabs(wl - wr);
+        keys[3] = "live_average_error";
+        values[3] = avg;
+        keys[4] = "live_consensus_error";
+        values[4] = cons;
+        m = 5;
+    }
+    if (!sh->x0_sum || max < m + 1)
+        return m;
     /* the push-sum average (numerators in nodes, mailboxes and flight, over
      * n) against the initial mean: exact with lr 0 */
     double worst = 0;
@@ -499,9 +674,9 @@ static int sgp_stats(const alg_ctx *ctx, const char **keys, double *values, int 
         if (e > worst)
             worst = e;
     }
-    keys[1] = "average_error";
-    values[1] = worst;
-    return 2;
+    keys[m] = "average_error";
+    values[m] = worst;
+    return m + 1;
 }
 
 const alg_type alg_sgp = {
@@ -516,6 +691,9 @@ const alg_type alg_sgp = {
     .on_start = sgp_on_start,
     .on_step_done = sgp_on_step_done,
     .on_message = sgp_on_message,
+    .on_timer = sgp_on_timer,
+    .on_failure = sgp_on_failure,
+    .on_return = sgp_on_return,
     .describe_wait = sgp_describe_wait,
     .stats = sgp_stats,
     .fini = sgp_fini,
