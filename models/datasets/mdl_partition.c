@@ -5,6 +5,7 @@
  * look at labels but never copy samples.  Every partition draws from one
  * mt19937 stream seeded from the caller's seed, in a fixed order.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,23 +271,43 @@ static int quantity(const mdl_partition_spec *sp, const mdl_dataset *ds, gsl_rng
     if (floor_n > n)
         return say(err, es, "quantity partition needs at least nodes * %zu = %zu samples, "
                    "got %zu", sp->min_samples, floor_n, n);
-    double *w = malloc((size_t)N * sizeof *w);
+    double *w = malloc((size_t)N * sizeof *w), *u = malloc((size_t)N * sizeof *u);
     size_t *cnt = malloc((size_t)N * sizeof *cnt);
-    if (!w || !cnt) {
+    if (!w || !u || !cnt) {
         free(w);
+        free(u);
         free(cnt);
         return say(err, es, "out of memory");
     }
     for (size_t i = 0; i < n; i++)
         idx[i] = i;
     shuffle(idx, n, r);
-    for (int i = 0; i < N; i++)
-        w[i] = gsl_ran_pareto(r, sp->exponent, 1.0);
+    /* w_i = u_i^(-1/a), u_i uniform on (0, 1): gsl_ran_pareto(r, a, 1)
+     * step for step, keeping u_i.  A small exponent overflows w_i or their
+     * sum to inf, and inf / inf would cut at NaN; then the weights are
+     * taken relative to the largest, in logarithms: w_i / w_max =
+     * exp((log u_max - log u_i) / a), in (0, 1] and 1 for the largest,
+     * the same shares (up to rounding) with no overflow at any a > 0. */
+    double sum = 0;
+    for (int i = 0; i < N; i++) {
+        u[i] = gsl_rng_uniform_pos(r);
+        w[i] = pow(u[i], -1 / sp->exponent);
+        sum += w[i];
+    }
+    if (!isfinite(sum)) {
+        double lmin = 0;
+        for (int i = 0; i < N; i++)
+            if (i == 0 || log(u[i]) < lmin)
+                lmin = log(u[i]);
+        for (int i = 0; i < N; i++)
+            w[i] = exp((lmin - log(u[i])) / sp->exponent);
+    }
     cut(w, N, n - floor_n, cnt);
     off[0] = 0;
     for (int i = 0; i < N; i++)
         off[i + 1] = off[i] + sp->min_samples + cnt[i];
     free(cnt);
+    free(u);
     free(w);
     return 0;
 }

@@ -405,7 +405,10 @@ static int pr_check(const alg_ctx *ctx, char *err, size_t size)
 static int pr_init(alg_ctx *ctx, void *state, int node)
 {
     pr_state *st = state;
-    if (node == ctx->server || mode(ctx) != GROUPS_RANDOM_PULL)
+    /* random_pull: a step may end inside a group; with failures any mode
+     * may see it (a node back from a failure restarts its step while a
+     * re-formed group still counts it) */
+    if (node == ctx->server)
         return 0;
     st->held = malloc((ctx->P ? ctx->P : 1) * sizeof(double));
     return st->held ? 0 : -1;

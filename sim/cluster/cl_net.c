@@ -272,7 +272,9 @@ void cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
     assert(from != to && from >= 0 && to >= 0 && from < c->n && to < c->n);
     double now = sim_engine_now(c->eng);
     node *src = &c->nodes[from];
-    if (src->n_down > 0) {   /* a down node sends nothing */
+    if (src->n_down > 0) {   /* a down node sends nothing: handed over, lost at once */
+        src->st.bytes_sent += bytes;
+        src->st.msgs_sent++;
         src->st.msgs_lost++;
         cl_i_trace(c, from, "lost", now, now, to, bytes);
         return;

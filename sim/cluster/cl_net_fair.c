@@ -239,13 +239,20 @@ void cl_i_on_nic(cl_cluster *c, int i, uint32_t data)
     cl_i_account(c, i);
     nic_advance(c, i, dir);
     /* every transfer with (up to rounding) nothing left ends now, in
-     * joining order */
+     * joining order: nothing left but a residue of 1e-9 of its bytes, or
+     * a remaining time below the clock's resolution at now (now + rem /
+     * rate == now).  Without the second test a residue whose time rounds
+     * to now is rescheduled at now for ever: dt stays 0 and nothing
+     * drains (the livelock of issue 15 once now is about 10^7 transfer
+     * times).  A transfer that passes neither test has a completion time
+     * after now, so every event here ends a transfer or moves the clock:
+     * the fair NIC cannot stall at any absolute time. */
     size_t keep = 0, n_done = 0;
     uint32_t done[64];
     for (size_t a = 0; a < q->n_act; a++) {
         msg_slot *s = &c->slots[q->act[a]];
-        double rem = dir ? s->rem_down : s->rem_up;
-        if (rem <= 1e-9 * s->msg.bytes && n_done < 64) {
+        double rem = dir ? s->rem_down : s->rem_up, rate = dir ? s->rate_down : s->rate_up;
+        if ((rem <= 1e-9 * s->msg.bytes || now + rem / rate <= now) && n_done < 64) {
             done[n_done++] = q->act[a];
             if (dir)
                 s->in_down = 0;

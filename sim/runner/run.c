@@ -41,14 +41,16 @@ static void cb_message(void *vr, int node, const cl_msg *m)
     r->alg->on_message(&r->ctx, alg_state(&r->ctx, node), node, m);
 }
 
-/* A node that comes back with rejoin "neighbour" takes the parameters of
- * its first neighbour (in the topology's order) that is up; with none up,
- * or rejoin "keep", it keeps its own. */
+/* A worker that comes back with rejoin "neighbour" takes the parameters of
+ * its first topology neighbour (in the topology's order) that is up; with
+ * none up, or rejoin "keep", it keeps its own.  A protocol's server (a node
+ * past the topology's: parameter server, edge server, group generator) has
+ * no topology neighbours and always keeps its own model. */
 static void rejoin(run_sim *r, int node)
 {
-    if (r->s->fault_rejoin != SCN_REJOIN_NEIGHBOUR)
-        return;
     const topo_graph *g = r->g;
+    if (r->s->fault_rejoin != SCN_REJOIN_NEIGHBOUR || node >= g->n || r->ctx.P == 0)
+        return;
     for (size_t e = g->off[node]; e < g->off[node + 1]; e++) {
         int j = g->nbr[e];
         if (cl_is_up(r->cl, j)) {
@@ -173,6 +175,17 @@ static int handle(void *vr, const sim_event *ev)
             r->opt->on_progress(r->opt->hook_ctx, sim_engine_now(r->eng), k);
     }
     return code;
+}
+
+static int same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+static int same_row(const out_metrics_row *a, const out_metrics_row *b)
+{
+    return a->steps == b->steps && same_value(a->epochs, b->epochs)
+        && same_value(a->train_loss, b->train_loss) && same_value(a->test_loss, b->test_loss)
+        && same_value(a->test_accuracy, b->test_accuracy)
+        && same_value(a->consensus_distance, b->consensus_distance)
+        && same_value(a->bytes_sent, b->bytes_sent);
 }
 
 static double seconds(clockid_t id)
@@ -411,15 +424,23 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
         }
     }
     /* a final row at the end instant, unless the models are no longer
-     * finite: a diverged run keeps the rows written before */
-    if (res->status != RUN_DIVERGED
-        && (!r->have_last || r->last.time_s < sim_engine_now(r->eng))) {
+     * finite: a diverged run keeps the rows written before.  A row taken
+     * at this same instant (a metrics instant that is also the stop
+     * instant) saw only the events before it; the final row comes after
+     * every event of the instant and replaces it, so that the last row
+     * counts the steps and bytes nodes.csv counts. */
+    if (res->status != RUN_DIVERGED) {
+        int again = r->have_last && r->last.time_s == sim_engine_now(r->eng);
         out_metrics_row row;
         run_i_evaluate(r, &row);
-        if (run_i_metrics_diverged(r, &row)) {
+        if (again && same_row(&row, &r->last)) {
+            /* nothing happened since: the row stands */
+        } else if (run_i_metrics_diverged(r, &row)) {
             res->status = RUN_DIVERGED;
             res->stop_reason = "diverged";
             snprintf(res->message, sizeof res->message, "%s", r->diverged);
+        } else if (again) {
+            run_i_record_again(r, &row);
         } else {
             run_i_record(r, &row);
         }

@@ -69,6 +69,8 @@ static void record_nodes(run_sim *r, double time_s)
 
 void run_i_record(run_sim *r, const out_metrics_row *row)
 {
+    r->mf_last = r->mf ? ftell(r->mf) : -1;
+    r->nmf_last = r->nmf ? ftell(r->nmf) : -1;
     if (r->mf)
         out_metrics_write(r->mf, row);
     if (r->nmf)
@@ -79,6 +81,23 @@ void run_i_record(run_sim *r, const out_metrics_row *row)
         r->opt->on_metrics(r->opt->hook_ctx, row);
     r->last = *row;
     r->have_last = 1;
+}
+
+/* Cuts f (a regular temporary file) back to offset at. */
+static void cut_back(FILE *f, long at)
+{
+    if (!f || at < 0)
+        return;
+    fflush(f);
+    if (ftruncate(fileno(f), (off_t)at) == 0)
+        fseek(f, at, SEEK_SET);
+}
+
+void run_i_record_again(run_sim *r, const out_metrics_row *row)
+{
+    cut_back(r->mf, r->mf_last);
+    cut_back(r->nmf, r->nmf_last);
+    run_i_record(r, row);
 }
 
 /* An evaluation whose loss is NaN or infinite ends the run as diverged

@@ -69,6 +69,7 @@ struct run_sim {
     FILE         *tf;          /* trace.csv, or NULL */
     out_metrics_row last;
     int           have_last;
+    long          mf_last, nmf_last;   /* where the last row starts in mf and nmf, or -1 */
     uint64_t      metrics_k, stop_steps_total;
     char          diverged[512];  /* why the run diverged, or empty */
     /* watchdog: events at the current instant and message/timer events
@@ -130,6 +131,8 @@ int run_i_check_work(const run_sim *r, scn_error *err);
  * longer finite (metrics_diverged: 1, with r->diverged set). */
 void run_i_evaluate(run_sim *r, out_metrics_row *row);
 void run_i_record(run_sim *r, const out_metrics_row *row);
+/* The last recorded row (same instant) replaced by row in both files. */
+void run_i_record_again(run_sim *r, const out_metrics_row *row);
 int  run_i_metrics_diverged(run_sim *r, const out_metrics_row *row);
 
 /* run_watch.c: the watchdog after each event (nonzero: stop, r->stuck

@@ -6,6 +6,8 @@
  */
 #include "run_internal.h"
 
+#include <float.h>
+
 void run_i_value_error(scn_error *err, const scn_scenario *s, const char *ptr, const char *msg)
 {
     snprintf(err->msg, sizeof err->msg, "%s: %s: error: %s", s->path, ptr, msg);
@@ -107,6 +109,33 @@ static int resolve_params(run_sim *r, scn_error *err)
     return 0;
 }
 
+/* Refuses a message size whose byte counts could overflow to inf (a
+ * message_bytes of 1e308 wrote "inf" to metrics.csv and cut chunks of NaN
+ * bytes): the largest message, (P + 1) parameters (push-sum's weight rides
+ * with the model) or the timing-only message_bytes, after compression,
+ * must leave 2^64 messages (the counters' range) from each of the n_all
+ * nodes finite.  That also bounds every chunk of a collective and every
+ * total in nodes.csv and metrics.csv.  About 1e289 / n_all bytes: far
+ * beyond any real model. */
+static int check_message_size(const run_sim *r, scn_error *err)
+{
+    const scn_scenario *s = r->s;
+    double most = DBL_MAX / ldexp(1.0, 64) / (double)r->n_all;
+    double m = r->timing_only ? s->model_message_bytes / s->compression_ratio
+             : (double)(r->ctx.P + 1) * (s->bytes_per_param / s->compression_ratio);
+    if (m <= most)
+        return 0;
+    /* the bound on the key itself */
+    double key = r->timing_only ? s->model_message_bytes : s->bytes_per_param;
+    double bound = most * s->compression_ratio / (r->timing_only ? 1.0 : (double)(r->ctx.P + 1));
+    char msg[512];
+    snprintf(msg, sizeof msg, "must be <= %.6g so that byte counts stay finite (2^64 messages "
+             "from each of %d nodes), got %g", bound, r->n_all, key);
+    run_i_value_error(err, s, r->timing_only ? "/model/message_bytes" : "/network/bytes_per_param",
+                      msg);
+    return -1;
+}
+
 run_sim *run_prepare(const scn_scenario *s, scn_error *err)
 {
     run_sim *r = calloc(1, sizeof *r);
@@ -143,6 +172,8 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     r->ctx.n_all = r->n_all;
     r->ctx.server = servers ? s->n_nodes : -1;
     r->ctx.P = r->model ? mdl_n_params(r->model) : 0;
+    if (check_message_size(r, err) != 0)
+        goto out_destroy;
     if (r->alg->check) {
         char m[512];
         if (r->alg->check(&r->ctx, m, sizeof m) != 0) {
