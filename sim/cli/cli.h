@@ -40,6 +40,11 @@ typedef struct cli_command {
 
 const cli_command *cli_command_find(const char *name);   /* NULL when unknown */
 
+/* Prints text filled to 79 columns from column col, continuation lines
+ * indented by indent columns (words are cut at spaces only), and a
+ * newline. */
+void cli_print_filled(FILE *f, const char *text, int col, int indent);
+
 /* argv[1] names the subcommand; returns the exit status. */
 int cli_dispatch(int argc, char **argv);
 
@@ -98,5 +103,8 @@ int cli_sweep(int argc, char **argv);
 int cli_merge(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 int cli_help(int argc, char **argv);
+int cli_list(int argc, char **argv);
+int cli_explain(int argc, char **argv);
+int cli_keys(int argc, char **argv);
 
 #endif
