@@ -350,7 +350,7 @@ static void print_man(FILE *f)
         roff(f, c->exit_status, 0);
         fputc('\n', f);
     }
-    fputs(".SH FILES\nScenario keys: \\fBdtsim keys\\fR (when built) and docs/scenario.md;\n"
+    fputs(".SH FILES\nScenario keys: \\fBdtsim keys\\fR and docs/scenario.md;\n"
           "outputs: docs/outputs.md; the command line: docs/cli.md.\n"
           ".SH VERSION\n", f);
     fprintf(f, "dtsim %s, git %s.\n", DTSIM_VERSION, DTSIM_GIT);

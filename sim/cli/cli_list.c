@@ -22,7 +22,7 @@ static void print_row(const char *name, const char *text)
         printf("\n%*s", NAME_COL, "");
     else
         printf("%*s", NAME_COL - w, "");
-    printf("%s\n", text);
+    cli_print_filled(stdout, text, NAME_COL, NAME_COL);
 }
 
 /* The first word of a family's title ("noise" of "noise laws"). */
@@ -138,7 +138,9 @@ static int explain_algorithm(const char *name)
                 "%s)\n", name, alg_names());
         return 2;
     }
-    printf("algorithm.name \"%s\": %s\n\n", t->name, t->summary);
+    int w = printf("algorithm.name \"%s\": ", t->name);
+    cli_print_filled(stdout, t->summary, w, 2);
+    putchar('\n');
     printf("common keys (dtsim keys algorithm):\n");
     size_t n;
     const scn_key *keys = scn_keys(&n);
@@ -177,8 +179,8 @@ static int under(const char *path, const char *prefix)
     size_t n = strlen(prefix);
     if (n && prefix[n - 1] == '.')
         n--;
-    return strncmp(path, prefix, n) == 0 &&
-           (path[n] == '\0' || path[n] == '.' || path[n] == '[');
+    return n == 0 || (strncmp(path, prefix, n) == 0 &&
+                      (path[n] == '\0' || path[n] == '.' || path[n] == '['));
 }
 
 int cli_keys(int argc, char **argv)
