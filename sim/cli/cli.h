@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "out.h"   /* out_provenance */
+
 /* Set to the signal's number by the SIGINT and SIGTERM handler
  * cli_interrupt_install puts in place.  The handler is installed once
  * (SA_RESETHAND): a second Ctrl-C or SIGTERM kills. */
@@ -62,6 +64,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * alone ("unknown" when built outside a git checkout). */
 void        cli_print_version(FILE *f);
 const char *cli_git_commit(void);
+
+/* The whole command line, argv[0] included, as main got it (set by
+ * cli_dispatch). */
+extern int          cli_argc;
+extern char *const *cli_argv;
+
+/* Fills p for an output of command cmd: the commit, the command line,
+ * the --set list (borrowed), the start time and the host. */
+void cli_provenance(out_provenance *p, const char *cmd, const char *const *sets,
+                    size_t n_sets);
 
 /* Flushes stdout; 0, or 1 with a message when anything written to it was
  * lost (a full disk, a closed pipe). */

@@ -255,6 +255,22 @@ const char *cli_git_commit(void)
     return DTSIM_GIT;
 }
 
+int          cli_argc;
+char *const *cli_argv;
+
+void cli_provenance(out_provenance *p, const char *cmd, const char *const *sets,
+                    size_t n_sets)
+{
+    memset(p, 0, sizeof *p);
+    p->command = cmd;
+    p->git_commit = DTSIM_GIT;
+    p->argc = cli_argc;
+    p->argv = (const char *const *)cli_argv;
+    p->sets = sets;
+    p->n_sets = n_sets;
+    out_provenance_init(p);
+}
+
 int cli_std_option(const char *cmd, const char *arg)
 {
     if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -396,6 +412,8 @@ int cli_help(int argc, char **argv)
 
 int cli_dispatch(int argc, char **argv)
 {
+    cli_argc = argc;
+    cli_argv = argv;
     if (argc < 2)
         return cli_usage_error(NULL, "no command given");
     const char *cmd = argv[1];
