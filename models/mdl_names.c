@@ -30,6 +30,15 @@ const char *const mdl_partition_kind_name_list[] = {
     [MDL_PART_QUANTITY + 1] = NULL,
 };
 
+/* One line per partition for `dtsim list`, indexed alike. */
+const char *const mdl_partition_kind_help_list[] = {
+    [MDL_PART_IID]       = "a seeded shuffle dealt into equal blocks",
+    [MDL_PART_DIRICHLET] = "label skew: per class, node shares from Dirichlet(alpha) (Hsu et al. 2019)",
+    [MDL_PART_SHARDS]    = "label-sorted shards, shards_per_node of them per node (McMahan et al. 2017)",
+    [MDL_PART_QUANTITY]  = "quantity skew: node shares proportional to Pareto(exponent) weights",
+    [MDL_PART_QUANTITY + 1] = NULL,
+};
+
 const char *const mdl_scale_name_list[] = {
     [MDL_SCALE_NONE]     = "none",
     [MDL_SCALE_MINMAX]   = "minmax",

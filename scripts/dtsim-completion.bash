@@ -32,6 +32,14 @@ _dtsim()
         help)
             words=$("$bin" --help 2>/dev/null | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p')
             COMPREPLY=($(compgen -W "$words" -- "$cur")) ;;
+        list)
+            words=$("$bin" list 2>/dev/null | sed -n 's/^\([a-z]*\).* (.*):$/\1/p')
+            COMPREPLY=($(compgen -W "$words" -- "$cur")) ;;
+        explain|keys)
+            words=$("$bin" keys 2>/dev/null | sed -n 's/^  \([a-z][^ ]*\)$/\1/p')
+            [ "$cmd" = explain ] && words="$words $("$bin" list protocols 2>/dev/null |
+                sed -n 's/^  \([a-z][a-z-]*\) .*/algorithm.\1/p')"
+            COMPREPLY=($(compgen -W "$words" -- "$cur")) ;;
         merge|plot)
             COMPREPLY=($(compgen -d -- "$cur")) ;;
         *)

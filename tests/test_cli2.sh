@@ -33,7 +33,7 @@ empty() { [ ! -s "$1" ] || fail "$2: not empty: $(head -c 300 "$1")"; }
 printf '%s\n' "$*" >/dev/null
 
 # ---- help: pinned text, three spellings, stdout, exit 0 ---------------------
-cmds="run validate resolve topo sweep merge plot help"
+cmds="run validate resolve topo sweep merge plot list explain keys help"
 for c in $cmds; do
   g=$src/tests/golden/cli/help-$c.txt
   for form in "$c --help" "$c -h" "help $c"; do
@@ -118,11 +118,14 @@ t "$dtsim" re
 t "$dtsim" sweep --
 t "$dtsim" topo --e
 t "$dtsim" help me
+t "$dtsim" list no
+t "$dtsim" explain algorithm.h
+t "$dtsim" keys network.retransmit.m
 EOF
   bash "$tmp/comp.sh" >"$tmp/comp" 2>&1
-  printf '%s\n' "run validate resolve topo sweep merge plot help --help --version" "resolve" \
+  printf '%s\n' "run validate resolve topo sweep merge plot list explain keys help --help --version" "resolve" \
     "--grid --zip --replicates --jobs --shard --set --seed --quiet --output --help --version" \
-    "--edges" "merge" >"$tmp/comp.want"
+    "--edges" "merge" "noise" "algorithm.hop" "network.retransmit.max_retries" >"$tmp/comp.want"
   same "$tmp/comp" "$tmp/comp.want" "bash completion"
 fi
 
@@ -141,7 +144,7 @@ printf '%s\n' "dtsim run: error: unknown option '--bogus'" \
 same "$tmp/err" "$tmp/want" "run --bogus"
 empty "$tmp/out" "run --bogus stdout"
 expect 2 "$dtsim" frobnicate
-printf '%s\n' "dtsim: error: unknown command 'frobnicate' (expected one of: run, validate, resolve, topo, sweep, merge, plot, help)" \
+printf '%s\n' "dtsim: error: unknown command 'frobnicate' (expected one of: run, validate, resolve, topo, sweep, merge, plot, list, explain, keys, help)" \
   "Try 'dtsim --help' for more information." >"$tmp/want"
 same "$tmp/err" "$tmp/want" "unknown command"
 expect 2 "$dtsim" help frobnicate

@@ -89,10 +89,10 @@ START_TEST(test_plan_order_names_seeds)
     ck_assert_str_eq(pl.runs[35].name,
                      "035_lr=0.1_batch=32_name=allreduce_groups=___nodes____0-1____slowdown__2___r2");
     ck_assert_ptr_nonnull(strstr(pl.runs_csv, "run,name,algorithm.lr,algorithm.batch,"
-                                 "algorithm.name,compute.groups,replicate,seed\n0,000_"));
+                                 "algorithm.name,compute.groups,replicate,seed,git_commit\n0,000_"));
     /* a CSV field with commas and quotes is quoted */
     ck_assert_ptr_nonnull(strstr(pl.runs_csv,
-                                 ",\"[{\"\"nodes\"\":[\"\"0-1\"\"],\"\"slowdown\"\":2}]\",0,7\n"));
+                                 ",\"[{\"\"nodes\"\":[\"\"0-1\"\"],\"\"slowdown\"\":2}]\",0,7,unknown\n"));
     swp_plan_fini(&pl);
 }
 END_TEST
@@ -169,7 +169,15 @@ START_TEST(test_deterministic_across_jobs)
     char *a = slurpf("%s/a/sweep.csv", tmpdir), *b = slurpf("%s/b/sweep.csv", tmpdir);
     ck_assert_str_eq(a, b);
     ck_assert(starts_with(a, "run,algorithm.name,algorithm.lr,algorithm.batch,replicate,seed,"
-                             "time_s,steps,epochs,train_loss,"));
+                             "git_commit,time_s,steps,epochs,train_loss,"));
+    /* the commit column is the binary's, as --version names it */
+    ck_assert_int_eq(sh("%s --version >%s/version", DTSIM_BINARY, tmpdir), 0);
+    char *ver = slurpf("%s/version", tmpdir), commit[128];
+    char *g = strstr(ver, "(git ");
+    ck_assert_ptr_nonnull(g);
+    snprintf(commit, sizeof commit, "%.*s", (int)strcspn(g + 5, ","), g + 5);
+    free(ver);
+    ck_assert_str_ne(commit, "");
     /* 12 runs of 1 s evaluated every 0.25 s: 5 rows each */
     ck_assert_uint_eq(count_lines(a), 1 + 12 * 5);
 
@@ -185,15 +193,18 @@ START_TEST(test_deterministic_across_jobs)
     size_t nrows = 0;
     for (char *nl; (nl = strchr(row, '\n')) != NULL; row = nl + 1, nrows++) {
         char want[1024];
-        snprintf(want, sizeof want, "\n6,adpsgd,0.1,32,0,7,%.*s\n", (int)(nl - row), row);
+        snprintf(want, sizeof want, "\n6,adpsgd,0.1,32,0,7,%s,%.*s\n", commit, (int)(nl - row),
+                 row);
         ck_assert_msg(strstr(a, want) != NULL, "missing %s", want);
     }
     ck_assert_uint_eq(nrows, 5);
     char *sum = slurpf("%s/a/summary.csv", tmpdir);
     ck_assert_uint_eq(count_lines(sum), 13);
     ck_assert(starts_with(sum, "run,algorithm.name,algorithm.lr,algorithm.batch,replicate,seed,"
-                               "status,stop_reason,sim_time_s,"));
-    ck_assert_ptr_nonnull(strstr(sum, "\n6,adpsgd,0.1,32,0,7,ok,time,1,"));
+                               "git_commit,status,stop_reason,sim_time_s,"));
+    char want6[256];
+    snprintf(want6, sizeof want6, "\n6,adpsgd,0.1,32,0,7,%s,ok,time,1,", commit);
+    ck_assert_ptr_nonnull(strstr(sum, want6));
     free(sum);
     free(single);
     free(run6);

@@ -168,6 +168,9 @@ const char *topo_mixing_names(void);
  * library dtsim_topo_names.  Append a name with its kind. */
 extern const char *const topo_kind_name_list[];
 extern const char *const topo_mixing_name_list[];
+/* One line describing each name, indexed alike (`dtsim list`). */
+extern const char *const topo_kind_help_list[];
+extern const char *const topo_mixing_help_list[];
 
 /* ---- directed graphs (push-sum) ---------------------------------------- */
 

@@ -35,6 +35,33 @@ const char *const topo_mixing_name_list[] = {
     [TOPO_MIX_UNIFORM + 1] = NULL,
 };
 
+/* One line per name for `dtsim list`, indexed like the names (a test
+ * checks that every name has one). */
+const char *const topo_kind_help_list[] = {
+    [TOPO_RING]            = "cycle i ~ i+1 mod n",
+    [TOPO_COMPLETE]        = "every pair of nodes",
+    [TOPO_TORUS2D]         = "rows x cols grid wrapping both ways (rows, cols)",
+    [TOPO_ERDOS_RENYI]     = "G(n, p): each pair an edge with probability p (p)",
+    [TOPO_RANDOM_REGULAR]  = "a random simple degree-regular graph (degree)",
+    [TOPO_RING_LATTICE]    = "each node linked to its k nearest on each side (k)",
+    [TOPO_TORUS3D]         = "rows x cols x layers grid wrapping every way (rows, cols, layers)",
+    [TOPO_HYPERCUBE]       = "i ~ i xor 2^b (n a power of two)",
+    [TOPO_STAR]            = "node 0 linked to every other node",
+    [TOPO_BINARY_TREE]     = "node i's children are 2i+1 and 2i+2",
+    [TOPO_WATTS_STROGATZ]  = "ring lattice with endpoints rewired with probability beta (k, beta)",
+    [TOPO_BARABASI_ALBERT] = "preferential attachment, m edges per new node (m)",
+    [TOPO_EXPONENTIAL]     = "static exponential graph i ~ i + 2^j mod n",
+    [TOPO_EDGE_LIST]       = "the edges of a file of \"u v\" lines (file)",
+    [TOPO_EDGE_LIST + 1]   = NULL,
+};
+
+const char *const topo_mixing_help_list[] = {
+    [TOPO_MIX_METROPOLIS]  = "W_ij = 1 / (1 + max(d_i, d_j)), the rest on the diagonal",
+    [TOPO_MIX_MAX_DEGREE]  = "W_ij = 1 / (1 + d_max), the rest on the diagonal",
+    [TOPO_MIX_UNIFORM]     = "W_ij = 1 / d_i (doubly stochastic on regular graphs)",
+    [TOPO_MIX_UNIFORM + 1] = NULL,
+};
+
 #define N_KINDS ((int)(sizeof topo_kind_name_list / sizeof topo_kind_name_list[0]) - 1)
 #define N_MIXINGS ((int)(sizeof topo_mixing_name_list / sizeof topo_mixing_name_list[0]) - 1)
 

@@ -80,6 +80,8 @@ typedef enum mdl_partition_kind {
 /* "iid", "dirichlet", "shards", "quantity": indexed by value,
  * NULL-terminated (models/mdl_names.c). */
 extern const char *const mdl_partition_kind_name_list[];
+/* One line per partition, indexed alike (`dtsim list`). */
+extern const char *const mdl_partition_kind_help_list[];
 
 typedef struct mdl_partition_spec {
     mdl_partition_kind kind;

@@ -31,6 +31,8 @@ typedef struct alg_param_spec {
     alg_param_kind      kind;
     double              def, min, max;
     const char *const  *choices;    /* ALG_PARAM_CHOICE */
+    const char         *help;       /* one line for `dtsim explain`: what it sets,
+                                       lowercase, no full stop */
 } alg_param_spec;
 
 #define ALG_MAX_PARAMS 16
@@ -62,6 +64,8 @@ static inline void *alg_state(const alg_ctx *ctx, int node)
 
 typedef struct alg_type {
     const char *name;          /* matched against the scenario */
+    const char *summary;       /* one line for `dtsim list`: the kind of
+                                  protocol and its paper, no full stop */
     size_t      state_size;    /* per node, servers included */
     /* Nodes the protocol adds beside the scenario's workers (a parameter
      * server): they hold no data, never step, are not in the topology, and

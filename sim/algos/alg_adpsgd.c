@@ -238,6 +238,7 @@ static void ad_describe_wait(const alg_ctx *ctx, const void *state, int i,
 
 const alg_type alg_adpsgd = {
     .name = "adpsgd",
+    .summary = "asynchronous pairwise averaging with a random neighbour (Lian et al. 2018)",
     .state_size = sizeof(ad_state),
     .check = ad_check,
     .init = ad_init,

@@ -46,14 +46,19 @@ static const char *const overlap_names[] = { "off", "on", NULL };
 static const char *const bucket_coll_names[] = { "sequential", "concurrent", NULL };
 
 static const alg_param_spec params[] = {
-    { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names },
-    { "overlap", ALG_PARAM_CHOICE, OVL_ON, 0, 0, overlap_names },
-    { "bucket_bytes", ALG_PARAM_REAL, 26214400, 1, 1e300, NULL },
+    { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names,
+      "the all-reduce pattern" },
+    { "overlap", ALG_PARAM_CHOICE, OVL_ON, 0, 0, overlap_names,
+      "on: buckets are reduced during the backward pass; off: one all-reduce after the step" },
+    { "bucket_bytes", ALG_PARAM_REAL, 26214400, 1, 1e300, NULL,
+      "bytes per gradient bucket (DDP's bucket_cap_mb)" },
     /* backward costs about twice the forward (two matrix products per
      * layer against one), so the forward pass is a third of the step */
-    { "forward_share", ALG_PARAM_REAL, 1.0 / 3.0, 0, 0.999999, NULL },
-    { "bucket_collectives", ALG_PARAM_CHOICE, BC_SEQUENTIAL, 0, 0, bucket_coll_names },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "forward_share", ALG_PARAM_REAL, 1.0 / 3.0, 0, 0.999999, NULL,
+      "fraction of the step that is the forward pass (before any bucket is ready)" },
+    { "bucket_collectives", ALG_PARAM_CHOICE, BC_SEQUENTIAL, 0, 0, bucket_coll_names,
+      "bucket all-reduces one after another or all at once" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 /* The buckets, DDP's order: bucket 0 holds the model's last parameters. */
@@ -474,6 +479,7 @@ static void ar_describe_wait(const alg_ctx *ctx, const void *state, int i,
 
 const alg_type alg_allreduce = {
     .name = "allreduce",
+    .summary = "synchronous data-parallel SGD over an all-reduce (Patarasuk & Yuan 2009)",
     .state_size = sizeof(ar_state),
     .params = params,
     .shared_init = ar_shared_init,

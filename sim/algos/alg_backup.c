@@ -48,9 +48,11 @@ enum { P_BACKUP, P_CANCEL_LATE };
 static const char *const on_off[] = { "off", "on", NULL };
 
 static const alg_param_spec params[] = {
-    { "backup", ALG_PARAM_INT, 1, 0, 1e9, NULL },
-    { "cancel_late", ALG_PARAM_CHOICE, 0, 0, 0, on_off },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "backup", ALG_PARAM_INT, 1, 0, 1e9, NULL,
+      "b: the server goes on without the b slowest workers of a round" },
+    { "cancel_late", ALG_PARAM_CHOICE, 0, 0, 0, on_off,
+      "on: a late worker abandons its step when the new model comes (K-sync SGD)" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 /* After alg_ps: the server's iteration clock and the cancellations. */
@@ -212,6 +214,7 @@ static int bk_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 
 const alg_type alg_backup = {
     .name = "backup",
+    .summary = "synchronous parameter server that drops the b slowest workers (Chen et al. 2016)",
     .state_size = sizeof(bk_state),
     .servers = 1,
     .params = params,

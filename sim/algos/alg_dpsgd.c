@@ -39,9 +39,11 @@ enum { P_SCHEDULE, P_SCHEDULE_FILE };
 enum { TAG_DECLARED = 1 };
 
 static const alg_param_spec params[] = {
-    { "schedule", ALG_PARAM_CHOICE, ALG_NBR_STATIC, 0, 0, alg_nbr_schedule_names },
-    { "schedule_file", ALG_PARAM_PATH, 0, 0, 0, NULL },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "schedule", ALG_PARAM_CHOICE, ALG_NBR_STATIC, 0, 0, alg_nbr_schedule_names,
+      "the graph of each round" },
+    { "schedule_file", ALG_PARAM_PATH, 0, 0, 0, NULL,
+      "with schedule file: lines \"round u v\", relative to the scenario" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 typedef struct dp_state {
@@ -285,6 +287,7 @@ static void dp_describe_wait(const alg_ctx *ctx, const void *state, int i,
 
 const alg_type alg_dpsgd = {
     .name = "dpsgd",
+    .summary = "synchronous averaging with the topology's neighbours (Lian et al. 2017)",
     .state_size = sizeof(dp_state),
     .params = params,
     .check = dp_check,

@@ -61,10 +61,13 @@ static const char *const mode_names[] = { "solo", "majority", NULL };
 static const char *const late_names[] = { "compute", "wait", NULL };
 
 static const alg_param_spec params[] = {
-    { "mode", ALG_PARAM_CHOICE, MODE_SOLO, 0, 0, mode_names },
-    { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names },
-    { "late", ALG_PARAM_CHOICE, LATE_COMPUTE, 0, 0, late_names },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "mode", ALG_PARAM_CHOICE, MODE_SOLO, 0, 0, mode_names,
+      "solo: the first fresh gradient starts a round; majority: a drawn initiator's" },
+    { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names,
+      "the all-reduce pattern" },
+    { "late", ALG_PARAM_CHOICE, LATE_COMPUTE, 0, 0, late_names,
+      "compute: a node that joined a round while computing steps on; wait: it waits" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 typedef struct eg_shared {
@@ -441,6 +444,7 @@ static void eg_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 
 const alg_type alg_eager = {
     .name = "eager",
+    .summary = "partial solo or majority all-reduce (Li et al. 2020)",
     .state_size = sizeof(eg_state),
     .params = params,
     .shared_init = eg_shared_init,

@@ -71,12 +71,15 @@ static const char *const variant_names[] = { "oracle", "local", NULL };
 static const char *const rounds_names[] = { "sync", "async", NULL };
 
 static const alg_param_spec params[] = {
-    { "fanout", ALG_PARAM_INT, 2, 1, 1e9, NULL },
-    { "local_steps", ALG_PARAM_INT, 1, 1, 1e9, NULL },
-    { "peers", ALG_PARAM_CHOICE, PEERS_ALL, 0, 0, peer_names },
-    { "variant", ALG_PARAM_CHOICE, VAR_ORACLE, 0, 0, variant_names },
-    { "rounds", ALG_PARAM_CHOICE, ROUNDS_SYNC, 0, 0, rounds_names },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "fanout", ALG_PARAM_INT, 2, 1, 1e9, NULL, "s: peers each node sends its model to per round" },
+    { "local_steps", ALG_PARAM_INT, 1, 1, 1e9, NULL, "local steps between two rounds" },
+    { "peers", ALG_PARAM_CHOICE, PEERS_ALL, 0, 0, peer_names,
+      "whom a node may pick: any other node or its topology neighbours" },
+    { "variant", ALG_PARAM_CHOICE, VAR_ORACLE, 0, 0, variant_names,
+      "oracle: an s-regular graph per round; local: each node samples s peers" },
+    { "rounds", ALG_PARAM_CHOICE, ROUNDS_SYNC, 0, 0, rounds_names,
+      "sync: wait for the round's models; async: aggregate what has arrived" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 /* From round `from` on, the graphs are drawn over the m nodes of live[]
@@ -534,6 +537,7 @@ static int el_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 
 const alg_type alg_epidemic = {
     .name = "epidemic",
+    .summary = "synchronous rounds sending to s random peers (de Vos et al. 2023)",
     .state_size = sizeof(el_state),
     .params = params,
     .check = el_check,

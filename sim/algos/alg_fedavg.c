@@ -48,11 +48,14 @@
 enum { P_FRACTION, P_LOCAL_EPOCHS, P_OVER_SELECTION, P_DEADLINE_S };
 
 static const alg_param_spec params[] = {
-    { "fraction", ALG_PARAM_REAL, 0.1, 1e-9, 1, NULL },
-    { "local_epochs", ALG_PARAM_INT, 1, 1, 1e9, NULL },
-    { "over_selection", ALG_PARAM_REAL, 1, 1, 1e9, NULL },
-    { "deadline_s", ALG_PARAM_REAL, 0, 0, 1e300, NULL },   /* 0: none */
-    { NULL, 0, 0, 0, 0, NULL },
+    { "fraction", ALG_PARAM_REAL, 0.1, 1e-9, 1, NULL,
+      "clients reporting per round, as a fraction of the nodes" },
+    { "local_epochs", ALG_PARAM_INT, 1, 1, 1e9, NULL, "epochs of local data per round" },
+    { "over_selection", ALG_PARAM_REAL, 1, 1, 1e9, NULL,
+      "clients drawn per round = ceil(over_selection x reports)" },
+    { "deadline_s", ALG_PARAM_REAL, 0, 0, 1e300, NULL,
+      "seconds a round waits for reports after it starts; 0: no deadline" },   /* 0: none */
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 typedef struct fa_shared {
@@ -289,6 +292,7 @@ static int fa_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 
 const alg_type alg_fedavg = {
     .name = "fedavg",
+    .summary = "federated rounds over sampled clients (McMahan et al. 2017)",
     .state_size = sizeof(fa_state),
     .servers = 1,
     .params = params,

@@ -43,10 +43,12 @@ enum { TAG_MODEL = 1, TAG_TICK = 1 };
 static const char *const send_names[] = { "timer", "steps", NULL };
 
 static const alg_param_spec params[] = {
-    { "send_every", ALG_PARAM_INT, 1, 1, 1e9, NULL },
-    { "send", ALG_PARAM_CHOICE, SEND_TIMER, 0, 0, send_names },
-    { "period_s", ALG_PARAM_REAL, 0.01, 1e-9, 1e9, NULL },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "send_every", ALG_PARAM_INT, 1, 1, 1e9, NULL, "with send steps: steps between two sends" },
+    { "send", ALG_PARAM_CHOICE, SEND_TIMER, 0, 0, send_names,
+      "timer: send every period_s; steps: after every send_every steps" },
+    { "period_s", ALG_PARAM_REAL, 0.01, 1e-9, 1e9, NULL,
+      "seconds between two sends with send timer" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 typedef struct gl_state {
@@ -172,6 +174,7 @@ static int gl_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 
 const alg_type alg_gossip = {
     .name = "gossip",
+    .summary = "asynchronous random walks of models, sent on a timer (Ormandi et al. 2013)",
     .state_size = sizeof(gl_state),
     .params = params,
     .check = gl_check,

@@ -74,12 +74,16 @@ enum { TAG_MODEL = 1 };
 static const char *const onoff[] = { "off", "on", NULL };
 
 static const alg_param_spec params[] = {
-    { "staleness", ALG_PARAM_INT, 2, 0, 1e9, NULL },
-    { "backup", ALG_PARAM_INT, 0, 0, 1e9, NULL },
-    { "skip", ALG_PARAM_CHOICE, 0, 0, 0, onoff },
-    { "overlap", ALG_PARAM_CHOICE, 1, 0, 0, onoff },
-    { "max_ig", ALG_PARAM_INT, 0, 0, 1e9, NULL },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "staleness", ALG_PARAM_INT, 2, 0, 1e9, NULL,
+      "s: how stale a neighbour's update may be and still count" },
+    { "backup", ALG_PARAM_INT, 0, 0, 1e9, NULL, "b: neighbour updates a node may go on without" },
+    { "skip", ALG_PARAM_CHOICE, 0, 0, 0, onoff,
+      "on: a node whose neighbour is ahead by more than one iteration jumps to it" },
+    { "overlap", ALG_PARAM_CHOICE, 1, 0, 0, onoff,
+      "on: send while computing; off: send after the step, then wait" },
+    { "max_ig", ALG_PARAM_INT, 0, 0, 1e9, NULL,
+      "token-queue bound on a neighbour's lag; 0: s + 2" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 typedef struct hop_shared {
@@ -483,6 +487,7 @@ static int hop_stats(const alg_ctx *ctx, const char **keys, double *values, int 
 
 const alg_type alg_hop = {
     .name = "hop",
+    .summary = "decentralized with bounded staleness, backup workers, skipping (Luo et al. 2019)",
     .state_size = sizeof(hop_state),
     .params = params,
     .check = hop_check,

@@ -16,6 +16,10 @@ extern const alg_type alg_adpsgd, alg_allreduce, alg_backup, alg_dpsgd, alg_eage
     alg_ringmaster, alg_sdfeel, alg_sgp, alg_ssp, alg_ps_adaptive;
 
 const alg_type *alg_find(const char *name);   /* NULL when unknown */
+/* The registry in order (sorted by name, as alg_names lists them), for
+ * `dtsim list` and `dtsim explain`: i in 0 .. alg_count() - 1. */
+size_t          alg_count(void);
+const alg_type *alg_at(size_t i);
 
 /* Resolves one scenario value of key against t's table into
  * ctx->param[]: returns 0; 1 when t has no such key; -1 when the value is

@@ -38,12 +38,17 @@ enum { TAG_COLL = 1, TAG_GOSSIP = 2, TAG_SYNC = 3 };
 static const char *const sync_names[] = { "allreduce", "gossip", NULL };
 
 static const alg_param_spec params[] = {
-    { "local_steps", ALG_PARAM_INT, 4, 1, 1e9, NULL },
-    { "sync", ALG_PARAM_CHOICE, SYNC_ALLREDUCE, 0, 0, sync_names },
-    { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names },
-    { "schedule", ALG_PARAM_CHOICE, ALG_NBR_STATIC, 0, 0, alg_nbr_schedule_names },
-    { "schedule_file", ALG_PARAM_PATH, 0, 0, 0, NULL },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "local_steps", ALG_PARAM_INT, 4, 1, 1e9, NULL,
+      "H: local steps between two synchronisations" },
+    { "sync", ALG_PARAM_CHOICE, SYNC_ALLREDUCE, 0, 0, sync_names,
+      "allreduce: average over all nodes; gossip: mix with the round's neighbours" },
+    { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names,
+      "the all-reduce pattern (sync allreduce)" },
+    { "schedule", ALG_PARAM_CHOICE, ALG_NBR_STATIC, 0, 0, alg_nbr_schedule_names,
+      "the graph of each synchronisation round (sync gossip)" },
+    { "schedule_file", ALG_PARAM_PATH, 0, 0, 0, NULL,
+      "with schedule file: lines \"round u v\", relative to the scenario" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 typedef struct ls_shared {
@@ -355,6 +360,7 @@ static void ls_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 
 const alg_type alg_localsgd = {
     .name = "local-sgd",
+    .summary = "synchronous every H local steps, all-reduce or gossip (Stich 2019)",
     .state_size = sizeof(ls_state),
     .params = params,
     .check = ls_check,

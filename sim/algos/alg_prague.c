@@ -55,10 +55,12 @@ enum { TAG_COLL = 1, TAG_REQUEST = 2, TAG_GROUP = 3, TAG_FREE = 4 };
 static const char *const group_names[] = { "random", "static", "random_pull", NULL };
 
 static const alg_param_spec params[] = {
-    { "group_size", ALG_PARAM_INT, 3, 2, 1e9, NULL },
-    { "groups", ALG_PARAM_CHOICE, GROUPS_RANDOM, 0, 0, group_names },
-    { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "group_size", ALG_PARAM_INT, 3, 2, 1e9, NULL, "workers per partial all-reduce group" },
+    { "groups", ALG_PARAM_CHOICE, GROUPS_RANDOM, 0, 0, group_names,
+      "how groups form: random (Group Buffer), static blocks per phase, random_pull" },
+    { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names,
+      "the all-reduce pattern within a group" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 typedef struct group {
@@ -645,6 +647,7 @@ static int pr_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 
 const alg_type alg_prague = {
     .name = "prague",
+    .summary = "partial all-reduce in generated groups (Luo et al. 2020)",
     .state_size = sizeof(pr_state),
     .servers = 1,
     .params = params,

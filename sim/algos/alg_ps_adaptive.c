@@ -29,8 +29,9 @@
 enum { P_THRESHOLD };
 
 static const alg_param_spec params[] = {
-    { "threshold", ALG_PARAM_INT, 0, 0, 1e9, NULL },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "threshold", ALG_PARAM_INT, 0, 0, 1e9, NULL,
+      "C: the step size is lr min(1, C / delay); 0: the number of workers" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 typedef struct da_shared {
@@ -89,6 +90,7 @@ static int da_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 
 const alg_type alg_ps_adaptive = {
     .name = "delay-adaptive",
+    .summary = "asynchronous parameter server, step size lr min(1, C/delay) (Mishchenko et al. 2022)",
     .state_size = sizeof(alg_ps_worker),
     .servers = 1,
     .params = params,

@@ -37,6 +37,7 @@ static void pa_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 
 const alg_type alg_ps_async = {
     .name = "ps-async",
+    .summary = "asynchronous SGD through a parameter server (Dean et al. 2012)",
     .state_size = sizeof(alg_ps_worker),
     .servers = 1,
     .eval_params = alg_ps_eval_params,

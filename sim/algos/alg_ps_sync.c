@@ -157,6 +157,7 @@ static void psy_describe_wait(const alg_ctx *ctx, const void *state, int i, char
 
 const alg_type alg_ps_sync = {
     .name = "ps-sync",
+    .summary = "synchronous SGD through a parameter server (baseline)",
     .state_size = sizeof(psy_state),
     .servers = 1,
     .eval_params = alg_ps_eval_params,

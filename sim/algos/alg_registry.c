@@ -27,6 +27,16 @@ const alg_type *alg_find(const char *name)
     return NULL;
 }
 
+size_t alg_count(void)
+{
+    return sizeof all / sizeof all[0];
+}
+
+const alg_type *alg_at(size_t i)
+{
+    return i < alg_count() ? all[i] : NULL;
+}
+
 const char *alg_names(void)
 {
     static char names[512];

@@ -38,9 +38,11 @@ enum { P_BATCH_GRADIENTS, P_RESTART };
 static const char *const onoff[] = { "off", "on", NULL };
 
 static const alg_param_spec params[] = {
-    { "gradients", ALG_PARAM_INT, 0, 0, 1e9, NULL },   /* 0: the number of workers */
-    { "restart", ALG_PARAM_CHOICE, 1, 0, 0, onoff },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "gradients", ALG_PARAM_INT, 0, 0, 1e9, NULL,
+      "S: fresh gradients the server batches per update; 0: the number of workers" },   /* 0: the number of workers */
+    { "restart", ALG_PARAM_CHOICE, 1, 0, 0, onoff,
+      "on: a worker restarts its step on a new point; off: its stale gradient is dropped" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 typedef struct rn_state {
@@ -144,6 +146,7 @@ static void rn_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 
 const alg_type alg_rennala = {
     .name = "rennala",
+    .summary = "parameter server batching S fresh gradients (Tyurin & Richtarik 2023)",
     .state_size = sizeof(rn_state),
     .servers = 1,
     .params = params,

@@ -40,9 +40,11 @@ enum { P_MAX_DELAY, P_STOPS };
 static const char *const on_off[] = { "off", "on", NULL };
 
 static const alg_param_spec params[] = {
-    { "max_delay", ALG_PARAM_INT, 8, 1, 1e9, NULL },
-    { "stops", ALG_PARAM_CHOICE, 0, 0, 0, on_off },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "max_delay", ALG_PARAM_INT, 8, 1, 1e9, NULL,
+      "R: gradients delayed by R or more updates are dropped" },
+    { "stops", ALG_PARAM_CHOICE, 0, 0, 0, on_off,
+      "on: the server stops calculations that would be too late (Algorithm 5)" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 /* The server's record, after alg_ps: per worker, the version of the last
@@ -150,6 +152,7 @@ static int rm_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 
 const alg_type alg_ringmaster = {
     .name = "ringmaster",
+    .summary = "asynchronous, drops gradients delayed >= R (Maranjyan et al. 2025)",
     .state_size = sizeof(alg_ps_worker),
     .servers = 1,
     .params = params,

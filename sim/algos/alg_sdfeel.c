@@ -27,10 +27,13 @@ enum { P_CLUSTERS, P_LOCAL_STEPS, P_EDGE_ROUNDS };
 enum { TAG_UP = 1, TAG_DOWN = 2, TAG_GOSSIP = 3 };
 
 static const alg_param_spec params[] = {
-    { "clusters", ALG_PARAM_INT, 2, 1, 1e9, NULL },
-    { "local_steps", ALG_PARAM_INT, 2, 1, 1e9, NULL },
-    { "edge_rounds", ALG_PARAM_INT, 1, 1, 1e9, NULL },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "clusters", ALG_PARAM_INT, 2, 1, 1e9, NULL,
+      "edge servers, each aggregating one cluster of clients" },
+    { "local_steps", ALG_PARAM_INT, 2, 1, 1e9, NULL,
+      "tau_1: local steps between two edge aggregations" },
+    { "edge_rounds", ALG_PARAM_INT, 1, 1, 1e9, NULL,
+      "tau_2: edge aggregations between two gossip rounds of the servers" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 typedef struct sd_state {
@@ -278,6 +281,7 @@ static void sd_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 
 const alg_type alg_sdfeel = {
     .name = "sdfeel",
+    .summary = "clusters aggregate at edge servers, edge servers gossip (Sun et al. 2021)",
     .state_size = sizeof(sd_state),
     .params = params,
     .n_servers = sd_n_servers,

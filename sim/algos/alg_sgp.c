@@ -46,11 +46,14 @@ static const char *const graph_names[] = { "topology", "exponential", "one_peer_
                                            "random_matching", "random_k_out", "file", NULL };
 
 static const alg_param_spec params[] = {
-    { "graph", ALG_PARAM_CHOICE, G_ONE_PEER, 0, 0, graph_names },
-    { "peers", ALG_PARAM_INT, 1, 1, 1e9, NULL },
-    { "graph_file", ALG_PARAM_PATH, 0, 0, 0, NULL },
-    { "overlap", ALG_PARAM_INT, 0, 0, 1000, NULL },   /* tau */
-    { NULL, 0, 0, 0, 0, NULL },
+    { "graph", ALG_PARAM_CHOICE, G_ONE_PEER, 0, 0, graph_names,
+      "the directed graph of each round" },
+    { "peers", ALG_PARAM_INT, 1, 1, 1e9, NULL, "out-neighbours per round with graph random_k_out" },
+    { "graph_file", ALG_PARAM_PATH, 0, 0, 0, NULL,
+      "with graph file: lines \"round u v\", relative to the scenario" },
+    { "overlap", ALG_PARAM_INT, 0, 0, 1000, NULL,
+      "tau: rounds of incoming shares a node may go on without; 0: synchronous" },   /* tau */
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 /* One round's graph, copied out of the schedule (nodes differ in rounds). */
@@ -681,6 +684,7 @@ static int sgp_stats(const alg_ctx *ctx, const char **keys, double *values, int 
 
 const alg_type alg_sgp = {
     .name = "sgp",
+    .summary = "push-sum on directed and time-varying graphs (Assran et al. 2019)",
     .state_size = sizeof(sgp_state),
     .params = params,
     .check = sgp_check,

@@ -31,8 +31,9 @@
 enum { P_STALENESS };
 
 static const alg_param_spec params[] = {
-    { "staleness", ALG_PARAM_INT, 3, 0, 1e9, NULL },
-    { NULL, 0, 0, 0, 0, NULL },
+    { "staleness", ALG_PARAM_INT, 3, 0, 1e9, NULL,
+      "s: clock steps the fastest worker may run ahead of the slowest" },
+    { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
 typedef struct ssp_shared {
@@ -173,6 +174,7 @@ static int ssp_stats(const alg_ctx *ctx, const char **keys, double *values, int 
 
 const alg_type alg_ssp = {
     .name = "ssp",
+    .summary = "asynchronous parameter server with staleness bound s (Ho et al. 2013)",
     .state_size = sizeof(alg_ps_worker),
     .servers = 1,
     .params = params,

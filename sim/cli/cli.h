@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "out.h"   /* out_provenance */
+
 /* Set to the signal's number by the SIGINT and SIGTERM handler
  * cli_interrupt_install puts in place.  The handler is installed once
  * (SA_RESETHAND): a second Ctrl-C or SIGTERM kills. */
@@ -40,6 +42,11 @@ typedef struct cli_command {
 
 const cli_command *cli_command_find(const char *name);   /* NULL when unknown */
 
+/* Prints text filled to 79 columns from column col, continuation lines
+ * indented by indent columns (words are cut at spaces only), and a
+ * newline. */
+void cli_print_filled(FILE *f, const char *text, int col, int indent);
+
 /* argv[1] names the subcommand; returns the exit status. */
 int cli_dispatch(int argc, char **argv);
 
@@ -57,6 +64,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * alone ("unknown" when built outside a git checkout). */
 void        cli_print_version(FILE *f);
 const char *cli_git_commit(void);
+
+/* The whole command line, argv[0] included, as main got it (set by
+ * cli_dispatch). */
+extern int          cli_argc;
+extern char *const *cli_argv;
+
+/* Fills p for an output of command cmd: the commit, the command line,
+ * the --set list (borrowed), the start time and the host. */
+void cli_provenance(out_provenance *p, const char *cmd, const char *const *sets,
+                    size_t n_sets);
 
 /* Flushes stdout; 0, or 1 with a message when anything written to it was
  * lost (a full disk, a closed pipe). */
@@ -98,5 +115,8 @@ int cli_sweep(int argc, char **argv);
 int cli_merge(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 int cli_help(int argc, char **argv);
+int cli_list(int argc, char **argv);
+int cli_explain(int argc, char **argv);
+int cli_keys(int argc, char **argv);
 
 #endif

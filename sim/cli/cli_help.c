@@ -125,6 +125,34 @@ static const cli_command commands[] = {
       "0 drawn; 1 gnuplot missing or a figure failed; 2 bad usage or a folder that "
       "is not a readable run or sweep",
       cli_plot },
+    { "list", "[FAMILY]",
+      "list protocols, topologies, models, ...",
+      "Prints every name a scenario may give, with one line each: the protocols "
+      "(algorithm.name), topologies, mixing rules, models, datasets (data.kind), "
+      "partitions, noise laws and disciplines, from the same tables the loader "
+      "uses.  FAMILY (protocols, topologies, mixing, models, datasets, partitions, "
+      "noise, disciplines) prints one family.",
+      { STD_OPTS },
+      "0 ok; 2 bad usage or an unknown family",
+      cli_list },
+    { "explain", "algorithm.NAME | KEY",
+      "describe one protocol's parameters or one key",
+      "For algorithm.NAME (or NAME): the protocol's summary and every parameter of "
+      "its parameter table, with kind, default, range or choices and what it sets. "
+      "For a scenario key (topology.kind): its type, unit, default, allowed values "
+      "and, for a name, what each name means.",
+      { STD_OPTS },
+      "0 ok; 2 bad usage, an unknown protocol or an unknown key",
+      cli_explain },
+    { "keys", "[PREFIX]",
+      "list the scenario keys",
+      "Prints every scenario key under PREFIX (all without one) with its type, unit, "
+      "default, allowed values and a line on what it sets, from the table that "
+      "tests check against the loader.  PREFIX is a dotted path (compute, "
+      "network.links); \"[]\" in a path stands for any element of an array.",
+      { STD_OPTS },
+      "0 ok; 2 bad usage or no key under PREFIX",
+      cli_keys },
     { "help", "[COMMAND]",
       "describe a command",
       "Prints the help of COMMAND (the same as dtsim COMMAND --help), or of dtsim.",
@@ -158,9 +186,7 @@ static void print_synopsis(FILE *f, const char *lead, const cli_command *c)
 #define WIDTH   79
 #define OPT_COL 24
 
-/* text filled to WIDTH columns, starting at column col, continuation lines
- * indented by indent columns; words are cut at spaces only. */
-static void print_filled(FILE *f, const char *text, int col, int indent)
+void cli_print_filled(FILE *f, const char *text, int col, int indent)
 {
     int first = 1;
     for (const char *p = text; *p;) {
@@ -192,7 +218,7 @@ static void print_command_help(FILE *f, const cli_command *c)
 {
     print_synopsis(f, "usage: ", c);
     fputc('\n', f);
-    print_filled(f, c->about, 0, 0);
+    cli_print_filled(f, c->about, 0, 0);
     fputs("\noptions:\n", f);
     for (int i = 0; i < CLI_MAX_OPTS && c->opts[i].flags; i++) {
         int w = fprintf(f, "  %s", c->opts[i].flags);
@@ -201,10 +227,10 @@ static void print_command_help(FILE *f, const cli_command *c)
         } else {
             fprintf(f, "%*s", OPT_COL - w, "");
         }
-        print_filled(f, c->opts[i].text, OPT_COL, OPT_COL);
+        cli_print_filled(f, c->opts[i].text, OPT_COL, OPT_COL);
     }
     fputs("\nexit status: ", f);
-    print_filled(f, c->exit_status, 13, 0);
+    cli_print_filled(f, c->exit_status, 13, 0);
 }
 
 static void print_main_help(FILE *f)
@@ -227,6 +253,22 @@ void cli_print_version(FILE *f)
 const char *cli_git_commit(void)
 {
     return DTSIM_GIT;
+}
+
+int          cli_argc;
+char *const *cli_argv;
+
+void cli_provenance(out_provenance *p, const char *cmd, const char *const *sets,
+                    size_t n_sets)
+{
+    memset(p, 0, sizeof *p);
+    p->command = cmd;
+    p->git_commit = DTSIM_GIT;
+    p->argc = cli_argc;
+    p->argv = (const char *const *)cli_argv;
+    p->sets = sets;
+    p->n_sets = n_sets;
+    out_provenance_init(p);
 }
 
 int cli_std_option(const char *cmd, const char *arg)
@@ -324,7 +366,7 @@ static void print_man(FILE *f)
         roff(f, c->exit_status, 0);
         fputc('\n', f);
     }
-    fputs(".SH FILES\nScenario keys: \\fBdtsim keys\\fR (when built) and docs/scenario.md;\n"
+    fputs(".SH FILES\nScenario keys: \\fBdtsim keys\\fR and docs/scenario.md;\n"
           "outputs: docs/outputs.md; the command line: docs/cli.md.\n"
           ".SH VERSION\n", f);
     fprintf(f, "dtsim %s, git %s.\n", DTSIM_VERSION, DTSIM_GIT);
@@ -370,6 +412,8 @@ int cli_help(int argc, char **argv)
 
 int cli_dispatch(int argc, char **argv)
 {
+    cli_argc = argc;
+    cli_argv = argv;
     if (argc < 2)
         return cli_usage_error(NULL, "no command given");
     const char *cmd = argv[1];

@@ -240,8 +240,11 @@ int cli_run(int argc, char **argv)
     }
     run_progress prog = { .horizon_s = s.stop_time_s };
     out_progress_init(&prog.pg, stderr, !a.quiet);
+    out_provenance prov;
+    cli_provenance(&prov, "run", a.sets, a.n_sets);
     run_options opt = { .out_dir = out_dir, .interrupt = &cli_interrupted,
-                        .on_progress = prog.pg.active ? on_progress : NULL, .hook_ctx = &prog };
+                        .on_progress = prog.pg.active ? on_progress : NULL, .hook_ctx = &prog,
+                        .provenance = &prov };
     run_result res;
     char msg[4096];
     rc = 0;

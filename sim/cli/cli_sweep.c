@@ -64,6 +64,14 @@ static int sweep_ranked(const swp_spec *sp, const swp_exec_options *eo_, int qui
     (void)size;
     int xrc = swp_execute(&spec, &plan, &eo, &xr, err, sizeof err);
 #endif
+    if (xrc == 0 && rank == 0 && spec.provenance) {
+        const char *here[1] = { eo.out_dir };
+        if (swp_provenance_append(eo.out_dir, here, 1, spec.provenance, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            swp_plan_fini(&plan);
+            return 1;
+        }
+    }
     if (xrc != 0 || rank != 0) {
         if (xrc != 0 && rank == 0)
             fprintf(stderr, "%s\n", err);
@@ -227,6 +235,9 @@ int cli_sweep(int argc, char **argv)
         eo.out_dir = out_buf;
     }
 
+    out_provenance prov;
+    cli_provenance(&prov, "sweep", spec.sets, spec.n_sets);
+    spec.provenance = &prov;
     return run_sweep(&spec, &eo, quiet);
 }
 
@@ -275,9 +286,16 @@ int cli_merge(int argc, char **argv)
         fprintf(stderr, "dtsim merge: error: %zu of %zu runs are missing (%s); nothing written\n",
                 cr.missing, cr.n_runs, err);
         rc = 1;
-    } else if (!quiet) {
-        printf("dtsim merge: %zu runs from %zu director%s, wrote %s/sweep.csv and summary.csv\n",
-               cr.n_runs, n, n == 1 ? "y" : "ies", out);
+    } else {
+        out_provenance prov;
+        cli_provenance(&prov, "merge", NULL, 0);
+        if (swp_provenance_append(out, dirs, n, &prov, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            rc = 1;
+        } else if (!quiet) {
+            printf("dtsim merge: %zu runs from %zu director%s, wrote %s/sweep.csv and "
+                   "summary.csv\n", cr.n_runs, n, n == 1 ? "y" : "ies", out);
+        }
     }
     free(dirs);
     return rc;

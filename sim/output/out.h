@@ -157,4 +157,29 @@ void out_json_raw(out_json *j, const char *key, const char *json_text);
 /* Ends the document with a newline. */
 void out_json_finish(out_json *j);
 
+/* Where an output came from (docs/outputs.md, "Provenance"): what built
+ * the binary and what invoked it.  The caller (the CLI) fills git_commit
+ * and the command line; out_provenance_init takes the start time and the
+ * host.  All strings are borrowed. */
+typedef struct out_provenance {
+    const char *command;            /* "run", "sweep", "merge" */
+    const char *git_commit;         /* "e816810-dirty"; NULL: "unknown" */
+    int          argc;              /* the whole command line, argv[0] included */
+    const char *const *argv;
+    const char *const *sets;        /* the --set overrides in order */
+    size_t       n_sets;
+    char         start_time[32];    /* UTC, ISO 8601: "2025-01-31T12:00:00Z" */
+    char         host[256];         /* gethostname; "unknown" when it fails */
+} out_provenance;
+
+/* Sets start_time to now and host to this machine's name. */
+void out_provenance_init(out_provenance *p);
+/* p's commit, or "unknown" for NULL or no commit. */
+const char *out_provenance_commit(const out_provenance *p);
+/* Writes key (NULL in an array) as the object {"command", "git_commit",
+ * "dtsim_version", "cblas", "command_line", "sets", "start_time", "host"}:
+ * the provenance object of run.json and one line of a sweep's
+ * provenance.jsonl. */
+void out_provenance_json(out_json *j, const char *key, const out_provenance *p);
+
 #endif

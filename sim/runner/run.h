@@ -55,6 +55,9 @@ typedef struct run_options {
     /* The output limits while the run goes on (RUN_MAX_*_ROWS); 0: the
      * default.  Tests set small ones. */
     uint64_t max_metrics_rows, max_node_rows, max_trace_rows;
+    /* What built the binary and invoked the run, for run.json's
+     * "git_commit" and "provenance"; NULL: "unknown" and null. */
+    const out_provenance *provenance;
 } run_options;
 
 /* The watchdog ends a run with status RUN_NO_PROGRESS (exit 1) when an

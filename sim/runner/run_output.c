@@ -59,6 +59,11 @@ int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_begin_object(&j, NULL);
     out_json_string(&j, "dtsim_version", DTSIM_VERSION);
     out_json_string(&j, "cblas", DTSIM_CBLAS);
+    out_json_string(&j, "git_commit", out_provenance_commit(r->opt->provenance));
+    if (r->opt->provenance)
+        out_provenance_json(&j, "provenance", r->opt->provenance);
+    else
+        out_json_raw(&j, "provenance", "null");
     out_json_string(&j, "scenario_file", r->s->path);
     out_json_int(&j, "seed", (int64_t)r->s->seed);
     out_json_string(&j, "status", run_status_name(res->status));

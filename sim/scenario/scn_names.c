@@ -21,6 +21,20 @@ const char *const scn_i_noise_names[] = {
     [CL_NOISE_PARETO + 1] = NULL,
 };
 
+/* One line per name for `dtsim list`, indexed like the names (scn_keys.c
+ * pairs them; a test checks that every name has one). */
+const char *const scn_i_noise_help[] = {
+    [CL_NOISE_CONSTANT] = "factor 1: every step takes its base time",
+    [CL_NOISE_UNIFORM] = "U(low, high)",
+    [CL_NOISE_EXPONENTIAL] = "Exp(1), mean 1: memoryless stragglers",
+    [CL_NOISE_LOGNORMAL] = "LogNormal(-sigma^2/2, sigma), mean 1",
+    [CL_NOISE_NORMAL] = "1 + N(0, sigma^2), redrawn below floor",
+    [CL_NOISE_SHIFTED_EXPONENTIAL] = "shift + (1 - shift) Exp(1): never below shift",
+    [CL_NOISE_GAMMA] = "Gamma(shape, 1/shape), mean 1, coefficient of variation 1/sqrt(shape)",
+    [CL_NOISE_PARETO] = "Pareto(alpha, (alpha-1)/alpha), mean 1, heavy tail",
+    [CL_NOISE_PARETO + 1] = NULL,
+};
+
 const char *const scn_i_slow_kind_names[] = {
     [CL_SLOW_WINDOW] = "window",
     [CL_SLOW_MARKOV] = "markov",
@@ -46,6 +60,12 @@ const char *const scn_i_jitter_names[] = {
 const char *const scn_i_discipline_names[] = {
     [CL_NIC_FIFO] = "fifo",
     [CL_NIC_FAIR] = "fair",
+    [CL_NIC_FAIR + 1] = NULL,
+};
+
+const char *const scn_i_discipline_help[] = {
+    [CL_NIC_FIFO] = "a NIC serves one transfer at a time, in order",
+    [CL_NIC_FAIR] = "processor sharing: a NIC's transfers share its capacity equally",
     [CL_NIC_FAIR + 1] = NULL,
 };
 
@@ -78,9 +98,28 @@ const char *const scn_i_data_kind_names[] = {
     [SCN_DATA_SYNTH_REGRESSION + 1] = NULL,
 };
 
+const char *const scn_i_data_kind_help[] = {
+    [SCN_DATA_SYNTHETIC] = "a Gaussian mixture, class means ~ N(0, separation^2 I)",
+    [SCN_DATA_IDX] = "four IDX files (MNIST format), gzipped or not",
+    [SCN_DATA_FASHION_MNIST] = "Debian's dataset-fashion-mnist (IDX files in data.dir)",
+    [SCN_DATA_LIBSVM] = "LIBSVM/svmlight text files",
+    [SCN_DATA_CSV] = "CSV files, one sample a line, the label in label_column",
+    [SCN_DATA_SYNTH_LOGISTIC] = "logistic labels from drawn true weights (known optimum)",
+    [SCN_DATA_SYNTH_REGRESSION] = "regression targets from drawn true weights (known optimum)",
+    [SCN_DATA_SYNTH_REGRESSION + 1] = NULL,
+};
+
 /* The default first, "none" last; every other name is a model type's
  * (mdl_type_find), which the loader checks. */
 const char *const scn_i_model_names[] = {"softmax", "logistic", "mlp", "linear", "none", NULL};
+const char *const scn_i_model_help[] = {
+    "multinomial logistic regression, cross-entropy",
+    "binary logistic regression, labels 0/1",
+    "multilayer perceptron: hidden ReLU or tanh layers, softmax output",
+    "least squares regression on real targets",
+    "timing only: no parameters, messages of model.message_bytes",
+    NULL,
+};
 
 int scn_data_generated(scn_data_kind k)
 {

@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "out.h"   /* out_provenance */
+
 /* One command-line axis, in the order given. */
 typedef struct swp_axis_arg {
     const char *text;   /* "path=v1,v2,..." */
@@ -38,6 +40,10 @@ typedef struct swp_spec {
     const swp_axis_arg *axes;
     size_t      n_axes;
     int         replicates;            /* >= 1 */
+    /* The binary's commit and the invocation, for sweep.json's
+     * "git_commit", runs.csv's git_commit column (hence sweep.csv's and
+     * summary.csv's) and each run's run.json; NULL: "unknown". */
+    const out_provenance *provenance;
 } swp_spec;
 
 typedef struct swp_run {
@@ -106,6 +112,14 @@ typedef struct swp_collect_result {
                               not a shard of the same sweep, or a file is
                               corrupt or inconsistent (exit status 2) */
 } swp_collect_result;
+
+/* Writes dir/provenance.jsonl: the lines of every from[k]/provenance.jsonl
+ * in order (missing files are skipped), then p as one more line; through a
+ * temporary file, so dir may be one of from.  The sweep's history of
+ * invocations (sweep, resume, shard, merge), kept apart from sweep.json,
+ * which shards compare byte for byte.  0, or -1 with err set. */
+int  swp_provenance_append(const char *dir, const char *const *from, size_t n_from,
+                           const out_provenance *p, char *err, size_t err_size);
 
 /* Gathers the runs of the sweep in dirs (one directory, or the directories
  * of shards, which must hold byte-identical sweep.json and runs.csv) into

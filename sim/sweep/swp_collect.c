@@ -9,7 +9,9 @@
  * Nothing corrupt passes into them: a NUL byte, a row whose field count
  * differs from its header, a runs.csv line out of order or naming a run
  * that no sweep names (such as "../..") is an error naming FILE:LINE, and
- * then nothing is written.  It runs nothing.
+ * then nothing is written.  It also keeps provenance.jsonl, the sweep's
+ * history of invocations (one line each, the shards' lines first at a
+ * merge).  It runs nothing.
  */
 #define _GNU_SOURCE  /* getline, strdup */
 #include "swp.h"
@@ -366,5 +368,42 @@ out_free:
     free(sh);
     free(manifest);
     free(plan);
+    return rc;
+}
+
+int swp_provenance_append(const char *dir, const char *const *from, size_t n_from,
+                          const out_provenance *p, char *err, size_t es)
+{
+    char *old[64] = { 0 };
+    int rc = -1;
+    if (n_from > 64)
+        n_from = 64;
+    for (size_t k = 0; k < n_from; k++) {
+        char path[4096];
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/provenance.jsonl", from[k]);
+        if (stat(path, &sb) != 0)
+            continue;
+        if (!(old[k] = slurp(path, err, es)))
+            goto out_free;
+    }
+    out_file *f = out_file_open(dir, "provenance.jsonl", err, es);
+    if (!f)
+        goto out_free;
+    FILE *fp = out_file_stream(f);
+    for (size_t k = 0; k < n_from; k++)
+        if (old[k] && old[k][0]) {
+            fputs(old[k], fp);
+            if (old[k][strlen(old[k]) - 1] != '\n')
+                fputc('\n', fp);
+        }
+    out_json j;
+    out_json_init_compact(&j, fp);
+    out_provenance_json(&j, NULL, p);
+    out_json_finish(&j);
+    rc = out_file_commit(f, err, es);
+out_free:
+    for (size_t k = 0; k < n_from; k++)
+        free(old[k]);
     return rc;
 }

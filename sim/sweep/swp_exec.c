@@ -141,7 +141,8 @@ static int ensure_file(const char *dir, const char *name, const char *text, char
         if (same && i == len)
             return 0;
         snprintf(err, es, "%s: error: %s holds a different sweep (scenario, --set, --grid, "
-                 "--zip, --replicates or dtsim version differ); choose another -o or remove it",
+                 "--zip, --replicates, dtsim version, git commit or CBLAS differ); choose another -o "
+                 "or remove it",
                  p, dir);
         return -1;
     }
@@ -241,7 +242,8 @@ int swp_i_run_one(const swp_spec *spec, const swp_plan *pl, const swp_run *run,
     part_path(part, sizeof part, dir, (long)getpid(), run->name, host);
     snprintf(final, sizeof final, "%s/runs/%s", dir, run->name);
     target_track tt = { s.stop_target_loss, s.stop_target_accuracy, INFINITY, INFINITY };
-    run_options opt = { .out_dir = part, .on_metrics = track_metrics, .hook_ctx = &tt };
+    run_options opt = { .out_dir = part, .on_metrics = track_metrics, .hook_ctx = &tt,
+                        .provenance = spec->provenance };
     run_result res;
     if (run_execute(r, &opt, &res, err, sizeof err) != 0
         || write_summary(part, &res, &tt, err, sizeof err) != 0) {

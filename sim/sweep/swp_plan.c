@@ -226,6 +226,8 @@ static int render(const swp_spec *spec, swp_plan *pl, const axis *ax, const char
     out_json_init(&j, f);
     out_json_begin_object(&j, NULL);
     out_json_string(&j, "dtsim_version", DTSIM_VERSION);
+    out_json_string(&j, "git_commit", out_provenance_commit(spec->provenance));
+    out_json_string(&j, "cblas", DTSIM_CBLAS);
     out_json_raw(&j, "scenario", base_json);
     out_json_begin_array(&j, "sets");
     for (size_t i = 0; i < spec->n_sets; i++)
@@ -258,7 +260,7 @@ static int render(const swp_spec *spec, swp_plan *pl, const axis *ax, const char
         fputc(',', f);
         out_csv_field(f, pl->param_path[k]);
     }
-    fputs(",replicate,seed\n", f);
+    fputs(",replicate,seed,git_commit\n", f);
     for (size_t i = 0; i < pl->n_runs; i++) {
         const swp_run *r = &pl->runs[i];
         fprintf(f, "%zu,%s", r->index, r->name);
@@ -266,7 +268,9 @@ static int render(const swp_spec *spec, swp_plan *pl, const axis *ax, const char
             fputc(',', f);
             out_csv_field(f, pl->point_value[r->point][k]);
         }
-        fprintf(f, ",%d,%llu\n", r->replicate, (unsigned long long)r->seed);
+        fprintf(f, ",%d,%llu,", r->replicate, (unsigned long long)r->seed);
+        out_csv_field(f, out_provenance_commit(spec->provenance));
+        fputc('\n', f);
     }
     return fclose(f) != 0 ? -1 : 0;
 }
