@@ -16,10 +16,10 @@
  * as the shares of every round up to k - tau are in, adding every share
  * that has come for rounds up to k: shares still on the way are in flight
  * or in its mailbox, so the push-sum average stays exact (run.json:
- * average_error).  The weights p are
- * column-stochastic (each sender splits what it has), so with no message
- * lost the weights in nodes, in flight and in early mailboxes always add up
- * to n (run.json: weight_sum_error, exactly 0 for dyadic weights).
+ * average_error).  The weights p are column-stochastic (each sender splits
+ * what it has), so with no message lost the weights in nodes, in flight
+ * and in early mailboxes always add up to n (run.json: weight_sum_error,
+ * exactly 0 for dyadic weights).
  *
  * `graph` picks the graph of every round: "topology" (the scenario's graph,
  * each edge both ways, p_ji = 1/(1+outdeg_i)), "exponential" (the directed
@@ -46,13 +46,12 @@ static const char *const graph_names[] = { "topology", "exponential", "one_peer_
                                            "random_matching", "random_k_out", "file", NULL };
 
 static const alg_param_spec params[] = {
-    { "graph", ALG_PARAM_CHOICE, G_ONE_PEER, 0, 0, graph_names,
-      "the directed graph of each round" },
+    { "graph", ALG_PARAM_CHOICE, G_ONE_PEER, 0, 0, graph_names, "the directed graph of each round" },
     { "peers", ALG_PARAM_INT, 1, 1, 1e9, NULL, "out-neighbours per round with graph random_k_out" },
     { "graph_file", ALG_PARAM_PATH, 0, 0, 0, NULL,
       "with graph file: lines \"round u v\", relative to the scenario" },
     { "overlap", ALG_PARAM_INT, 0, 0, 1000, NULL,
-      "tau: rounds of incoming shares a node may go on without; 0: synchronous" },   /* tau */
+      "tau: rounds of incoming shares a node may go on without; 0: synchronous" },
     { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -649,20 +648,17 @@ static int sgp_stats(const alg_ctx *ctx, const char **keys, double *values, int 
             }
         }
         free(now);
-        keys[1] = "live_weight";
-        values[1] = wl;
-        keys[2] = "live_weight_error";
-        values[2] = fabs(wl - wr);
-        keys[3] = "live_average_error";
-        values[3] = avg;
-        keys[4] = "live_consensus_error";
-        values[4] = cons;
-        m = 5;
+        static const char *const live_keys[] = { "live_weight", "live_weight_error",
+                                                 "live_average_error", "live_consensus_error" };
+        const double live[4] = { wl, fabs(wl - wr), avg, cons };
+        for (m = 1; m <= 4; m++) {
+            keys[m] = live_keys[m - 1];
+            values[m] = live[m - 1];
+        }
     }
     if (!sh->x0_sum || max < m + 1)
         return m;
-    /* the push-sum average (numerators in nodes, mailboxes and flight, over
-     * n) against the initial mean: exact with lr 0 */
+    /* the push-sum average (all numerators / n) against the initial mean */
     double worst = 0;
     for (size_t k = 0; k < ctx->P; k++) {
         double x = sh->in_flight_x[k];
