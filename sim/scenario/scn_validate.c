@@ -274,7 +274,7 @@ static int v_targets(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
     scn_i_ptr_key(tp, p, "targets");
     if (!json_is_array(a))
         return scn_i_fail(c, tp, "must be an array of {\"metric\", \"value\"} objects, got %s",
-                          scn_i_type_name(a));
+                          scn_i_type_with_article(a));
     if (json_array_size(a) > SCN_MAX_TARGETS)
         return scn_i_fail(c, tp, "must have at most %d targets, got %zu", SCN_MAX_TARGETS,
                           json_array_size(a));
@@ -284,7 +284,7 @@ static int v_targets(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
         scn_i_ptr_idx(ep, tp, i);
         if (!json_is_object(e))
             return scn_i_fail(c, ep, "must be an object {\"metric\", \"value\"}, got %s",
-                              scn_i_type_name(e));
+                              scn_i_type_with_article(e));
         if (scn_i_check_keys(c, e, ep, keys) || scn_i_need_key(c, e, ep, "metric", NULL) ||
             scn_i_opt_str(c, e, ep, "metric", &name, NULL))
             return -1;
