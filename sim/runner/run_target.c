@@ -3,7 +3,8 @@
  * changes only at instants where an event can change parameters; while a
  * target (stop.target_*, metrics.targets) is not yet reached, the model is
  * copied at those instants into a bounded buffer, thinned by halving (every
- * stride-th instant is kept, stride doubling when the buffer is full).  At
+ * stride-th instant is kept, stride doubling when the buffer is full, and
+ * each period starting at the stride the previous one needed).  At
  * the evaluation that first finds a target reached, a bisection over
  * [previous evaluation, kept models..., this evaluation] places the
  * crossing between two adjacent checked states: exact (to the event
@@ -213,8 +214,14 @@ int run_i_targets_eval(run_sim *r, const out_metrics_row *row)
             stop = t->metric == SCN_TARGET_TRAIN_LOSS ? STOP_TARGET_LOSS
                                                      : STOP_TARGET_ACCURACY;
     }
+    /* the next period starts at the stride this one would have needed:
+     * models that would be thinned away are never computed (a period
+     * with fewer change instants than the last gets a smaller one) */
+    uint64_t stride = 1;
+    while (r->snap_count > stride * r->snap_cap)
+        stride *= 2;
     r->snap_n = 0;
-    r->snap_stride = 1;
+    r->snap_stride = stride;
     r->snap_count = 0;
     r->snap_dirty = 0;
     r->snap_now = row->time_s;
