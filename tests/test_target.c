@@ -107,6 +107,20 @@ START_TEST(test_stop_target_at_evaluation)
 }
 END_TEST
 
+/* Evaluations every 0.0625 s: the step ending at 3.625 is handled before
+ * the evaluation at 3.625 (scheduled earlier), which finds the target;
+ * the crossing is that instant, and the previous evaluation's state the
+ * last not reached. */
+START_TEST(test_crossing_before_evaluation_same_instant)
+{
+    run_result res;
+    run_json(GD("", "{\"every_s\": 0.0625, \"targets\": [{\"metric\": \"train_loss\", "
+                "\"value\": 0.1}]}"), NULL, &res);
+    check_exact(&res.targets[0], 29 * STEP);
+    ck_assert(res.targets[0].lo_s == 29 * STEP - 0.0625);
+}
+END_TEST
+
 /* Two models kept over one 8 s period of 63 change instants: every 32nd
  * is kept, and the bracket (0, 4] holds the crossing at 3.625. */
 START_TEST(test_bracket_when_thinned)
@@ -268,6 +282,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_exact_several_targets);
     tcase_add_test(tc, test_stop_target_at_evaluation);
+    tcase_add_test(tc, test_crossing_before_evaluation_same_instant);
     tcase_add_test(tc, test_bracket_when_thinned);
     tcase_add_test(tc, test_exact_with_messages);
     tcase_add_test(tc, test_bad_targets);
