@@ -152,6 +152,30 @@ START_TEST(test_bracket_when_thinned)
 }
 END_TEST
 
+/* The stride follows the rate of change instants: 7 step ends in (0, 1]
+ * with 2 models kept need one in 4; from t = 1 steps take 0.5 s (a 4x
+ * window), so (1, 2] keeps none of its 2 (the bracket of loss 0.85, whose
+ * step ends at 1: (1, 1.5], one instant unchecked) and (2, 3] goes back to
+ * keeping every one (loss 0.6 crosses at 2.5 exactly). */
+START_TEST(test_stride_follows_rate)
+{
+    run_result res;
+    run_json("{\"seed\": 3, \"nodes\": 1, \"compute\": {\"step_time_s\": 0.125,"
+             " \"slowdowns\": [{\"kind\": \"window\", \"start_s\": 1, \"factor\": 4}]},"
+             " \"topology\": {\"kind\": \"complete\"}, \"model\": {\"kind\": \"linear\"},"
+             " \"data\": {\"kind\": \"synthetic-regression\", \"train\": 64, \"test\": 64,"
+             " \"features\": 2, \"noise\": 0.1}, \"algorithm\": {\"name\": \"dpsgd\","
+             " \"lr\": 0.05, \"batch\": 64}, \"stop\": {\"time_s\": 8},"
+             " \"metrics\": {\"every_s\": 1, \"target_snapshots\": 2, \"targets\": ["
+             "{\"metric\": \"train_loss\", \"value\": 0.85},"
+             " {\"metric\": \"train_loss\", \"value\": 0.6}]}}", NULL, &res);
+    ck_assert(res.targets[0].time_s == 1.5 && res.targets[0].lo_s == 1);
+    ck_assert_uint_eq(res.targets[0].unchecked, 1);
+    ck_assert(res.targets[0].err_s == 0.5);
+    check_exact(&res.targets[1], 2.5);
+}
+END_TEST
+
 /* Several nodes mixing (message deliveries change models too): with every
  * change instant kept, the time found lies between the last evaluation
  * that had not reached the target and the first that had, in a run
@@ -284,6 +308,7 @@ int main(void)
     tcase_add_test(tc, test_stop_target_at_evaluation);
     tcase_add_test(tc, test_crossing_before_evaluation_same_instant);
     tcase_add_test(tc, test_bracket_when_thinned);
+    tcase_add_test(tc, test_stride_follows_rate);
     tcase_add_test(tc, test_exact_with_messages);
     tcase_add_test(tc, test_bad_targets);
     tcase_add_test(tc, test_sweep_summary_columns);
