@@ -47,6 +47,7 @@ static const struct probe {
     { "network.links[].jitter", { "network.links=[{\"jitter\": {\"zz_probe\": 1}}]" } },
     { "network.links[].outages[]", { "network.links=[{\"outages\": [{\"zz_probe\": 1}]}]" } },
     { "network.retransmit", { "network.retransmit={\"zz_probe\": 1}" } },
+    { "metrics.targets[]", { "metrics.targets=[{\"zz_probe\": 1}]" } },
     { "topology", { "topology.zz_probe=1" } },
     { "model", { "model.zz_probe=1" } },
     { "data", { "data.zz_probe=1" } },

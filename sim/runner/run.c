@@ -118,10 +118,11 @@ static int on_metrics_event(run_sim *r)
         return STOP_DIVERGED;
     run_i_record(r, &row);
     const scn_scenario *s = r->s;
-    if (!isnan(s->stop_target_loss) && row.train_loss <= s->stop_target_loss)
-        return STOP_TARGET_LOSS;
-    if (!isnan(s->stop_target_accuracy) && row.test_accuracy >= s->stop_target_accuracy)
-        return STOP_TARGET_ACCURACY;
+    /* a stop target ends the run here, at the evaluation that finds it;
+     * its crossing instant is placed between evaluations (run_target.c) */
+    int target = run_i_targets_eval(r, &row);
+    if (target)
+        return target;
     if (cl_pending(r->cl) == 0 && r->detect_pending == 0)
         return STOP_STALL;
     r->metrics_k++;
@@ -152,6 +153,7 @@ static int handle_event(run_sim *r, const sim_event *ev)
 static int handle(void *vr, const sim_event *ev)
 {
     run_sim *r = vr;
+    run_i_targets_event(r, ev);
     int code = handle_event(r, ev);
     if (code == 0)
         code = run_i_watchdog(r, ev);
@@ -282,7 +284,7 @@ static int start(run_sim *r)
     for (int i = 0; i < n; i++)
         if (r->alg->init && r->alg->init(&r->ctx, alg_state(&r->ctx, i), i) != 0)
             return -1;
-    if (trn_init_params(r->trn) != 0)
+    if (trn_init_params(r->trn) != 0 || run_i_targets_begin(r) != 0)
         return -1;
     if (r->opt->init_params)
         for (int i = 0; i < n; i++)
@@ -301,6 +303,7 @@ static void finish(run_sim *r)
     r->ctx.shared = NULL;
     r->ctx.states = NULL;
     alg_host_detach(&r->ctx);
+    run_i_targets_end(r);
     free(r->failed);
     free(r->down_since);
     r->failed = NULL;
@@ -443,6 +446,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
             run_i_record_again(r, &row);
         } else {
             run_i_record(r, &row);
+            run_i_targets_eval(r, &row);
         }
     }
     res->wall_s = seconds(CLOCK_MONOTONIC) - w0;
@@ -451,6 +455,8 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     res->events = sim_engine_events_processed(r->eng);
     res->last = r->last;
     res->n_params = r->ctx.P;
+    res->n_targets = r->n_tg;
+    memcpy(res->targets, r->tg, (size_t)r->n_tg * sizeof *r->tg);
     if (r->alg->stats)
         res->n_stats = r->alg->stats(&r->ctx, res->stat_keys, res->stat_values, 16);
 

@@ -102,6 +102,25 @@ uint64_t run_watchdog_limit(int n_all);
 #define RUN_FROZEN_FACTOR 10.0
 #define RUN_FROZEN_TAIL   1e-6
 
+/* One target's outcome (docs/outputs.md, "Time to target"): the stop
+ * targets first (train loss, then test accuracy), then metrics.targets in
+ * the scenario's order.  The evaluated model's metric went from not
+ * reached at lo_s to reached at time_s, two instants at which parameters
+ * changed (or evaluations) with `unchecked` such instants between them:
+ * when 0, time_s is exact (err_s 0); else the crossing is one of those
+ * instants, err_s = time_s - lo_s. */
+#define RUN_MAX_TARGETS (SCN_MAX_TARGETS + 2)
+typedef struct run_target {
+    scn_target_metric metric;
+    double   value;
+    int      stop;         /* stop.target_*: the run ends at the evaluation that finds it */
+    double   time_s;       /* seconds; INFINITY: never reached */
+    double   lo_s;         /* -INFINITY: reached at the first evaluation; NAN: never */
+    double   err_s;        /* 0: exact; NAN: never reached */
+    uint64_t unchecked;
+    int      evaluations;  /* of the metric, to place it */
+} run_target;
+
 typedef struct run_result {
     run_status status;
     const char *stop_reason;  /* "time", "steps", "target_loss",
@@ -119,6 +138,8 @@ typedef struct run_result {
     int      n_stats;           /* the algorithm's own figures (run.json) */
     const char *stat_keys[16];
     double   stat_values[16];
+    int      n_targets;
+    run_target targets[RUN_MAX_TARGETS];
 } run_result;
 
 /* Builds everything and checks what the loader cannot: algorithm names

@@ -6,7 +6,7 @@
  */
 #include "run_internal.h"
 
-void run_i_evaluate(run_sim *r, out_metrics_row *row)
+void run_i_average(run_sim *r)
 {
     int n = r->ctx.n;
     size_t P = r->ctx.P;
@@ -22,6 +22,13 @@ void run_i_evaluate(run_sim *r, out_metrics_row *row)
     }
     for (size_t k = 0; k < P; k++)
         r->avg[k] = x0[k] + r->avg[k] / n;
+}
+
+void run_i_evaluate(run_sim *r, out_metrics_row *row)
+{
+    int n = r->ctx.n;
+    size_t P = r->ctx.P;
+    run_i_average(r);
     double cd = 0;
     for (int i = 0; i < n; i++) {
         const double *x = trn_params_const(r->trn, i);

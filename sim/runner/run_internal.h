@@ -89,6 +89,17 @@ struct run_sim {
     double       *down_since;
     uint64_t      detect_pending;
     double        detect_s;
+    /* time to target (run_target.c): the targets, how many are not yet
+     * reached, the kept models of this evaluation period (snap_n of
+     * snap_cap, one change instant in snap_stride of the snap_count so
+     * far, the last at snap_last_t), whether an event at snap_now may have
+     * changed parameters, and the previous evaluation's instant */
+    run_target    tg[RUN_MAX_TARGETS];
+    int           n_tg, tg_pending, tg_have_prev, snap_dirty;
+    double       *snap, *snap_t;
+    size_t        snap_cap, snap_n;
+    uint64_t      snap_stride, snap_count;
+    double        snap_now, snap_last_t, tg_prev_s;
     /* output written so far, and the limits (run_i_output_limit) */
     uint64_t      rows_metrics, rows_nodes, rows_trace;
     uint64_t      max_metrics_rows, max_node_rows, max_trace_rows;
@@ -134,6 +145,21 @@ void run_i_record(run_sim *r, const out_metrics_row *row);
 /* The last recorded row (same instant) replaced by row in both files. */
 void run_i_record_again(run_sim *r, const out_metrics_row *row);
 int  run_i_metrics_diverged(run_sim *r, const out_metrics_row *row);
+
+/* run_eval.c: the workers' average model into r->avg (O(n P)). */
+void run_i_average(run_sim *r);
+
+/* run_target.c: the targets of the scenario, ready for one execution
+ * (begin: 0, or -1 out of memory; end frees); the models kept for a run
+ * of P parameters (0 without targets); after each event is taken from
+ * the queue, before it is handled (event); at each evaluation, after the
+ * row is computed (eval: STOP_TARGET_LOSS or STOP_TARGET_ACCURACY when a
+ * stop target is reached, else 0). */
+int    run_i_targets_begin(run_sim *r);
+void   run_i_targets_end(run_sim *r);
+size_t run_i_target_snapshots(const run_sim *r, size_t P);
+void   run_i_targets_event(run_sim *r, const sim_event *ev);
+int    run_i_targets_eval(run_sim *r, const out_metrics_row *row);
 
 /* run_watch.c: the watchdog after each event (nonzero: stop, r->stuck
  * set) and its reset; the frozen-training bound of the run and the check

@@ -107,7 +107,8 @@ static double edges_estimate(const run_sim *r)
  * (servers included), the data held, RUN_MEM_PER_NODE bytes of per-node
  * state (RNG streams, queues, statistics), 64 bytes per edge and what the
  * protocol says it holds itself (alg_type.memory_bytes: the round graphs
- * of a schedule file, counted before the file's rounds are built). */
+ * of a schedule file, counted before the file's rounds are built) and the
+ * models kept for time to target (metrics.target_snapshots). */
 #define RUN_MEM_COPIES   4        /* parameters, gradient, two in flight or kept */
 #define RUN_MEM_PER_NODE 24576.0  /* four mt19937 streams and the node records */
 int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error *err)
@@ -130,11 +131,13 @@ int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error 
     double model = (double)r->n_all * (double)P * copies * 8;
     double nodes = (double)r->n_all * RUN_MEM_PER_NODE;
     double edges = edges_estimate(r) * 64;
-    double total = model + data + nodes + edges + r->alg_bytes;
+    /* the models kept to place a target's crossing (run_target.c) */
+    double snaps = (double)run_i_target_snapshots(r, P) * (double)P * 8;
+    double total = model + data + nodes + edges + r->alg_bytes + snaps;
     double limit = s->limit_memory_bytes > 0 ? s->limit_memory_bytes : default_memory_limit();
     if (total <= limit)
         return 0;
-    char t[32], l[32], m[32], d[32], n[32], e[32], a[96] = "";
+    char t[32], l[32], m[32], d[32], n[32], e[32], a[192] = "";
     fmt_bytes(t, sizeof t, total);
     fmt_bytes(l, sizeof l, limit);
     fmt_bytes(m, sizeof m, model);
@@ -145,6 +148,13 @@ int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error 
         char b[32];
         fmt_bytes(b, sizeof b, r->alg_bytes);
         snprintf(a, sizeof a, ", %s's own %s", r->alg->name, b);
+    }
+    if (snaps > 0) {
+        char b[32];
+        size_t k = strlen(a);
+        fmt_bytes(b, sizeof b, snaps);
+        snprintf(a + k, sizeof a - k, ", %zu target models %s",
+                 run_i_target_snapshots(r, P), b);
     }
     char models[160];
     if (P > 0)

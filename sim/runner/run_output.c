@@ -135,6 +135,33 @@ int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_number(&j, "consensus_distance", res->last.consensus_distance);
     out_json_number(&j, "bytes_sent", res->last.bytes_sent);
     out_json_end_object(&j);
+    if (res->n_targets > 0) {
+        out_json_int(&j, "target_snapshots", (int64_t)r->snap_cap);
+        out_json_begin_array(&j, "targets");
+        for (int i = 0; i < res->n_targets; i++) {
+            const run_target *t = &res->targets[i];
+            out_json_begin_object(&j, NULL);
+            out_json_string(&j, "metric", scn_target_metric_names[t->metric]);
+            out_json_number(&j, "value", t->value);
+            out_json_bool(&j, "stop", t->stop);
+            out_json_bool(&j, "reached", !isinf(t->time_s));
+            if (isinf(t->time_s)) {
+                out_json_raw(&j, "time_s", "null");
+            } else {
+                out_json_number(&j, "time_s", t->time_s);
+                if (isinf(t->lo_s))
+                    out_json_raw(&j, "not_reached_s", "null");
+                else
+                    out_json_number(&j, "not_reached_s", t->lo_s);
+                out_json_bool(&j, "exact", t->unchecked == 0);
+                out_json_number(&j, "error_s", t->err_s);
+                out_json_int(&j, "unchecked_instants", (int64_t)t->unchecked);
+                out_json_int(&j, "evaluations", t->evaluations);
+            }
+            out_json_end_object(&j);
+        }
+        out_json_end_array(&j);
+    }
     run_algorithm_params_json(r, &j);
     if (res->n_stats > 0) {
         out_json_begin_object(&j, "algorithm_stats");

@@ -140,6 +140,20 @@ typedef struct scn_servers {
 
 /* Links from `from` to `to` (and back unless directed) take props; keys
  * not given in the entry keep the network's defaults. */
+/* metrics.targets: a metric and the value that counts as reached (a loss
+ * at or below it, an accuracy at or above it).  The names are
+ * scn_target_metric_names, in the enum's order. */
+typedef enum scn_target_metric {
+    SCN_TARGET_TRAIN_LOSS, SCN_TARGET_TEST_LOSS, SCN_TARGET_TEST_ACCURACY
+} scn_target_metric;
+extern const char *const scn_target_metric_names[];  /* NULL-terminated */
+#define SCN_MAX_TARGETS 16
+#define SCN_MAX_TARGET_SNAPSHOTS 65536
+typedef struct scn_target {
+    scn_target_metric metric;
+    double value;
+} scn_target;
+
 typedef struct scn_link {
     int   *from, *to;       /* sorted workers; NULL: every node, servers included */
     size_t n_from, n_to;
@@ -308,6 +322,10 @@ typedef struct scn_scenario {
     size_t metrics_eval_samples; /* training samples for train_loss; 0: all */
     size_t metrics_test_samples; /* test samples for test loss/accuracy; 0: all */
     int    metrics_per_node;     /* also evaluate every node's model (default 0) */
+    scn_target metrics_targets[SCN_MAX_TARGETS]; /* measured, never stopping the run */
+    size_t metrics_n_targets;
+    long   metrics_target_snapshots; /* models kept per evaluation period to place a
+                                        crossing (docs/scenario.md); 0: by model size */
 
     /* limits (docs/reliability.md): the run is refused before anything is
      * built when its memory estimate exceeds memory_bytes */

@@ -260,6 +260,23 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
     scn_i_add(o, "eval_samples", json_integer((json_int_t)s->metrics_eval_samples), oom);
     scn_i_add(o, "test_samples", json_integer((json_int_t)s->metrics_test_samples), oom);
     scn_i_add(o, "per_node", json_boolean(s->metrics_per_node), oom);
+    /* only when given, so scenarios without targets resolve as before */
+    if (s->metrics_n_targets > 0) {
+        json_t *a = json_array();
+        scn_i_add(o, "targets", a, oom);
+        for (size_t i = 0; a && i < s->metrics_n_targets; i++) {
+            json_t *t = json_object();
+            if (!t || json_array_append_new(a, t)) {
+                *oom = 1;
+                break;
+            }
+            scn_i_add(t, "metric",
+                      json_string(scn_target_metric_names[s->metrics_targets[i].metric]), oom);
+            scn_i_add(t, "value", json_real(s->metrics_targets[i].value), oom);
+        }
+    }
+    if (s->metrics_target_snapshots > 0)
+        scn_i_add(o, "target_snapshots", json_integer(s->metrics_target_snapshots), oom);
 
     if (s->output_trace) {
         if (!(o = scn_i_section(root, "output", oom)))

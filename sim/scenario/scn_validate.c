@@ -255,12 +255,65 @@ static int v_stop(scn_ctx *c, json_t *root, scn_scenario *s)
     return 0;
 }
 
+const char *const scn_target_metric_names[] = {"train_loss", "test_loss", "test_accuracy",
+                                               NULL};
+
+/* metrics.targets: [{metric, value}, ...], each measured on the model the
+ * evaluation measures; the same meaning rules as stop.target_*. */
+static int v_targets(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
+{
+    static const char *const keys[] = {"metric", "value", NULL};
+    char tp[PTR_MAX], ep[PTR_MAX], mp[PTR_MAX];
+    json_t *a = o ? json_object_get(o, "targets") : NULL;
+    size_t i;
+    json_t *e;
+
+    s->metrics_n_targets = 0;
+    if (!a)
+        return 0;
+    scn_i_ptr_key(tp, p, "targets");
+    if (!json_is_array(a))
+        return scn_i_fail(c, tp, "must be an array of {\"metric\", \"value\"} objects, got %s",
+                          scn_i_type_with_article(a));
+    if (json_array_size(a) > SCN_MAX_TARGETS)
+        return scn_i_fail(c, tp, "must have at most %d targets, got %zu", SCN_MAX_TARGETS,
+                          json_array_size(a));
+    json_array_foreach(a, i, e) {
+        const char *name = NULL;
+        scn_target *t = &s->metrics_targets[i];
+        scn_i_ptr_idx(ep, tp, i);
+        if (!json_is_object(e))
+            return scn_i_fail(c, ep, "must be an object {\"metric\", \"value\"}, got %s",
+                              scn_i_type_with_article(e));
+        if (scn_i_check_keys(c, e, ep, keys) || scn_i_need_key(c, e, ep, "metric", NULL) ||
+            scn_i_opt_str(c, e, ep, "metric", &name, NULL))
+            return -1;
+        scn_i_ptr_key(mp, ep, "metric");
+        int k = scn_i_lookup(c, mp, "metric", name, scn_target_metric_names);
+        if (k < 0)
+            return -1;
+        t->metric = (scn_target_metric)k;
+        if (scn_i_need_key(c, e, ep, "value", NULL) ||
+            scn_i_opt_num(c, e, ep, "value", t->metric == SCN_TARGET_TEST_ACCURACY ? UNIT : GT0,
+                          &t->value, NULL))
+            return -1;
+        if (!s->model_type)
+            return scn_i_fail(c, mp, "has no meaning for model \"none\" (timing only: "
+                              "nothing is evaluated)");
+        if (t->metric == SCN_TARGET_TEST_ACCURACY && s->model_type == &mdl_linear)
+            return scn_i_fail(c, mp, "\"test_accuracy\" has no meaning for model \"linear\" "
+                              "(regression); use train_loss or test_loss");
+    }
+    s->metrics_n_targets = json_array_size(a);
+    return 0;
+}
+
 static int v_metrics(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"every_s", "eval_samples", "test_samples", "per_node",
-                                       NULL};
+                                       "targets", "target_snapshots", NULL};
     char p[PTR_MAX], ep[PTR_MAX];
-    long long eval = 0, test = 0;
+    long long eval = 0, test = 0, snaps = 0;
     json_t *o;
 
     s->metrics_every_s = isinf(s->stop_time_s) ? 100 * s->step_time_s : s->stop_time_s / 100;
@@ -268,8 +321,11 @@ static int v_metrics(scn_ctx *c, json_t *root, scn_scenario *s)
         scn_i_opt_num(c, o, p, "every_s", GT0, &s->metrics_every_s, NULL) ||
         scn_i_opt_int(c, o, p, "eval_samples", 0, LLONG_MAX, &eval, NULL) ||
         scn_i_opt_int(c, o, p, "test_samples", 0, LLONG_MAX, &test, NULL) ||
-        scn_i_opt_bool(c, o, p, "per_node", &s->metrics_per_node))
+        scn_i_opt_bool(c, o, p, "per_node", &s->metrics_per_node) ||
+        v_targets(c, o, p, s) ||
+        scn_i_opt_int(c, o, p, "target_snapshots", 2, SCN_MAX_TARGET_SNAPSHOTS, &snaps, NULL))
         return -1;
+    s->metrics_target_snapshots = (long)snaps;
     /* Each evaluation writes a row and reads the evaluation sets: a million
      * of them is already far more than any plot needs. */
     if (!isinf(s->stop_time_s) && s->stop_time_s / s->metrics_every_s > 1e6) {

@@ -155,21 +155,17 @@ static int ensure_file(const char *dir, const char *name, const char *text, char
 
 /* ---- one run, inside the worker ---- */
 
-typedef struct target_track {
-    double target_loss, target_acc;
-    double t_loss, t_acc;   /* first time reached; INFINITY: not yet */
-} target_track;
-
-static void track_metrics(void *ctx, const out_metrics_row *row)
+/* The crossing instant of the stop target on metric m (NAN when the
+ * scenario sets none): the runner's, placed between evaluations. */
+static double stop_time(const run_result *res, scn_target_metric m)
 {
-    target_track *t = ctx;
-    if (isinf(t->t_loss) && row->train_loss <= t->target_loss)
-        t->t_loss = row->time_s;
-    if (isinf(t->t_acc) && row->test_accuracy >= t->target_acc)
-        t->t_acc = row->time_s;
+    for (int i = 0; i < res->n_targets; i++)
+        if (res->targets[i].stop && res->targets[i].metric == m)
+            return res->targets[i].time_s;
+    return NAN;
 }
 
-static int write_summary(const char *dir, const run_result *res, const target_track *t,
+static int write_summary(const char *dir, const scn_scenario *s, const run_result *res,
                          char *err, size_t es)
 {
     out_file *o = out_file_open(dir, "summary.csv", err, es);
@@ -178,13 +174,19 @@ static int write_summary(const char *dir, const run_result *res, const target_tr
     FILE *f = out_file_stream(o);
     fputs("status,stop_reason,sim_time_s,steps,epochs,train_loss,test_loss,test_accuracy,"
           "consensus_distance,bytes_sent,target_loss,time_to_target_loss_s,target_accuracy,"
-          "time_to_target_accuracy_s,steps_per_s,events,wall_s\n", f);
+          "time_to_target_accuracy_s,steps_per_s,events,wall_s", f);
+    /* metrics.targets: four columns each, numbered from 1 in the
+     * scenario's order (absent without targets: the table is as before) */
+    for (size_t k = 1; k <= s->metrics_n_targets; k++)
+        fprintf(f, ",target_%zu_metric,target_%zu_value,time_to_target_%zu_s,"
+                "time_to_target_%zu_error_s", k, k, k, k);
+    fputc('\n', f);
     fprintf(f, "%s,%s,", run_status_name(res->status), res->stop_reason);
     const double v[] = {
         res->sim_time_s, (double)res->last.steps, res->last.epochs, res->last.train_loss,
         res->last.test_loss, res->last.test_accuracy, res->last.consensus_distance,
-        res->last.bytes_sent, t->target_loss, isnan(t->target_loss) ? NAN : t->t_loss,
-        t->target_acc, isnan(t->target_acc) ? NAN : t->t_acc,
+        res->last.bytes_sent, s->stop_target_loss, stop_time(res, SCN_TARGET_TRAIN_LOSS),
+        s->stop_target_accuracy, stop_time(res, SCN_TARGET_TEST_ACCURACY),
         res->sim_time_s > 0 ? (double)res->last.steps / res->sim_time_s : NAN,
         (double)res->events, res->wall_s,
     };
@@ -192,6 +194,17 @@ static int write_summary(const char *dir, const run_result *res, const target_tr
         if (i)
             fputc(',', f);
         out_fmt_double(f, v[i]);
+    }
+    for (int i = 0; i < res->n_targets; i++) {
+        const run_target *t = &res->targets[i];
+        if (t->stop)
+            continue;
+        fprintf(f, ",%s,", scn_target_metric_names[t->metric]);
+        out_fmt_double(f, t->value);
+        fputc(',', f);
+        out_fmt_double(f, t->time_s);
+        fputc(',', f);
+        out_fmt_double(f, t->err_s);
     }
     fputc('\n', f);
     return out_file_commit(o, err, es);
@@ -241,12 +254,10 @@ int swp_i_run_one(const swp_spec *spec, const swp_plan *pl, const swp_run *run,
     }
     part_path(part, sizeof part, dir, (long)getpid(), run->name, host);
     snprintf(final, sizeof final, "%s/runs/%s", dir, run->name);
-    target_track tt = { s.stop_target_loss, s.stop_target_accuracy, INFINITY, INFINITY };
-    run_options opt = { .out_dir = part, .on_metrics = track_metrics, .hook_ctx = &tt,
-                        .provenance = spec->provenance };
+    run_options opt = { .out_dir = part, .provenance = spec->provenance };
     run_result res;
     if (run_execute(r, &opt, &res, err, sizeof err) != 0
-        || write_summary(part, &res, &tt, err, sizeof err) != 0) {
+        || write_summary(part, &s, &res, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         rm_tree(part);
         goto out_free;
