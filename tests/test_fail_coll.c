@@ -27,36 +27,10 @@ enum { N = 8, DEAD = 3, MAX_T = 4096 };
 
 static alg_type wrapped;
 static const alg_type *inner;
-static const char *inner_params;
 static int before[N], after[N];
 static double times[MAX_T];   /* node 0's step ends */
 static int n_times;
 static double t_back = T_BACK;   /* the return of a transient failure */
-
-/* A replacement table runs with its parameters' defaults, so the wrapper
- * sets the scenario's own values, `"key": value, ...`, before the shared
- * state is made (as test_fail_ps does). */
-static int set_params(alg_ctx *ctx)
-{
-    const char *p = inner_params;
-    while (p && (p = strchr(p, '"')) != NULL) {
-        char key[64], str[64], err[256];
-        double num = 0;
-        int is_string = 0, len = 0;
-        ck_assert_int_eq(sscanf(p, "\"%63[^\"]\": %n", key, &len), 1);
-        p += len;
-        if (*p == '"') {
-            ck_assert_int_eq(sscanf(p, "\"%63[^\"]\"%n", str, &len), 1);
-            is_string = 1;
-        } else {
-            ck_assert_int_eq(sscanf(p, "%lf%n", &num, &len), 1);
-        }
-        p += len;
-        ck_assert_msg(alg_params_set(inner, ctx, key, is_string, num, str, err, sizeof err) == 0,
-                      "%s: %s", key, err);
-    }
-    return inner->shared_init ? inner->shared_init(ctx) : 0;
-}
 
 static void count_step(alg_ctx *ctx, void *state, int node, const double *grad)
 {
@@ -103,11 +77,8 @@ static rates run_net(const char *name, const char *alg, int transient, double de
         N, TAU, nw.latency, nw.bandwidth, nw.bytes, det, DEAD, T_FAIL, up, alg, T_STOP);
     inner = alg_find(name);
     ck_assert_ptr_nonnull(inner);
-    const char *q = strchr(alg, ',');
-    inner_params = q ? q + 1 : NULL;
     wrapped = *inner;
     wrapped.on_step_done = count_step;
-    wrapped.shared_init = set_params;
     if (inner->n_servers) {   /* sdfeel: its default 2 clusters */
         wrapped.n_servers = NULL;
         wrapped.servers = 2;

@@ -28,35 +28,12 @@ enum { N = 8, DEAD = 3, MAX_ROUNDS = 128 };
 
 static alg_type wrapped;
 static const alg_type *inner;
-static const char *inner_params;
 static int before[N], after[N];
 /* D-PSGD, lr 0: per round, the sum of the live nodes' models at the end
  * of their step (the round's x_i^k), first coordinates */
 enum { K = 4 };
 static double live_sum[MAX_ROUNDS][K], all_sum[MAX_ROUNDS][K];
 static int steps_of[N];
-
-static int set_params(alg_ctx *ctx)
-{
-    const char *p = inner_params;
-    while (p && (p = strchr(p, '"')) != NULL) {
-        char key[64], str[64], err[256];
-        double num = 0;
-        int is_string = 0, len = 0;
-        ck_assert_int_eq(sscanf(p, "\"%63[^\"]\": %n", key, &len), 1);
-        p += len;
-        if (*p == '"') {
-            ck_assert_int_eq(sscanf(p, "\"%63[^\"]\"%n", str, &len), 1);
-            is_string = 1;
-        } else {
-            ck_assert_int_eq(sscanf(p, "%lf%n", &num, &len), 1);
-        }
-        p += len;
-        ck_assert_msg(alg_params_set(inner, ctx, key, is_string, num, str, err, sizeof err) == 0,
-                      "%s: %s", key, err);
-    }
-    return inner->shared_init ? inner->shared_init(ctx) : 0;
-}
 
 static void count_step(alg_ctx *ctx, void *state, int node, const double *grad)
 {
@@ -114,11 +91,8 @@ static rates run_failure(const char *name, const char *alg, int transient, int m
         det, DEAD, T_FAIL, up, alg, T_STOP);
     inner = alg_find(name);
     ck_assert_ptr_nonnull(inner);
-    const char *q = strchr(alg, ',');
-    inner_params = q ? q + 1 : NULL;
     wrapped = *inner;
     wrapped.on_step_done = count_step;
-    wrapped.shared_init = set_params;
     memset(before, 0, sizeof before);
     memset(after, 0, sizeof after);
     memset(steps_of, 0, sizeof steps_of);

@@ -332,8 +332,13 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
                      "servers as the scenario's", s->path);
             return -1;
         }
+        /* a replacement sharing the scenario protocol's parameter table (a
+         * wrapper of it) keeps the scenario's values; any other takes its
+         * own defaults */
+        const alg_type *scenario_alg = alg_find(s->algorithm);
         r->alg = r->opt->algorithm;
-        alg_params_defaults(r->alg, &r->ctx);
+        if (!scenario_alg || r->alg->params != scenario_alg->params)
+            alg_params_defaults(r->alg, &r->ctx);
     }
     r->have_last = 0;
     r->metrics_k = 0;

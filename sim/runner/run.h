@@ -35,7 +35,10 @@ struct alg_type;
 typedef struct run_options {
     const char *out_dir;   /* NULL: write no files */
     /* NULL: the scenario's algorithm.  Tests use it to run protocols that
-     * are not in the registry (e.g. one built to stall). */
+     * are not in the registry (e.g. one built to stall) or wrappers of a
+     * registered one: a replacement whose parameter table is the scenario
+     * protocol's keeps the scenario's values, any other runs with its own
+     * defaults. */
     const struct alg_type *algorithm;
     /* Hooks for programs and tests; all may be NULL.  init_params runs
      * after the model's own initialisation, once per node. */
