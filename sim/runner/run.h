@@ -55,6 +55,9 @@ typedef struct run_options {
     /* The output limits while the run goes on (RUN_MAX_*_ROWS); 0: the
      * default.  Tests set small ones. */
     uint64_t max_metrics_rows, max_node_rows, max_trace_rows;
+    /* Threads of the model math (steps and evaluations; see trn_config):
+     * 0 or 1 one thread.  Outputs are byte-identical for every value. */
+    int threads;
 } run_options;
 
 /* The watchdog ends a run with status RUN_NO_PROGRESS (exit 1) when an
