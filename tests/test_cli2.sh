@@ -121,7 +121,7 @@ t "$dtsim" help me
 EOF
   bash "$tmp/comp.sh" >"$tmp/comp" 2>&1
   printf '%s\n' "run validate resolve topo sweep merge plot help --help --version" "resolve" \
-    "--grid --zip --replicates --jobs --shard --set --seed --quiet --output --help --version" \
+    "--grid --zip --replicates --jobs --threads --shard --set --seed --quiet --output --help --version" \
     "--edges" "merge" >"$tmp/comp.want"
   same "$tmp/comp" "$tmp/comp.want" "bash completion"
 fi
@@ -137,6 +137,7 @@ same "$tmp/readme" "$tmp/synopsis" "README synopsis against dtsim --help"
 expect 2 "$dtsim" run "$Q" --bogus
 printf '%s\n' "dtsim run: error: unknown option '--bogus'" \
   "usage: dtsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--seed N] [--quiet] [--force]" \
+  "                 [--threads N]" \
   "Try 'dtsim run --help' for more information." >"$tmp/want"
 same "$tmp/err" "$tmp/want" "run --bogus"
 empty "$tmp/out" "run --bogus stdout"
