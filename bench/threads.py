@@ -9,14 +9,20 @@ alike), and reports per thread count the median whole-process wall time
 event-loop wall_s and cpu_s.  It also checks that metrics.csv and nodes.csv
 are the same bytes for every thread count.  Timings only: no assertion.
 
-usage: bench/threads.py [--reps R] [--threads 1,2] [--steps N] DTSIM CASE...
-CASE is scenario.json[:--set PATH=VALUE,...]
+usage: bench/threads.py [--reps R] [--threads 1,2] [--steps N] [--base DTSIM0] DTSIM CASE...
+CASE is scenario.json[:--set PATH=VALUE,...]; --base adds a binary without
+--threads (the one-thread build before threads existed) to each round, to
+show that the one-thread path did not slow down.
 """
 import json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 def run_once(dtsim, scn, sets, threads, out):
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [dtsim, "run", scn, "-o", out, "--quiet", "--threads", str(threads)]
+    cmd = [dtsim, "run", scn, "-o", out, "--quiet"]
+    if isinstance(threads, int):
+        cmd += ["--threads", str(threads)]
+    else:
+        cmd[0] = threads[1]
     for s in sets:
         cmd += ["--set", s]
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -34,7 +40,7 @@ def run_once(dtsim, scn, sets, threads, out):
     return wall, cpu, rj["wall_s"], rj["cpu_s"], files
 
 def main(argv):
-    reps, threads, steps = 5, [1, 2], None
+    reps, threads, steps, base = 5, [1, 2], None, None
     while argv and argv[0].startswith("--"):
         opt = argv.pop(0)
         if opt == "--reps":
@@ -43,7 +49,11 @@ def main(argv):
             threads = [int(x) for x in argv.pop(0).split(",")]
         elif opt == "--steps":
             steps = int(argv.pop(0))
+        elif opt == "--base":
+            base = argv.pop(0)
     dtsim, cases = argv[0], argv[1:]
+    if base:
+        threads = [("base", base)] + threads
     tmp = tempfile.mkdtemp(prefix="dtsim-bench-threads-")
     print(f"machine: {os.cpu_count()} cores, load average at start {os.getloadavg()}")
     for case in cases:
@@ -55,7 +65,7 @@ def main(argv):
         ref = None
         for _ in range(reps):
             for t in threads:
-                res = run_once(dtsim, scn, sets, t, os.path.join(tmp, f"t{t}"))
+                res = run_once(dtsim, scn, sets, t, os.path.join(tmp, "out"))
                 if ref is None:
                     ref = res[4]
                 elif res[4] != ref:
@@ -65,7 +75,8 @@ def main(argv):
         base = [statistics.median(x[k] for x in m[threads[0]]) for k in range(4)]
         for t in threads:
             med = [statistics.median(x[k] for x in m[t]) for k in range(4)]
-            print(f"  threads {t}: process wall {med[0]:7.2f} s cpu {med[1]:7.2f} s | "
+            name = t[0] if isinstance(t, tuple) else f"threads {t}"
+            print(f"  {name:>9}: process wall {med[0]:7.2f} s cpu {med[1]:7.2f} s | "
                   f"loop wall {med[2]:7.2f} s cpu {med[3]:7.2f} s | speed-up wall "
                   f"{base[0] / med[0]:.2f}x loop {base[2] / med[2]:.2f}x")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -141,6 +141,12 @@ printf '%s\n' "dtsim run: error: unknown option '--bogus'" \
   "Try 'dtsim run --help' for more information." >"$tmp/want"
 same "$tmp/err" "$tmp/want" "run --bogus"
 empty "$tmp/out" "run --bogus stdout"
+for bad in 0 -1 2x 4097; do
+  expect 2 "$dtsim" run "$Q" --threads "$bad"
+  head -n 1 "$tmp/err" >"$tmp/err1"
+  echo "dtsim run: error: --threads needs a whole number from 1 to 4096" >"$tmp/want"
+  same "$tmp/err1" "$tmp/want" "run --threads $bad"
+done
 expect 2 "$dtsim" frobnicate
 printf '%s\n' "dtsim: error: unknown command 'frobnicate' (expected one of: run, validate, resolve, topo, sweep, merge, plot, help)" \
   "Try 'dtsim --help' for more information." >"$tmp/want"

@@ -38,7 +38,8 @@ static const cli_command commands[] = {
         { "--quiet", "no progress line and no summary" },
         { "--force", "skip the memory check (same as --set limits.check_memory=false)" },
         { "--threads N", "threads of the model math, 1 to 4096; the outputs are the same "
-                         "bytes for every N (default: the number of cores)" },
+                         "bytes for every N (default: the number of cores when a step "
+                         "costs at least 5e5 flops, else 1)" },
         STD_OPTS },
       "0 the stop condition was reached; 1 the run failed (stalled, diverged, stopped "
       "by the watchdog, out of memory, an output not written); 2 bad usage or a bad "
@@ -99,7 +100,8 @@ static const cli_command commands[] = {
         { "--replicates R", "runs per grid point, differing only in the seed (default: 1)" },
         { "-j, --jobs N", "worker processes (default: the number of cores)" },
         { "--threads N", "threads of each run's model math (default: the number of "
-                         "cores / N of -j, at least 1)" },
+                         "cores / N of -j, at least 1, when a step costs at least 5e5 "
+                         "flops, else 1)" },
         { "--shard K/N", "run only the K-th of N disjoint slices, 1 <= K <= N (default: 1/1)" },
         { "--set PATH=VALUE", SET_TEXT "; applies to every run, before the grid values" },
         { "--seed N", SEED_TEXT },

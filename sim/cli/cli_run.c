@@ -264,7 +264,7 @@ int cli_run(int argc, char **argv)
     out_progress_init(&prog.pg, stderr, !a.quiet);
     run_options opt = { .out_dir = out_dir, .interrupt = &cli_interrupted,
                         .on_progress = prog.pg.active ? on_progress : NULL, .hook_ctx = &prog,
-                        .threads = a.threads ? a.threads : cli_cores() };
+                        .threads = a.threads ? a.threads : -cli_cores() };
     run_result res;
     char msg[4096];
     rc = 0;

@@ -229,8 +229,8 @@ int cli_sweep(int argc, char **argv)
         snprintf(out_buf, sizeof out_buf, "results/%.*s-sweep", (int)len, base);
         eo.out_dir = out_buf;
     }
-    if (!eo.threads)   /* the cores shared among the worker processes */
-        eo.threads = count_cores() / eo.jobs > 1 ? count_cores() / eo.jobs : 1;
+    if (!eo.threads)   /* the cores shared among the worker processes, when worth it */
+        eo.threads = -(count_cores() / eo.jobs > 1 ? count_cores() / eo.jobs : 1);
 
     return run_sweep(&spec, &eo, quiet);
 }

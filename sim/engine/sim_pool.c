@@ -28,11 +28,19 @@ struct sim_pool {
     int             quit;
     pthread_mutex_t mu;
     pthread_cond_t  work, done;
+    double          task_cpu_s;  /* CPU seconds inside fn, every thread */
     pthread_t      *th;       /* n_threads - 1 */
     clockid_t      *clk;      /* their CPU clocks */
 };
 
 typedef struct worker_arg { sim_pool *p; int id; } worker_arg;
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static void unlink_task(sim_pool *p, int k)
 {
@@ -63,8 +71,11 @@ static void *worker(void *va)
         unlink_task(p, k);
         p->t[k].state = RUNNING;
         pthread_mutex_unlock(&p->mu);
+        double c0 = thread_cpu_s();
         p->fn(p->ctx, k, id);
+        double c = thread_cpu_s() - c0;
         pthread_mutex_lock(&p->mu);
+        p->task_cpu_s += c;
         p->t[k].state = DONE;
         pthread_cond_broadcast(&p->done);
     }
@@ -165,8 +176,11 @@ int sim_pool_join(sim_pool *p, int k)
         unlink_task(p, k);
         t->state = RUNNING;
         pthread_mutex_unlock(&p->mu);
+        double c0 = thread_cpu_s();
         p->fn(p->ctx, k, 0);
+        double c = thread_cpu_s() - c0;
         pthread_mutex_lock(&p->mu);
+        p->task_cpu_s += c;
     } else {
         while (t->state == RUNNING)
             pthread_cond_wait(&p->done, &p->mu);
@@ -184,5 +198,13 @@ double sim_pool_worker_cpu_s(const sim_pool *p)
         if (p->clk[i] != (clockid_t)-1 && clock_gettime(p->clk[i], &ts) == 0)
             s += (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     }
+    return s;
+}
+
+double sim_pool_task_cpu_s(sim_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    double s = p->task_cpu_s;
+    pthread_mutex_unlock(&p->mu);
     return s;
 }

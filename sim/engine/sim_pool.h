@@ -35,7 +35,10 @@ void sim_pool_submit(sim_pool *p, int k);
  * when its worker finishes.  1 when k was pending, 0 when not. */
 int sim_pool_join(sim_pool *p, int k);
 
-/* CPU seconds the workers have used so far (CLOCK thread CPU time). */
+/* CPU seconds the workers have used so far (their thread CPU clocks). */
 double sim_pool_worker_cpu_s(const sim_pool *p);
+/* CPU seconds spent inside tasks so far, on every thread (the caller's
+ * included): the parallel part of the work, for Amdahl's law. */
+double sim_pool_task_cpu_s(sim_pool *p);
 
 #endif

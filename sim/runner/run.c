@@ -380,7 +380,7 @@ static int execute(run_sim *r, const run_options *opt, run_result *res, char *er
     /* CPU time of this thread only: the simulation is single-threaded, and
      * OpenBLAS's idle worker threads spin at start-up (see bench/RESULTS.md) */
     double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_THREAD_CPUTIME_ID);
-    double cw0 = trn_worker_cpu_s(r->trn);
+    double cw0 = trn_worker_cpu_s(r->trn), cm0 = trn_math_cpu_s(r->trn);
     if (sim_engine_schedule_at(r->eng, 0.0, EV_METRICS, (uint32_t)r->n_all, 0) != 0) {
         snprintf(err, es, "%s: error: out of memory", s->path);
         goto out_finish;
@@ -450,6 +450,8 @@ static int execute(run_sim *r, const run_options *opt, run_result *res, char *er
     }
     res->wall_s = seconds(CLOCK_MONOTONIC) - w0;
     res->cpu_s = seconds(CLOCK_THREAD_CPUTIME_ID) - c0 + (trn_worker_cpu_s(r->trn) - cw0);
+    res->math_cpu_s = trn_math_cpu_s(r->trn) - cm0;
+    res->threads = trn_threads(r->trn);
     res->sim_time_s = sim_engine_now(r->eng);
     res->events = sim_engine_events_processed(r->eng);
     res->last = r->last;
@@ -499,7 +501,13 @@ out_finish:
 
 int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, size_t es)
 {
-    r->threads = opt && opt->threads > 1 ? opt->threads : 1;
+    int want = opt ? opt->threads : 0;
+    /* up to -want threads when a step is worth a job: below that the
+     * pool's hand-offs cost more than the step (bench/RESULTS.md) */
+    if (want < 0)
+        want = r->model && mdl_flops_per_sample(r->model) * (double)r->s->batch
+                           >= RUN_THREADS_MIN_FLOPS ? -want : 1;
+    r->threads = want > 1 ? want : 1;
     int rc = execute(r, opt, res, err, es);
     if (rc == 1) {
         r->threads = 1;

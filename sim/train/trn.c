@@ -180,6 +180,7 @@ double *trn_params(trn_trainer *t, int i) { return t->params + (size_t)i * t->P;
 const double *trn_params_const(const trn_trainer *t, int i) { return t->params + (size_t)i * t->P; }
 int    trn_threads(const trn_trainer *t) { return t->pool ? t->cfg.threads : 1; }
 double trn_worker_cpu_s(const trn_trainer *t) { return t->pool ? sim_pool_worker_cpu_s(t->pool) : 0; }
+double trn_math_cpu_s(trn_trainer *t) { return t->pool ? sim_pool_task_cpu_s(t->pool) : NAN; }
 const trn_divergence *trn_divergence_get(const trn_trainer *t) { return &t->div; }
 
 int trn_init_params(trn_trainer *t)

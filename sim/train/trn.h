@@ -88,6 +88,9 @@ void trn_join_all(trn_trainer *t);
  * have used so far (0 on one thread). */
 int    trn_threads(const trn_trainer *t);
 double trn_worker_cpu_s(const trn_trainer *t);
+/* CPU seconds inside step and evaluation jobs so far, on every thread;
+ * NaN on one thread (not measured there, to keep that path as it was). */
+double trn_math_cpu_s(trn_trainer *t);
 
 /* mdl_evaluate of the trainer's model on params, spread over the threads
  * in the model's chunks and summed in chunk order: the same bits as
