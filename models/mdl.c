@@ -101,6 +101,11 @@ void mdl_destroy(mdl_model *m)
     free(m);
 }
 
+mdl_model *mdl_clone(const mdl_model *m)
+{
+    return mdl_create_arch(m->type, &m->arch, m->l2, m->max_batch);
+}
+
 size_t mdl_n_params(const mdl_model *m)
 {
     return m->n_params;
@@ -154,6 +159,48 @@ double mdl_loss_grad(mdl_model *m, const double *params, const mdl_dataset *ds,
     return m->type->loss_grad(m, m->ws, params, m->x, m->y, n_batch, grad);
 }
 
+size_t mdl_eval_chunks(const mdl_model *m, size_t n)
+{
+    return (n + m->max_batch - 1) / m->max_batch;
+}
+
+void mdl_eval_chunk(mdl_model *m, const double *params, const mdl_dataset *ds,
+                    const size_t *idx, size_t n, size_t c, mdl_eval_part *out)
+{
+    assert(ds->d == m->d && ds->n_classes == m->n_classes);
+    const size_t start = c * m->max_batch;
+    assert(start < n);
+    const size_t k = n - start < m->max_batch ? n - start : m->max_batch;
+    const double *X;
+    const int *y;
+    if (idx != NULL || ds->t != NULL) {
+        /* Regression targets always travel through the workspace. */
+        gather(m, ds, idx ? idx + start : NULL, start, k);
+        X = m->x;
+        y = m->y;
+    } else {
+        /* Whole dataset: the rows are already contiguous. */
+        X = ds->x + start * m->d;
+        y = ds->y + start;
+    }
+    m->type->evaluate(m, m->ws, params, X, y, k, &out->loss, &out->correct);
+}
+
+void mdl_eval_finish(const mdl_model *m, const double *params, size_t n,
+                     const mdl_eval_part *parts, double *loss, double *accuracy)
+{
+    double sum = 0.0;
+    size_t correct = 0;
+    for (size_t c = 0, nc = mdl_eval_chunks(m, n); c < nc; c++) {
+        sum += parts[c].loss;
+        correct += parts[c].correct;
+    }
+    if (loss != NULL)
+        *loss = n > 0 ? sum / (double)n + m->type->penalty(m, params) : NAN;
+    if (accuracy != NULL)
+        *accuracy = n > 0 && m->n_classes > 0 ? (double)correct / (double)n : NAN;
+}
+
 void mdl_evaluate(mdl_model *m, const double *params, const mdl_dataset *ds,
                   const size_t *idx, size_t n_idx, double *loss, double *accuracy)
 {
@@ -162,26 +209,11 @@ void mdl_evaluate(mdl_model *m, const double *params, const mdl_dataset *ds,
     double sum = 0.0;
     size_t correct = 0;
 
-    for (size_t start = 0; start < n; start += m->max_batch) {
-        const size_t k = n - start < m->max_batch ? n - start : m->max_batch;
-        const double *X;
-        const int *y;
-        double chunk_loss;
-        size_t chunk_correct;
-
-        if (idx != NULL || ds->t != NULL) {
-            /* Regression targets always travel through the workspace. */
-            gather(m, ds, idx ? idx + start : NULL, start, k);
-            X = m->x;
-            y = m->y;
-        } else {
-            /* Whole dataset: the rows are already contiguous. */
-            X = ds->x + start * m->d;
-            y = ds->y + start;
-        }
-        m->type->evaluate(m, m->ws, params, X, y, k, &chunk_loss, &chunk_correct);
-        sum += chunk_loss;
-        correct += chunk_correct;
+    for (size_t c = 0, nc = mdl_eval_chunks(m, n); c < nc; c++) {
+        mdl_eval_part part;
+        mdl_eval_chunk(m, params, ds, idx, n, c, &part);
+        sum += part.loss;
+        correct += part.correct;
     }
     if (loss != NULL)
         *loss = n > 0 ? sum / (double)n + m->type->penalty(m, params) : NAN;

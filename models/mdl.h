@@ -88,6 +88,11 @@ mdl_model *mdl_create(const mdl_type *t, size_t d, int n_classes, double l2,
 mdl_model *mdl_create_arch(const mdl_type *t, const mdl_arch *a, double l2,
                            size_t max_batch);
 void       mdl_destroy(mdl_model *m);
+/* A new instance of m's type, architecture, l2 and batch bound with its
+ * own workspace: what a second thread needs to compute on the same model
+ * (an instance's workspace serves one call at a time).  NULL when out of
+ * memory.  Caller destroys. */
+mdl_model *mdl_clone(const mdl_model *m);
 const mdl_arch *mdl_get_arch(const mdl_model *m);
 size_t     mdl_n_params(const mdl_model *m);
 const mdl_type *mdl_get_type(const mdl_model *m);
@@ -117,5 +122,18 @@ double mdl_loss_grad(mdl_model *m, const double *params, const mdl_dataset *ds,
  * NULL when not wanted. */
 void mdl_evaluate(mdl_model *m, const double *params, const mdl_dataset *ds,
                   const size_t *idx, size_t n_idx, double *loss, double *accuracy);
+
+/* mdl_evaluate in pieces, for callers that spread the chunks over
+ * threads: mdl_eval_chunks is how many chunks of at most max_batch
+ * samples an evaluation of n samples has; mdl_eval_chunk computes chunk c
+ * (any instance of the same model may, each on its own thread) and
+ * mdl_eval_finish adds the chunks' sums in chunk order, so the result is
+ * bit-identical to mdl_evaluate's whatever computed each chunk. */
+typedef struct mdl_eval_part { double loss; size_t correct; } mdl_eval_part;
+size_t mdl_eval_chunks(const mdl_model *m, size_t n);
+void   mdl_eval_chunk(mdl_model *m, const double *params, const mdl_dataset *ds,
+                      const size_t *idx, size_t n, size_t c, mdl_eval_part *out);
+void   mdl_eval_finish(const mdl_model *m, const double *params, size_t n,
+                       const mdl_eval_part *parts, double *loss, double *accuracy);
 
 #endif

@@ -91,7 +91,7 @@ void cli_note_override(const char *cmd, const char *err_msg, const char *const *
  * with CLI_OPT_FILES). */
 #define CLI_MAX_SETS 256
 enum { CLI_OPT_OUT = 1, CLI_OPT_SEED = 2, CLI_OPT_QUIET = 4, CLI_OPT_FORCE = 8,
-       CLI_OPT_GRAPH = 16, CLI_OPT_FILES = 32 };
+       CLI_OPT_GRAPH = 16, CLI_OPT_FILES = 32, CLI_OPT_THREADS = 64 };
 typedef struct cli_args {
     const char **files;       /* argv entries; n_files of them */
     int          n_files;
@@ -100,12 +100,19 @@ typedef struct cli_args {
     size_t       n_sets;
     char         seed_set[64];
     int          quiet, force, edges, dot;
+    int          threads;     /* --threads; 0 when not given */
 } cli_args;
 /* Returns -1 when the arguments are good and the command should go on,
  * else the exit status (0 after --help or --version, 2 after a usage
  * error, printed).  a->files is allocated; cli_args_fini frees it. */
 int  cli_args_parse(const char *cmd, int argc, char **argv, int allow, cli_args *a);
 void cli_args_fini(cli_args *a);
+
+/* The cores online (1 .. 4096): the default of --threads and of -j. */
+int cli_cores(void);
+/* --threads N's value: 0 and N in 1 .. 4096, or -1 when not a whole
+ * number in that range. */
+int cli_parse_threads(const char *s);
 
 int cli_run(int argc, char **argv);
 int cli_validate(int argc, char **argv);

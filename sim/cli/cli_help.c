@@ -25,7 +25,8 @@
                   "file and the JSON pointer, and the --set that caused it)"
 
 static const cli_command commands[] = {
-    { "run", "SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--seed N] [--quiet] [--force]",
+    { "run", "SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--seed N] [--quiet] [--force]\n"
+             "[--threads N]",
       "run one simulation",
       "Runs the scenario to its stop condition and writes metrics.csv, nodes.csv and "
       "run.json (and trace.csv when output.trace is true) into DIR, each file "
@@ -36,6 +37,9 @@ static const cli_command commands[] = {
         { "--seed N", SEED_TEXT },
         { "--quiet", "no progress line and no summary" },
         { "--force", "skip the memory check (same as --set limits.check_memory=false)" },
+        { "--threads N", "threads of the model math, 1 to 4096; the outputs are the same "
+                         "bytes for every N (default: the number of cores when a step "
+                         "costs at least 5e5 flops, else 1)" },
         STD_OPTS },
       "0 the stop condition was reached; 1 the run failed (stalled, diverged, stopped "
       "by the watchdog, out of memory, an output not written); 2 bad usage or a bad "
@@ -83,8 +87,8 @@ static const cli_command commands[] = {
       "scenario",
       cli_topo },
     { "sweep", "SCENARIO.json [--grid PATH=V1,V2,...]... [--zip PATH=V1,V2,...]...\n"
-               "[--replicates R] [-j N] [--shard K/N] [--set PATH=VALUE]...\n"
-               "[--seed N] [--quiet] [-o DIR]",
+               "[--replicates R] [-j N] [--threads N] [--shard K/N]\n"
+               "[--set PATH=VALUE]... [--seed N] [--quiet] [-o DIR]",
       "run a grid of simulations",
       "Plans the grid (checking every point first), runs it in worker processes, "
       "one folder per run under DIR/runs/, and gathers DIR/sweep.csv and "
@@ -95,6 +99,9 @@ static const cli_command commands[] = {
                                   "i-th point takes the i-th value of each" },
         { "--replicates R", "runs per grid point, differing only in the seed (default: 1)" },
         { "-j, --jobs N", "worker processes (default: the number of cores)" },
+        { "--threads N", "threads of each run's model math (default: the number of "
+                         "cores / N of -j, at least 1, when a step costs at least 5e5 "
+                         "flops, else 1)" },
         { "--shard K/N", "run only the K-th of N disjoint slices, 1 <= K <= N (default: 1/1)" },
         { "--set PATH=VALUE", SET_TEXT "; applies to every run, before the grid values" },
         { "--seed N", SEED_TEXT },

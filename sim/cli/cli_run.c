@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int add_set(const char *cmd, cli_args *a, const char *v)
 {
@@ -22,6 +23,22 @@ static int add_set(const char *cmd, cli_args *a, const char *v)
         return cli_usage_error(cmd, "too many --set options (at most %d)", CLI_MAX_SETS);
     a->sets[a->n_sets++] = v;
     return -1;
+}
+
+int cli_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n >= 1 && n <= 4096 ? (int)n : 1;
+}
+
+int cli_parse_threads(const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || errno || *end || s[0] < '0' || s[0] > '9' || v < 1 || v > 4096)
+        return -1;
+    return (int)v;
 }
 
 int cli_args_parse(const char *cmd, int argc, char **argv, int allow, cli_args *a)
@@ -59,6 +76,10 @@ int cli_args_parse(const char *cmd, int argc, char **argv, int allow, cli_args *
             i++;
         } else if ((allow & CLI_OPT_QUIET) && strcmp(s, "--quiet") == 0) {
             a->quiet = 1;
+        } else if ((allow & CLI_OPT_THREADS) && strcmp(s, "--threads") == 0) {
+            if ((a->threads = cli_parse_threads(next)) < 0)
+                return cli_usage_error(cmd, "--threads needs a whole number from 1 to 4096");
+            i++;
         } else if ((allow & CLI_OPT_FORCE) && strcmp(s, "--force") == 0) {
             a->force = 1;   /* skip the memory check (docs/reliability.md) */
         } else if ((allow & CLI_OPT_GRAPH) && strcmp(s, "--edges") == 0) {
@@ -221,7 +242,8 @@ int cli_run(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse("run", argc, argv,
-                            CLI_OPT_OUT | CLI_OPT_SEED | CLI_OPT_QUIET | CLI_OPT_FORCE, &a);
+                            CLI_OPT_OUT | CLI_OPT_SEED | CLI_OPT_QUIET | CLI_OPT_FORCE
+                            | CLI_OPT_THREADS, &a);
     if (rc >= 0) {
         cli_args_fini(&a);
         return rc;
@@ -244,7 +266,8 @@ int cli_run(int argc, char **argv)
     cli_provenance(&prov, "run", a.sets, a.n_sets);
     run_options opt = { .out_dir = out_dir, .interrupt = &cli_interrupted,
                         .on_progress = prog.pg.active ? on_progress : NULL, .hook_ctx = &prog,
-                        .provenance = &prov };
+                        .provenance = &prov,
+                        .threads = a.threads ? a.threads : -cli_cores() };
     run_result res;
     char msg[4096];
     rc = 0;

@@ -36,8 +36,7 @@ static int parse_int(const char *s, long min, long max, long *out)
 
 static int count_cores(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n >= 1 && n <= 4096 ? (int)n : 1;
+    return cli_cores();
 }
 
 /* After the arguments: plan, run (here or over MPI ranks), gather. */
@@ -180,6 +179,10 @@ int cli_sweep(int argc, char **argv)
                 return usage_error("sweep", "-j needs a whole number >= 1");
             eo.jobs = (int)v;
             i++;
+        } else if (strcmp(s, "--threads") == 0) {
+            if ((eo.threads = cli_parse_threads(val)) < 0)
+                return usage_error("sweep", "--threads needs a whole number from 1 to 4096");
+            i++;
         } else if (strcmp(s, "--shard") == 0) {
             const char *slash = val ? strchr(val, '/') : NULL;
             long k, n;
@@ -234,6 +237,8 @@ int cli_sweep(int argc, char **argv)
         snprintf(out_buf, sizeof out_buf, "results/%.*s-sweep", (int)len, base);
         eo.out_dir = out_buf;
     }
+    if (!eo.threads)   /* the cores shared among the worker processes, when worth it */
+        eo.threads = -(count_cores() / eo.jobs > 1 ? count_cores() / eo.jobs : 1);
 
     out_provenance prov;
     cli_provenance(&prov, "sweep", spec.sets, spec.n_sets);

@@ -10,7 +10,9 @@
 
 /* ---- callbacks from the cluster to the trainer and the algorithm ---- */
 
-/* A step's math is taken when it begins: on the parameters as they are now. */
+/* A step's math is taken when it begins: on the parameters as they are
+ * now.  With threads it runs on a worker; trn_grad joins it, so the two
+ * callbacks below read the finished gradient. */
 static void cb_step_start(void *vr, int node)
 {
     run_sim *r = vr;
@@ -112,6 +114,14 @@ static void cb_trace(void *vr, const cl_trace_rec *t)
 
 static int on_metrics_event(run_sim *r)
 {
+    /* with threads, every step begun so far has its loss checked before a
+     * row is written: a run replayed on one thread (run_execute) has shown
+     * its hooks only rows the replay shows again */
+    if (trn_threads(r->trn) > 1) {
+        trn_join_all(r->trn);
+        if (trn_divergence_get(r->trn)->diverged)
+            return STOP_DIVERGED;
+    }
     out_metrics_row row;
     run_i_evaluate(r, &row);
     if (run_i_metrics_diverged(r, &row))
@@ -251,6 +261,7 @@ static int start(run_sim *r)
             .lr_min = s->opt_lr_min, .warmup_steps = s->opt_warmup_steps,
             .schedule = s->opt_schedule,
         },
+        .threads = r->threads,
     };
     if (!r->eng || !(r->cl = cl_create(&cc, r->eng, cb)) || !(r->trn = trn_create(&tc)))
         return -1;
@@ -316,7 +327,9 @@ static void finish(run_sim *r)
     r->eng = NULL;
 }
 
-int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, size_t es)
+/* One execution on r->threads threads: 0 done, -1 an error, 1 to be
+ * replayed on one thread (see run_execute). */
+static int execute(run_sim *r, const run_options *opt, run_result *res, char *err, size_t es)
 {
     static const run_options none = { 0 };
     const scn_scenario *s = r->s;
@@ -392,6 +405,7 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
     /* CPU time of this thread only: the simulation is single-threaded, and
      * OpenBLAS's idle worker threads spin at start-up (see bench/RESULTS.md) */
     double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_THREAD_CPUTIME_ID);
+    double cw0 = trn_worker_cpu_s(r->trn), cm0 = trn_math_cpu_s(r->trn);
     if (sim_engine_schedule_at(r->eng, 0.0, EV_METRICS, (uint32_t)r->n_all, 0) != 0) {
         snprintf(err, es, "%s: error: out of memory", s->path);
         goto out_finish;
@@ -403,6 +417,20 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
             alg_start_step(&r->ctx, i);
     }
     sim_stop why = sim_engine_run(r->eng, s->stop_time_s, handle, r);
+    if (trn_threads(r->trn) > 1) {
+        /* On one thread a step's non-finite loss stops the run after the
+         * event in which the step began; here it is known only when its
+         * job is joined, later.  Rather than stop at another instant, the
+         * run is done again on one thread (deterministic: the same run up
+         * to that event), so its outputs are the same for every thread
+         * count; an interrupted run is kept as it is. */
+        trn_join_all(r->trn);
+        if (trn_divergence_get(r->trn)->diverged
+            && !(why == SIM_STOP_HANDLER && sim_engine_stop_code(r->eng) == STOP_INTERRUPT)) {
+            rc = 1;
+            goto out_finish;
+        }
+    }
     res->status = RUN_OK;
     if (why == SIM_STOP_HORIZON && !run_i_frozen(r)) {
         res->stop_reason = "time";
@@ -455,7 +483,9 @@ int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, 
         }
     }
     res->wall_s = seconds(CLOCK_MONOTONIC) - w0;
-    res->cpu_s = seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
+    res->cpu_s = seconds(CLOCK_THREAD_CPUTIME_ID) - c0 + (trn_worker_cpu_s(r->trn) - cw0);
+    res->math_cpu_s = trn_math_cpu_s(r->trn) - cm0;
+    res->threads = trn_threads(r->trn);
     res->sim_time_s = sim_engine_now(r->eng);
     res->events = sim_engine_events_processed(r->eng);
     res->last = r->last;
@@ -502,5 +532,22 @@ out_finish:
     out_rundir_abort(od);   /* nothing of this run is left: the old folder stays */
     r->tf = NULL;
     finish(r);
+    return rc;
+}
+
+int run_execute(run_sim *r, const run_options *opt, run_result *res, char *err, size_t es)
+{
+    int want = opt ? opt->threads : 0;
+    /* up to -want threads when a step is worth a job: below that the
+     * pool's hand-offs cost more than the step (bench/RESULTS.md) */
+    if (want < 0)
+        want = r->model && mdl_flops_per_sample(r->model) * (double)r->s->batch
+                           >= RUN_THREADS_MIN_FLOPS ? -want : 1;
+    r->threads = want > 1 ? want : 1;
+    int rc = execute(r, opt, res, err, es);
+    if (rc == 1) {
+        r->threads = 1;
+        rc = execute(r, opt, res, err, es);
+    }
     return rc;
 }

@@ -61,6 +61,11 @@ typedef struct run_options {
     /* What built the binary and invoked the run, for run.json's
      * "git_commit" and "provenance"; NULL: "unknown" and null. */
     const out_provenance *provenance;
+    /* Threads of the model math (steps and evaluations; see trn_config):
+     * 0 or 1 one thread, N > 1 N threads, -N up to N: N when a step costs
+     * at least RUN_THREADS_MIN_FLOPS, else one (the CLI's default, with
+     * N the cores).  Outputs are byte-identical for every value. */
+    int threads;
 } run_options;
 
 /* The watchdog ends a run with status RUN_NO_PROGRESS (exit 1) when an
@@ -74,6 +79,11 @@ typedef struct run_options {
 #define RUN_WATCHDOG_BASE     10000000u
 #define RUN_WATCHDOG_PER_NODE 10000u
 uint64_t run_watchdog_limit(int n_all);
+
+/* A step's floating-point operations (the model's per sample times the
+ * batch) from which run_options.threads = -N uses N threads: the 784-10
+ * softmax at batch 32 costs 1.0e6 (gains), a 16-feature, 4-class one 8.2e3 (loses). */
+#define RUN_THREADS_MIN_FLOPS 5e5
 
 /* run_prepare refuses a run that would need more steps than this in all
  * (stop.steps x nodes, or stop.time_s / the fastest step time x nodes). */
@@ -134,7 +144,9 @@ typedef struct run_result {
                                  or empty */
     double   sim_time_s;
     uint64_t events;
-    double   wall_s, cpu_s;   /* of the event loop */
+    double   wall_s, cpu_s;   /* of the event loop (cpu_s: its thread and the workers) */
+    int      threads;         /* of the model math (run_options.threads, 1 after a replay) */
+    double   math_cpu_s;      /* CPU inside step and evaluation jobs; NaN on one thread */
     out_metrics_row last;     /* the final evaluation */
     topo_stats topo;
     size_t   n_params;

@@ -47,10 +47,11 @@ void run_i_evaluate(run_sim *r, out_metrics_row *row)
     } else {
         row->epochs = (double)(cl_total_steps(r->cl) * (uint64_t)trn_batch(r->trn))
                       / (double)r->train.n;
-        mdl_evaluate(r->model, model, &r->train, r->eval_idx, r->n_eval, &row->train_loss,
-                     &acc);
-        mdl_evaluate(r->model, model, &r->test, r->test_idx, r->n_test_eval, &row->test_loss,
-                     &row->test_accuracy);
+        if (trn_evaluate(r->trn, model, &r->train, r->eval_idx, r->n_eval, &row->train_loss,
+                         &acc) != 0
+            || trn_evaluate(r->trn, model, &r->test, r->test_idx, r->n_test_eval,
+                            &row->test_loss, &row->test_accuracy) != 0)
+            sim_die_oom();
     }
     row->consensus_distance = sqrt(cd / n);
     row->bytes_sent = cl_total_bytes_sent(r->cl);
@@ -63,8 +64,9 @@ static void record_nodes(run_sim *r, double time_s)
     for (int i = 0; i < r->ctx.n; i++) {
         double loss = NAN, acc = NAN;
         if (!r->timing_only)
-            mdl_evaluate(r->model, trn_params_const(r->trn, i), &r->test, r->test_idx,
-                         r->n_test_eval, &loss, &acc);
+            if (trn_evaluate(r->trn, trn_params_const(r->trn, i), &r->test, r->test_idx,
+                             r->n_test_eval, &loss, &acc) != 0)
+                sim_die_oom();
         out_fmt_double(r->nmf, time_s);
         fprintf(r->nmf, ",%d,%" PRIu64 ",", i, cl_stats(r->cl, i)->steps);
         out_fmt_double(r->nmf, loss);

@@ -40,6 +40,7 @@ struct run_sim {
     int           timing_only;  /* model "none": no parameters, data or evaluation */
     alg_ctx       ctx;
     int           n_all;      /* workers and the algorithm's servers */
+    int           threads;    /* of the model math in this execution (run_execute) */
     char         *paths[ALG_MAX_PARAMS];  /* resolved file parameters (ctx.path) */
     double        alg_bytes;  /* the protocol's own heap (alg_type.memory_bytes) */
     double       *step_times;

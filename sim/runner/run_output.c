@@ -79,6 +79,8 @@ int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_number(&j, "wall_s", res->wall_s);
     out_json_number(&j, "cpu_s", res->cpu_s);
     out_json_number(&j, "events_per_cpu_s", res->cpu_s > 0 ? (double)res->events / res->cpu_s : NAN);
+    out_json_int(&j, "threads", res->threads);
+    out_json_number(&j, "math_cpu_s", res->math_cpu_s);
     out_json_int(&j, "n_params", (int64_t)res->n_params);
     out_json_begin_object(&j, "topology");
     out_json_string(&j, "kind", r->s->topology);

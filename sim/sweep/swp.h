@@ -84,6 +84,8 @@ uint64_t swp_replicate_seed(uint64_t seed, int replicate);
 typedef struct swp_exec_options {
     const char *out_dir;
     int   jobs;            /* worker processes, >= 1 */
+    int   threads;         /* of each run's model math (run_options.threads, so
+                              -N: up to N when a step is worth it) */
     int   shard_k, shard_n;/* run the runs with index % n == k - 1; 1/1: all */
     int   progress;        /* draw the progress line when stderr is a terminal */
     const volatile sig_atomic_t *interrupt;  /* set by a SIGINT handler */

@@ -215,7 +215,7 @@ static int write_summary(const char *dir, const scn_scenario *s, const run_resul
  * 2 when its scenario did not load (the plan was checked, so only a file
  * changed under the sweep does this).  Messages go to stderr. */
 int swp_i_run_one(const swp_spec *spec, const swp_plan *pl, const swp_run *run,
-                  const char *dir, const char *host)
+                  const char *dir, const char *host, int spec_threads)
 {
     size_t n_ov = spec->n_sets + pl->n_params + 1;
     const char **ov = calloc(n_ov, sizeof *ov);
@@ -254,7 +254,8 @@ int swp_i_run_one(const swp_spec *spec, const swp_plan *pl, const swp_run *run,
     }
     part_path(part, sizeof part, dir, (long)getpid(), run->name, host);
     snprintf(final, sizeof final, "%s/runs/%s", dir, run->name);
-    run_options opt = { .out_dir = part, .provenance = spec->provenance };
+    run_options opt = { .out_dir = part, .provenance = spec->provenance,
+                        .threads = spec_threads };
     run_result res;
     if (run_execute(r, &opt, &res, err, sizeof err) != 0
         || write_summary(part, &s, &res, err, sizeof err) != 0) {
@@ -393,7 +394,7 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
             if (pid == 0) {
                 signal(SIGINT, SIG_DFL);
                 signal(SIGTERM, SIG_DFL);
-                _exit(swp_i_run_one(spec, pl, &pl->runs[ri], dir, host));
+                _exit(swp_i_run_one(spec, pl, &pl->runs[ri], dir, host, opt->threads));
             }
             for (int j = 0; j < jobs; j++)
                 if (slots[j].pid == 0) {

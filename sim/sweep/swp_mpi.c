@@ -69,7 +69,8 @@ static void dispatch(const swp_plan *pl, const size_t *todo, size_t n_todo, int 
     out_progress_end(&pg);
 }
 
-static void work(const swp_spec *spec, const swp_plan *pl, const char *dir, const char *host)
+static void work(const swp_spec *spec, const swp_plan *pl, const char *dir, const char *host,
+                 int threads)
 {
     int msg[2] = { -1, 0 };
     for (;;) {
@@ -79,7 +80,7 @@ static void work(const swp_spec *spec, const swp_plan *pl, const char *dir, cons
         if (run < 0)
             return;
         msg[0] = run;
-        msg[1] = swp_i_run_one(spec, pl, &pl->runs[run], dir, host);
+        msg[1] = swp_i_run_one(spec, pl, &pl->runs[run], dir, host, threads);
     }
 }
 
@@ -101,7 +102,7 @@ int swp_execute_mpi(const swp_spec *spec, const swp_plan *pl, const swp_exec_opt
     }
     if (rank != 0) {
         swp_i_host_name(host, sizeof host);
-        work(spec, pl, dir, host);
+        work(spec, pl, dir, host, opt->threads);
         return 0;
     }
     int k = opt->shard_n > 0 ? opt->shard_k : 1, n = opt->shard_n > 0 ? opt->shard_n : 1;

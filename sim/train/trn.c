@@ -1,10 +1,16 @@
 /* trn.c -- every node's parameters, gradients, data cursors and optimizer
- * (see trn.h).  A step's math is trn_step_begin: the batch is the next B
- * indices of the node's shuffled partition and the gradient is the
- * model's on the parameters as they are at that moment.  It does not know
- * when steps happen, what the step time is, or who receives what.
+ * (see trn.h).  A step's math is a job taken at trn_step_begin: the batch
+ * is the next B indices of the node's shuffled partition and the gradient
+ * is the model's on the parameters as they are at that moment.  On one
+ * thread the job runs at once on the parameters in place; on more it runs
+ * on a worker pool (sim_pool) on a copy of the parameters and is joined
+ * when anyone asks for the gradient, so what it computes is the same
+ * bits.  Evaluations are cut into the model's chunks the same way.  It
+ * does not know when steps happen, what the step time is, or who receives
+ * what.
  */
 #include "trn.h"
+#include "sim_pool.h"
 #include "sim_rng.h"
 
 #include <math.h>
@@ -18,6 +24,31 @@ typedef struct cursor {
     size_t   n_local, next;
 } cursor;
 
+/* One step's math, self-contained: everything it reads is fixed when the
+ * step begins (the node's parameters, the batch its data stream drew), so
+ * it may run anywhere before the step ends.  On one thread it runs at
+ * once, on the parameters in place (nothing can change them before it
+ * returns); with a pool it reads the node's copy taken at step start. */
+typedef struct job {
+    const double *params;
+    const size_t *batch;
+    size_t        n_batch;
+    double       *grad;     /* out */
+    double        loss;     /* out */
+    uint64_t      step;     /* for the divergence record */
+    double        time_s;
+} job;
+
+/* The evaluation in progress, spread over the pool's eval tasks: task e
+ * computes chunks [e nc / E, (e + 1) nc / E). */
+typedef struct eval_job {
+    const double      *params;
+    const mdl_dataset *ds;
+    const size_t      *idx;
+    size_t             n, nc, cap;
+    mdl_eval_part     *parts;   /* nc, grown to the largest evaluation */
+} eval_job;
+
 struct trn_trainer {
     trn_config     cfg;
     int            n;
@@ -27,7 +58,50 @@ struct trn_trainer {
     cursor        *cur;      /* n, NULL for the timing-only model */
     mdl_optim     *opt;
     trn_divergence div;
+    /* threads >= 2 only */
+    sim_pool      *pool;     /* tasks 0 .. n-1 steps, n .. n + n_eval - 1 evaluation */
+    int            n_eval;
+    mdl_model    **models;   /* one per thread; [0] is cfg.model (the caller's) */
+    double        *snap;     /* n * P: each node's parameters at its step start */
+    job           *jobs;     /* n */
+    eval_job       ev;
 };
+
+static void run_job(mdl_model *m, const trn_trainer *t, job *j)
+{
+    j->loss = mdl_loss_grad(m, j->params, t->cfg.train, j->batch, j->n_batch, j->grad);
+}
+
+static void run_task(void *vt, int task, int thread)
+{
+    trn_trainer *t = vt;
+    mdl_model *m = t->models[thread];
+    if (task < t->n) {
+        run_job(m, t, &t->jobs[task]);
+        return;
+    }
+    const eval_job *e = &t->ev;
+    size_t k = (size_t)(task - t->n), E = (size_t)t->n_eval;
+    for (size_t c = k * e->nc / E; c < (k + 1) * e->nc / E; c++)
+        mdl_eval_chunk(m, e->params, e->ds, e->idx, e->n, c, &e->parts[c]);
+}
+
+static int pool_init(trn_trainer *t)
+{
+    int T = t->cfg.threads;
+    size_t nP = (size_t)t->n * t->P;
+    t->n_eval = T;
+    if (!(t->models = calloc((size_t)T, sizeof *t->models))
+        || !(t->snap = malloc((nP ? nP : 1) * sizeof(double)))
+        || !(t->jobs = calloc((size_t)t->n, sizeof *t->jobs)))
+        return -1;
+    t->models[0] = t->cfg.model;
+    for (int k = 1; k < T; k++)
+        if (!(t->models[k] = mdl_clone(t->cfg.model)))
+            return -1;
+    t->pool = sim_pool_create(T, t->n + t->n_eval, run_task, t);
+    return t->pool ? 0 : -1;
+}
 
 static int cursor_init(cursor *c, const trn_config *cfg, int i)
 {
@@ -63,6 +137,8 @@ trn_trainer *trn_create(const trn_config *cfg)
         for (int i = 0; i < t->n; i++)
             if (cursor_init(&t->cur[i], cfg, i) != 0)
                 goto out_destroy;
+        if (cfg->threads >= 2 && pool_init(t) != 0)
+            goto out_destroy;
     }
     return t;
 
@@ -75,6 +151,14 @@ void trn_destroy(trn_trainer *t)
 {
     if (!t)
         return;
+    sim_pool_destroy(t->pool);   /* first: waits for the jobs in progress */
+    if (t->models)
+        for (int k = 1; k < t->cfg.threads; k++)
+            mdl_destroy(t->models[k]);
+    free(t->models);
+    free(t->snap);
+    free(t->jobs);
+    free(t->ev.parts);
     if (t->cur)
         for (int i = 0; i < t->n; i++) {
             gsl_rng_free(t->cur[i].rng);
@@ -94,7 +178,9 @@ size_t trn_batch(const trn_trainer *t) { return t->cfg.batch; }
 size_t trn_local_samples(const trn_trainer *t, int i) { return t->cur ? t->cur[i].n_local : 0; }
 double *trn_params(trn_trainer *t, int i) { return t->params + (size_t)i * t->P; }
 const double *trn_params_const(const trn_trainer *t, int i) { return t->params + (size_t)i * t->P; }
-const double *trn_grad(const trn_trainer *t, int i) { return t->grads + (size_t)i * t->P; }
+int    trn_threads(const trn_trainer *t) { return t->pool ? t->cfg.threads : 1; }
+double trn_worker_cpu_s(const trn_trainer *t) { return t->pool ? sim_pool_worker_cpu_s(t->pool) : 0; }
+double trn_math_cpu_s(trn_trainer *t) { return t->pool ? sim_pool_task_cpu_s(t->pool) : NAN; }
 const trn_divergence *trn_divergence_get(const trn_trainer *t) { return &t->div; }
 
 int trn_init_params(trn_trainer *t)
@@ -111,19 +197,6 @@ int trn_init_params(trn_trainer *t)
     return 0;
 }
 
-/* One step's math, self-contained: everything it reads is fixed when the
- * step begins (the node's parameters, the batch its data stream drew), so
- * it may run anywhere before the step ends.  Today it runs at once, on the
- * parameters in place (nothing can change them before it returns); a
- * thread pool would copy them into the job first. */
-typedef struct job {
-    const double *params;
-    const size_t *batch;
-    size_t        n_batch;
-    double       *grad;     /* out */
-    double        loss;     /* out */
-} job;
-
 /* Node i's next batch: the next B indices of its shuffled partition,
  * reshuffled at an epoch boundary (the tail shorter than a batch waits
  * for the next epoch: drop-last sampling).  Draws from its data stream. */
@@ -135,25 +208,91 @@ static job next_job(trn_trainer *t, int i)
         gsl_ran_shuffle(c->rng, c->perm, c->n_local, sizeof(size_t));
         c->next = 0;
     }
-    job j = { trn_params_const(t, i), c->perm + c->next, B, t->grads + (size_t)i * t->P, 0 };
+    job j = { trn_params_const(t, i), c->perm + c->next, B, t->grads + (size_t)i * t->P, 0,
+              0, 0 };
     c->next += B;
     return j;
 }
 
-static void run_job(const trn_trainer *t, job *j)
+static void check(trn_trainer *t, int i, const job *j)
 {
-    j->loss = mdl_loss_grad(t->cfg.model, j->params, t->cfg.train, j->batch, j->n_batch, j->grad);
+    if (!isfinite(j->loss) && !t->div.diverged)
+        t->div = (trn_divergence){ .diverged = 1, .node = i, .step = j->step,
+                                   .time_s = j->time_s, .loss = j->loss };
+}
+
+/* Node i's job, if one is pending, has run and its loss is checked. */
+static void settle(trn_trainer *t, int i)
+{
+    if (sim_pool_join(t->pool, i))
+        check(t, i, &t->jobs[i]);
 }
 
 void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
 {
     if (!t->cfg.model)
         return;
+    if (!t->pool) {
+        job j = next_job(t, i);
+        j.step = step;
+        j.time_s = time_s;
+        run_job(t->cfg.model, t, &j);
+        check(t, i, &j);
+        return;
+    }
+    /* an aborted step's job is discarded only once it has run: it writes
+     * the buffer the new one will */
+    settle(t, i);
     job j = next_job(t, i);
-    run_job(t, &j);
-    if (!isfinite(j.loss) && !t->div.diverged)
-        t->div = (trn_divergence){ .diverged = 1, .node = i, .step = step, .time_s = time_s,
-                                   .loss = j.loss };
+    double *snap = t->snap + (size_t)i * t->P;
+    memcpy(snap, j.params, t->P * sizeof(double));
+    j.params = snap;
+    j.step = step;
+    j.time_s = time_s;
+    t->jobs[i] = j;
+    sim_pool_submit(t->pool, i);
+}
+
+const double *trn_grad(trn_trainer *t, int i)
+{
+    if (t->pool)
+        settle(t, i);
+    return t->grads + (size_t)i * t->P;
+}
+
+void trn_join_all(trn_trainer *t)
+{
+    if (t->pool)
+        for (int i = 0; i < t->n; i++)
+            settle(t, i);
+}
+
+int trn_evaluate(trn_trainer *t, const double *params, const mdl_dataset *ds,
+                 const size_t *idx, size_t n_idx, double *loss, double *accuracy)
+{
+    if (!t->pool) {
+        mdl_evaluate(t->cfg.model, params, ds, idx, n_idx, loss, accuracy);
+        return 0;
+    }
+    eval_job *e = &t->ev;
+    e->n = idx != NULL ? n_idx : ds->n;
+    e->nc = mdl_eval_chunks(t->cfg.model, e->n);
+    if (e->nc > e->cap) {
+        mdl_eval_part *p = realloc(e->parts, e->nc * sizeof *p);
+        if (!p)
+            return -1;
+        e->parts = p;
+        e->cap = e->nc;
+    }
+    e->params = params;
+    e->ds = ds;
+    e->idx = idx;
+    for (int k = 0; k < t->n_eval; k++)
+        sim_pool_submit(t->pool, t->n + k);
+    for (int k = 0; k < t->n_eval; k++)
+        sim_pool_join(t->pool, t->n + k);
+    mdl_eval_finish(t->cfg.model, params, e->n, e->parts, loss, accuracy);
+    return 0;
 }
 
 void trn_apply(trn_trainer *t, int i, double *x, const double *g, double g_div)

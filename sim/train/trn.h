@@ -28,6 +28,12 @@ typedef struct trn_config {
     const mdl_partition *part;    /* n_nodes parts (servers' empty) */
     size_t               batch;   /* samples per step, <= smallest worker's part */
     mdl_optim_spec       optim;   /* every node's optimizer (copied) */
+    /* <= 1: a step's math runs inside trn_step_begin.  N >= 2: on N
+     * threads (the caller's and N - 1 workers), on a copy of the
+     * parameters taken when the step begins, joined when its gradient is
+     * asked for; evaluations are spread likewise.  Every result is the
+     * same bits for every N. */
+    int                  threads;
 } trn_config;
 
 /* The first step whose minibatch loss was NaN or infinite when it began,
@@ -66,17 +72,41 @@ int trn_init_params(trn_trainer *t);
 /* The step that node begins now: draws its batch (reshuffling at an epoch
  * boundary) and computes the loss and gradient on its current parameters.
  * step is the node's step number (from 1) and time_s the simulated time,
- * both only for the divergence record.  Cost: one model gradient; nothing
- * for the timing-only model. */
+ * both only for the divergence record.  Cost: one model gradient (with
+ * threads: one copy of the parameters here, the gradient on a worker);
+ * nothing for the timing-only model.  A step begun again (restarted) after
+ * one that was aborted discards the first one's job once it has run. */
 void trn_step_begin(trn_trainer *t, int node, uint64_t step, double time_s);
-/* The gradient of node's last step begun; valid until its next begins. */
-const double *trn_grad(const trn_trainer *t, int node);
+/* The gradient of node's last step begun; valid until its next begins.
+ * With threads it first waits for the step's job (or runs it here when no
+ * worker has taken it): call it at the step's end or marks, not before. */
+const double *trn_grad(trn_trainer *t, int node);
+/* Waits for every job in progress (node order) so the divergence record
+ * covers every step begun.  Nothing on one thread. */
+void trn_join_all(trn_trainer *t);
+/* Threads the math runs on (1: inline), and the CPU seconds its workers
+ * have used so far (0 on one thread). */
+int    trn_threads(const trn_trainer *t);
+double trn_worker_cpu_s(const trn_trainer *t);
+/* CPU seconds inside step and evaluation jobs so far, on every thread;
+ * NaN on one thread (not measured there, to keep that path as it was). */
+double trn_math_cpu_s(trn_trainer *t);
+
+/* mdl_evaluate of the trainer's model on params, spread over the threads
+ * in the model's chunks and summed in chunk order: the same bits as
+ * mdl_evaluate.  Not while another evaluation is in progress.  -1 when out
+ * of memory (the first evaluation of a larger set grows a buffer). */
+int trn_evaluate(trn_trainer *t, const double *params, const mdl_dataset *ds,
+                 const size_t *idx, size_t n_idx, double *loss, double *accuracy);
 
 /* Node's next optimizer update of x with the gradient g / g_div (see
  * mdl_optim_step): with the default optimizer exactly x <- x - (lr /
  * g_div) g. */
 void trn_apply(trn_trainer *t, int node, double *x, const double *g, double g_div);
 
+/* With threads, a step's loss is known when its job is joined, so the
+ * record may come later than the step's start and need not be the first
+ * over all nodes; the runner replays such a run on one thread. */
 const trn_divergence *trn_divergence_get(const trn_trainer *t);
 
 #endif

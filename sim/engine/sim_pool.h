@@ -1,0 +1,44 @@
+/* sim_pool.h -- a fixed pool of worker threads that runs numbered tasks
+ * for one caller thread.  The caller submits task k (its inputs already
+ * in place), goes on, and joins k before it reads k's outputs; a task
+ * that no worker has started when it is joined runs on the caller's own
+ * thread, so n threads never means more than n tasks at once and a
+ * caller never sleeps on work it could do.  Workers take tasks in the
+ * order they were submitted.  The pool knows nothing of what a task
+ * computes: it calls one function with (task, thread), thread 0 being the
+ * caller and 1 .. n-1 the workers, so a task can use per-thread scratch.
+ * Results are the caller's to combine, in the caller's order: nothing
+ * here reduces in completion order.
+ */
+#ifndef SIM_POOL_H
+#define SIM_POOL_H
+
+typedef struct sim_pool sim_pool;
+
+/* fn(ctx, task, thread) runs task (0 .. n_tasks-1) on thread. */
+typedef void (*sim_pool_fn)(void *ctx, int task, int thread);
+
+/* n_threads - 1 workers (n_threads >= 2) for tasks 0 .. n_tasks-1.
+ * NULL when out of memory or a thread cannot be created. */
+sim_pool *sim_pool_create(int n_threads, int n_tasks, sim_pool_fn fn, void *ctx);
+/* Waits for the tasks in progress, drops the ones not started, stops
+ * the workers.  NULL: nothing. */
+void sim_pool_destroy(sim_pool *p);
+
+int sim_pool_threads(const sim_pool *p);
+
+/* Task k's inputs are ready: a worker may run it from now on.  k must
+ * not be pending (submitted and not joined).  O(1). */
+void sim_pool_submit(sim_pool *p, int k);
+/* Returns when task k has run: at once when it is done or was never
+ * submitted, after running it here when no worker has taken it, else
+ * when its worker finishes.  1 when k was pending, 0 when not. */
+int sim_pool_join(sim_pool *p, int k);
+
+/* CPU seconds the workers have used so far (their thread CPU clocks). */
+double sim_pool_worker_cpu_s(const sim_pool *p);
+/* CPU seconds spent inside tasks so far, on every thread (the caller's
+ * included): the parallel part of the work, for Amdahl's law. */
+double sim_pool_task_cpu_s(sim_pool *p);
+
+#endif

@@ -1,0 +1,285 @@
+/* test_threads.c -- the model math on several threads changes no byte:
+ * whole runs (softmax and MLP, synchronous and asynchronous protocols, a
+ * collective released by step marks, failures with restarted and aborted
+ * steps, per-node evaluations, a run that diverges and is replayed) are
+ * done with 1, 2 and 3 threads and their metrics.csv, nodes.csv,
+ * node_metrics.csv and trace.csv compared byte for byte, with the status
+ * and message of the run.  The worker pool itself is checked on its own:
+ * every task runs once, joined in the caller's order, whatever thread
+ * took it.  No timing is measured here (speed belongs in bench/).
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "run.h"
+#include "scn.h"
+#include "sim_pool.h"
+
+#if DTSIM_OPENBLAS
+void openblas_set_num_threads(int n);   /* as dtsim's main does */
+#endif
+
+#define SCN DTSIM_SOURCE_DIR "/scenarios/"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+typedef struct outcome {
+    uint64_t hash;     /* of every metrics row's bits: the CSV rounds to 10 digits */
+    uint64_t rows;
+    run_status status;
+    char stop_reason[64], message[8192];
+    char *files[4];
+} outcome;
+
+static const char *const names[4] = { "metrics.csv", "nodes.csv", "node_metrics.csv",
+                                      "trace.csv" };
+
+static void hash_row(void *vo, const out_metrics_row *row)
+{
+    outcome *o = vo;
+    const double v[] = { row->time_s, row->epochs, row->train_loss, row->test_loss,
+                         row->test_accuracy, row->consensus_distance, row->bytes_sent,
+                         (double)row->steps };
+    const unsigned char *b = (const unsigned char *)v;
+    for (size_t i = 0; i < sizeof v; i++)
+        o->hash = (o->hash ^ b[i]) * 1099511628211u;   /* FNV-1a */
+    o->rows++;
+}
+
+static void run_with(const char *path, const char *const *ov, size_t n_ov, int threads,
+                     outcome *o)
+{
+    char tmpl[] = "/tmp/dtsim-threads-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/out", tmpl);
+    scn_scenario s;
+    scn_error err;
+    ck_assert_msg(scn_load(path, ov, n_ov, &s, &err) == 0, "%s", err.msg);
+    run_sim *r = run_prepare(&s, &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    o->hash = 14695981039346656037u;
+    o->rows = 0;
+    run_options opt = { .out_dir = dir, .threads = threads, .on_metrics = hash_row,
+                        .hook_ctx = o };
+    run_result res;
+    char msg[1024];
+    ck_assert_msg(run_execute(r, &opt, &res, msg, sizeof msg) == 0, "%s", msg);
+    o->status = res.status;
+    snprintf(o->stop_reason, sizeof o->stop_reason, "%s", res.stop_reason);
+    snprintf(o->message, sizeof o->message, "%s", res.message);
+    for (int k = 0; k < 4; k++) {
+        char f[512];
+        snprintf(f, sizeof f, "%s/%s", dir, names[k]);
+        o->files[k] = slurp(f);
+        unlink(f);
+    }
+    char f[512];
+    snprintf(f, sizeof f, "%s/run.json", dir);
+    unlink(f);
+    rmdir(dir);
+    rmdir(tmpl);
+    run_destroy(r);
+    scn_fini(&s);
+}
+
+static void outcome_fini(outcome *o)
+{
+    for (int k = 0; k < 4; k++)
+        free(o->files[k]);
+}
+
+/* Runs the scenario on 1, 2 and 3 threads; returns the one-thread
+ * status so a case can check it reached what it meant to test. */
+static run_status same_for_every_thread_count(const char *path, const char *const *ov,
+                                              size_t n_ov)
+{
+    outcome one;
+    run_with(path, ov, n_ov, 1, &one);
+    ck_assert_ptr_nonnull(one.files[0]);
+    ck_assert_ptr_nonnull(one.files[1]);
+    for (int t = 2; t <= 3; t++) {
+        outcome o;
+        run_with(path, ov, n_ov, t, &o);
+        ck_assert_int_eq(o.status, one.status);
+        /* a run replayed on one thread has shown its first rows twice */
+        if (o.rows == one.rows)
+            ck_assert_msg(o.hash == one.hash, "metrics differ in their last bits with %d "
+                          "threads", t);
+        ck_assert_str_eq(o.stop_reason, one.stop_reason);
+        ck_assert_str_eq(o.message, one.message);
+        for (int k = 0; k < 4; k++) {
+            ck_assert_msg((o.files[k] == NULL) == (one.files[k] == NULL), "%s", names[k]);
+            if (one.files[k])
+                ck_assert_msg(strcmp(o.files[k], one.files[k]) == 0,
+                              "%s differs with %d threads", names[k], t);
+        }
+        outcome_fini(&o);
+    }
+    run_status st = one.status;
+    outcome_fini(&one);
+    return st;
+}
+
+/* ---- the pool on its own ---- */
+
+typedef struct counts { int runs[64]; int thread_of[64]; double out[64]; } counts;
+
+static void square(void *vc, int k, int thread)
+{
+    counts *c = vc;
+    double x = 1.0 + k;
+    for (int i = 0; i < 2000; i++)   /* enough work for a worker to take some */
+        x = x * 1.0000001 + 1e-9;
+    c->out[k] = x;
+    c->runs[k]++;
+    c->thread_of[k] = thread;
+}
+
+START_TEST(pool_runs_each_task_once)
+{
+    counts c = { { 0 }, { 0 }, { 0 } };
+    sim_pool *p = sim_pool_create(3, 64, square, &c);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(sim_pool_threads(p), 3);
+    for (int round = 0; round < 50; round++) {
+        for (int k = 0; k < 64; k++)
+            sim_pool_submit(p, k);
+        for (int k = 63; k >= 0; k--)   /* joined in another order than submitted */
+            ck_assert_int_eq(sim_pool_join(p, k), 1);
+        ck_assert_int_eq(sim_pool_join(p, 5), 0);   /* not pending any more */
+        for (int k = 0; k < 64; k++) {
+            ck_assert_int_eq(c.runs[k], round + 1);
+            ck_assert(c.thread_of[k] >= 0 && c.thread_of[k] < 3);
+            double x = 1.0 + k;
+            for (int i = 0; i < 2000; i++)
+                x = x * 1.0000001 + 1e-9;
+            ck_assert(c.out[k] == x);
+        }
+    }
+    /* tasks left pending are waited for or dropped, never run twice */
+    for (int k = 0; k < 64; k++)
+        sim_pool_submit(p, k);
+    sim_pool_destroy(p);
+    for (int k = 0; k < 64; k++)
+        ck_assert(c.runs[k] == 50 || c.runs[k] == 51);
+    sim_pool_destroy(NULL);
+}
+END_TEST
+
+/* ---- whole runs ---- */
+
+static const char *const traced[] = { "output.trace=true" };
+
+START_TEST(softmax_dpsgd)
+{
+    const char *ov[] = { "output.trace=true", "metrics.per_node=true" };
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-dpsgd.json", ov, 2), RUN_OK);
+}
+END_TEST
+
+/* Asynchronous: neighbours average into a node's parameters while its
+ * step is computing, so the job must use the copy taken at step start. */
+START_TEST(mlp_adpsgd)
+{
+    const char *ov[] = { "output.trace=true",
+                         "model={\"kind\": \"mlp\", \"hidden\": [24, 12], \"activation\": \"relu\"}",
+                         "stop.time_s=3" };
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-adpsgd.json", ov, 3), RUN_OK);
+}
+END_TEST
+
+START_TEST(mlp_dpsgd_momentum)
+{
+    const char *ov[] = { "output.trace=true",
+                         "model={\"kind\": \"mlp\", \"hidden\": [32], \"activation\": \"tanh\"}",
+                         "optimizer.momentum=0.9", "stop.time_s=3" };
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-dpsgd.json", ov, 4), RUN_OK);
+}
+END_TEST
+
+/* Buckets released at step marks read the gradient during the step. */
+START_TEST(allreduce_buckets)
+{
+    const char *ov[] = { "output.trace=true", "algorithm.bucket_bytes=64",
+                         "stop.time_s=3" };
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-allreduce.json", ov, 3), RUN_OK);
+}
+END_TEST
+
+START_TEST(eager_marks)
+{
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-eager.json", traced, 1), RUN_OK);
+}
+END_TEST
+
+/* Steps restarted when a node returns, and steps a protocol aborts. */
+START_TEST(failures_restart)
+{
+    const char *ov[] = { "output.trace=true", "faults.step=restart",
+                         "faults.events=[{\"kind\": \"exponential\", \"mtbf_s\": 0.5,"
+                         " \"mttr_s\": 0.05}]", "stop.time_s=4" };
+    same_for_every_thread_count(SCN "ring16-dpsgd.json", ov, 4);
+    same_for_every_thread_count(SCN "ps16-backup.json", ov, 4);
+    same_for_every_thread_count(SCN "ring16-adpsgd.json", ov, 4);
+}
+END_TEST
+
+START_TEST(fedavg_aborts)
+{
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ps16-fedavg.json", traced, 1), RUN_OK);
+}
+END_TEST
+
+/* A step's loss overflows: one thread stops after the event in which it
+ * began; more threads learn it later and replay the run on one. */
+START_TEST(divergence_replayed)
+{
+    const char *ov[] = { "output.trace=true", "algorithm.lr=1e12", "metrics.every_s=0.01" };
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-adpsgd.json", ov, 3),
+                     RUN_DIVERGED);
+}
+END_TEST
+
+int main(void)
+{
+#if DTSIM_OPENBLAS
+    openblas_set_num_threads(1);
+#endif
+    Suite *s = suite_create("threads");
+    TCase *tc = tcase_create("threads");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, pool_runs_each_task_once);
+    tcase_add_test(tc, softmax_dpsgd);
+    tcase_add_test(tc, mlp_adpsgd);
+    tcase_add_test(tc, mlp_dpsgd_momentum);
+    tcase_add_test(tc, allreduce_buckets);
+    tcase_add_test(tc, eager_marks);
+    tcase_add_test(tc, failures_restart);
+    tcase_add_test(tc, fedavg_aborts);
+    tcase_add_test(tc, divergence_replayed);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
