@@ -124,12 +124,11 @@ bench: build
 	OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_models
 	$(BUILD)/bench/bench_topo 3
 
-# Re-pins tests/golden/ from the current build: only for intended changes.
+# Compares every tests/data/golden-NAME.json run with tests/golden/NAME/
+# and shows the diff; overwrites only with `make golden ACCEPT=1`, for a
+# deliberate behaviour change named in the commit (docs/testing.md).
 golden: build
-	for a in allreduce dpsgd adpsgd; do \
-	  $(BUILD)/dtsim run tests/data/golden-$$a.json -o tests/golden/$$a --quiet && \
-	  rm -f tests/golden/$$a/run.json || exit 1; \
-	done
+	ACCEPT=$(ACCEPT) scripts/golden.sh $(BUILD)/dtsim .
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(PEERS_BUILD)
