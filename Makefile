@@ -3,6 +3,10 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+# The suite's build: optimised like $(BUILD) but with assertions on
+# (RelWithAsserts, -O2 without -DNDEBUG); $(BUILD) stays Release (-O3
+# -DNDEBUG) for `make bench`, `make demo` and `make install`.
+TEST_BUILD ?= build-check
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps build install demo test test-fast test-asan bench golden plots replications fuzz valgrind clean mutation
@@ -29,11 +33,15 @@ demo: build
 $(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DDTSIM_SANITIZE=ON >/dev/null
 
-# The whole Check suite, then the same suite under ASan + UBSan.
+$(TEST_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=RelWithAsserts >/dev/null
+
+# The whole Check suite (assertions on), then the same suite under ASan + UBSan.
 test: test-fast test-asan
 
-test-fast: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+test-fast: deps $(TEST_BUILD)/CMakeCache.txt
+	cmake --build $(TEST_BUILD) -j $(JOBS)
+	ctest --test-dir $(TEST_BUILD) --output-on-failure -j $(JOBS)
 
 test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
@@ -131,7 +139,7 @@ golden: build
 	ACCEPT=$(ACCEPT) scripts/golden.sh $(BUILD)/dtsim .
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(PEERS_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(PEERS_BUILD) $(TEST_BUILD) build-mut
 
 # Mutation testing (docs/testing.md): plants each bug of tests/mutants.tsv
 # in turn, rebuilds build-mut/ (RelWithAsserts) and runs the suite without
