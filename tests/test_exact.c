@@ -556,6 +556,51 @@ START_TEST(test_optimizer_trajectories)
 }
 END_TEST
 
+/* ---- trace.csv rows, read back ---- */
+
+typedef struct trace_row { int node; char kind[8]; double start, end; int peer; } trace_row;
+
+static int read_trace(const char *path, trace_row *rows, int max)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    int n = 0;
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    while (n < max && fgets(line, sizeof line, f)) {
+        trace_row *r = &rows[n];
+        char *fld[6], *p = line;
+        int nf = 0;
+        while (nf < 6 && p) {   /* strsep: empty fields count */
+            fld[nf++] = p;
+            p = strchr(p, ',');
+            if (p)
+                *p++ = '\0';
+        }
+        if (nf < 6)
+            continue;
+        r->node = atoi(fld[0]);
+        snprintf(r->kind, sizeof r->kind, "%s", fld[1]);
+        r->start = atof(fld[2]);
+        r->end = atof(fld[3]);
+        r->peer = fld[4][0] ? atoi(fld[4]) : -1;
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+static void rm_run_dir(const char *dir)
+{
+    const char *files[] = { "trace.csv", "metrics.csv", "nodes.csv", "run.json" };
+    char path[600];
+    for (int k = 0; k < 4; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
+        unlink(path);
+    }
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+
 /* ---- faults ---- */
 
 /* Exponential faults of MTBF 1 s and MTTR 1/3 s: each node is down a
@@ -611,6 +656,56 @@ START_TEST(test_availability_fraction)
 }
 END_TEST
 
+/* The same faults on 64 nodes for 10 s, episode by episode (the "down"
+ * rows of trace.csv): the first failure comes after Exp(MTBF), mean 1 s,
+ * and a repair takes Exp(MTTR), mean 1/3 s; each mean within 3 standard
+ * errors (flt-first, flt-mtbf-mttr). */
+START_TEST(test_fault_episodes)
+{
+    char dir[] = "/tmp/dtsim-test-exact-XXXXXX", path[600];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *json =
+        "{\"seed\": 11, \"nodes\": 64, \"compute\": {\"step_time_s\": 0.1},"
+        " \"topology\": {\"kind\": \"ring\"},"
+        " \"faults\": {\"events\": [{\"kind\": \"exponential\", \"mtbf_s\": 1, \"mttr_s\": 0.333333333333}]},"
+        " \"algorithm\": {\"name\": \"gossip\", \"period_s\": 0.5}, \"stop\": {\"time_s\": 10},"
+        " \"output\": {\"trace\": true}}";
+    run_options opt = { .out_dir = dir };
+    run_result res;
+    run_json(json, &opt, &res);
+    snprintf(path, sizeof path, "%s/trace.csv", dir);
+    static trace_row r[200000];
+    int n = read_trace(path, r, 200000);
+    double first[64];
+    for (int i = 0; i < 64; i++)
+        first[i] = -1;
+    double s1 = 0, q1 = 0, s2 = 0, q2 = 0;
+    int n2 = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(r[i].kind, "down") != 0)
+            continue;
+        ck_assert(r[i].node >= 0 && r[i].node < 64);
+        if (first[r[i].node] < 0 || r[i].start < first[r[i].node])
+            first[r[i].node] = r[i].start;
+        double d = r[i].end - r[i].start;
+        s2 += d;
+        q2 += d * d;
+        n2++;
+    }
+    for (int i = 0; i < 64; i++) {
+        ck_assert_msg(first[i] >= 0, "node %d never failed", i);
+        s1 += first[i];
+        q1 += first[i] * first[i];
+    }
+    double m1 = s1 / 64, se1 = sqrt((q1 / 64 - m1 * m1) / 63);
+    double m2 = s2 / n2, se2 = sqrt((q2 / n2 - m2 * m2) / (n2 - 1));
+    ck_assert_msg(fabs(m1 - 1.0) < 3 * se1, "first failure after %.4f s on average, SE %.4f", m1, se1);
+    ck_assert_msg(fabs(m2 - 1.0 / 3) < 3 * se2, "repairs last %.4f s on average, SE %.4f (%d)", m2, se2, n2);
+    ck_assert_int_gt(n2, 200);
+    rm_run_dir(dir);
+}
+END_TEST
+
 /* Node 1 of a ring of 4 (neighbours 0 and 2) is down on [0.05, 0.2); node
  * 0 on [0.1, 0.3).  With lr 0 and gossip that never sends, models change
  * only by rejoining: node 1 comes back at 0.2 while node 0 is down, so it
@@ -635,49 +730,6 @@ START_TEST(test_rejoin_takes_a_live_neighbour)
 END_TEST
 
 /* ---- random streams are independent (rng-loss-jitter, rng-derive) ---- */
-
-typedef struct trace_row { int node; char kind[8]; double start, end; int peer; } trace_row;
-
-static int read_trace(const char *path, trace_row *rows, int max)
-{
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    char line[512];
-    int n = 0;
-    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
-    while (n < max && fgets(line, sizeof line, f)) {
-        trace_row *r = &rows[n];
-        char *fld[6], *p = line;
-        int nf = 0;
-        while (nf < 6 && p) {   /* strsep: empty fields count */
-            fld[nf++] = p;
-            p = strchr(p, ',');
-            if (p)
-                *p++ = '\0';
-        }
-        if (nf < 6)
-            continue;
-        r->node = atoi(fld[0]);
-        snprintf(r->kind, sizeof r->kind, "%s", fld[1]);
-        r->start = atof(fld[2]);
-        r->end = atof(fld[3]);
-        r->peer = fld[4][0] ? atoi(fld[4]) : -1;
-        n++;
-    }
-    fclose(f);
-    return n;
-}
-
-static void rm_run_dir(const char *dir)
-{
-    const char *files[] = { "trace.csv", "metrics.csv", "nodes.csv", "run.json" };
-    char path[600];
-    for (int k = 0; k < 4; k++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
-        unlink(path);
-    }
-    ck_assert_int_eq(rmdir(dir), 0);
-}
 
 /* Two nodes gossip every 0.1 s over a link of 1 ms latency and uniform
  * jitter on [0, 50 ms).  Message k from node 0 leaves at 0.1 k and
@@ -969,6 +1021,7 @@ int main(void)
     tcase_add_test(tc, test_gossip_merge_half);
     tcase_add_test(tc, test_optimizer_trajectories);
     tcase_add_test(tc, test_availability_fraction);
+    tcase_add_test(tc, test_fault_episodes);
     tcase_add_test(tc, test_rejoin_takes_a_live_neighbour);
     tcase_add_test(tc, test_loss_leaves_jitter_alone);
     tcase_add_test(tc, test_streams_independent);
