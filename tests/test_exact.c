@@ -869,28 +869,27 @@ static const alg_type one_message = {
     .name = "one-message", .on_start = one_start, .on_step_done = one_step, .on_message = one_msg,
 };
 
-START_TEST(test_retransmission_schedule)
+static void retransmissions(const char *faults, const double *want, int n_want)
 {
-    char dir[] = "/tmp/dtsim-test-exact-XXXXXX", path[600];
+    char dir[] = "/tmp/dtsim-test-exact-XXXXXX", path[600], json[2048];
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    const char *json =
+    snprintf(json, sizeof json,
         "{\"nodes\": 2, \"topology\": {\"kind\": \"complete\"},"
         " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e6, \"loss\": 0.9999999,"
         "   \"retransmit\": {\"timeout_s\": 0.1, \"max_retries\": 3}},"
-        " \"compute\": {\"step_time_s\": 0.05},"
+        " \"compute\": {\"step_time_s\": 0.05}, %s"
         " \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 2},"
-        " \"output\": {\"trace\": true}}";
+        " \"output\": {\"trace\": true}}", faults);
     run_options opt = { .out_dir = dir, .algorithm = &one_message };
     run_result res;
     run_json(json, &opt, &res);
-    snprintf(path, sizeof path, "%s/trace.csv", dir);
     ck_assert_int_eq(res.status, RUN_OK);
+    snprintf(path, sizeof path, "%s/trace.csv", dir);
     static trace_row r[512];
     int n = read_trace(path, r, 512), sends = 0, lost = 0;
-    const double want[] = { 0, 0.1, 0.3, 0.7 };
     for (int i = 0; i < n; i++) {
         if (strcmp(r[i].kind, "send") == 0) {
-            ck_assert_int_lt(sends, 4);
+            ck_assert_int_lt(sends, n_want);
             ck_assert_int_eq(r[i].node, 0);
             ck_assert_int_eq(r[i].peer, 1);
             ck_assert_double_eq_tol(r[i].start, want[sends], 1e-12);
@@ -901,9 +900,19 @@ START_TEST(test_retransmission_schedule)
             lost++;
         }
     }
-    ck_assert_int_eq(sends, 4);
+    ck_assert_int_eq(sends, n_want);
     ck_assert_int_eq(lost, 1);
     rm_run_dir(dir);
+}
+
+START_TEST(test_retransmission_schedule)
+{
+    const double want[] = { 0, 0.1, 0.3, 0.7 };
+    retransmissions("", want, 4);
+    /* a sender down on [0.05, 0.5) forgot the message: its first retry,
+     * due at 0.1, finds it down and the message is lost (rtx-down-sender) */
+    retransmissions("\"faults\": {\"events\": [{\"kind\": \"schedule\", \"nodes\": [0],"
+                    " \"down_s\": 0.05, \"up_s\": 0.5}]},", want, 1);
 }
 END_TEST
 
