@@ -916,6 +916,51 @@ START_TEST(test_retransmission_schedule)
 }
 END_TEST
 
+/* ---- timers of a down node (cl-timer-down) ---- */
+
+/* Node 0's timer fires at 0.1 s and sets one for node 1 (down on [0.05,
+ * 1)) and one for itself, both 0.1 s later: a down node has no timers, so
+ * only node 0's fires, at 0.2 s. */
+static int tm_fired[2];
+static double tm_at[2];
+static void tm_start(alg_ctx *c, void *s, int n)
+{
+    (void)s;
+    if (n == 0)
+        alg_set_timer(c, 0, 0.1, 1);
+    alg_start_step(c, n);
+}
+static void tm_timer(alg_ctx *c, void *s, int n, uint32_t tag)
+{
+    (void)s;
+    tm_fired[n]++;
+    tm_at[n] = alg_now(c);
+    if (n == 0 && tag == 1) {
+        alg_set_timer(c, 1, 0.1, 2);
+        alg_set_timer(c, 0, 0.1, 2);
+    }
+}
+static const alg_type timers_down = {
+    .name = "timers-down", .on_start = tm_start, .on_step_done = one_step, .on_message = one_msg,
+    .on_timer = tm_timer,
+};
+
+START_TEST(test_down_node_has_no_timers)
+{
+    const char *json =
+        "{\"nodes\": 2, \"topology\": {\"kind\": \"complete\"}, \"compute\": {\"step_time_s\": 0.05},"
+        " \"faults\": {\"events\": [{\"kind\": \"schedule\", \"nodes\": [1], \"down_s\": 0.05,"
+        "   \"up_s\": 1}]},"
+        " \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 2}}";
+    run_options opt = { .algorithm = &timers_down };
+    run_result res;
+    run_json(json, &opt, &res);
+    ck_assert_int_eq(tm_fired[0], 2);
+    ck_assert_double_eq_tol(tm_at[0], 0.2, 1e-12);
+    ck_assert_int_eq(tm_fired[1], 0);
+}
+END_TEST
+
 /* ---- output files ---- */
 
 /* trace.csv of two nodes, three D-PSGD steps each (16-byte models over
@@ -1035,6 +1080,7 @@ int main(void)
     tcase_add_test(tc, test_loss_leaves_jitter_alone);
     tcase_add_test(tc, test_streams_independent);
     tcase_add_test(tc, test_retransmission_schedule);
+    tcase_add_test(tc, test_down_node_has_no_timers);
     tcase_add_test(tc, test_trace_rows_pinned);
     tcase_add_test(tc, test_write_error_reported_and_cleaned);
     suite_add_tcase(s, tc);
