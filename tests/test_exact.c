@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "alg.h"
@@ -1056,6 +1057,70 @@ START_TEST(test_write_error_reported_and_cleaned)
 }
 END_TEST
 
+/* metrics.csv is committed first: when it fails, trace.csv is still open
+ * and is abandoned; its temporary file goes too (out-tmp-left).  And the
+ * command line says so with exit 1. */
+START_TEST(test_failed_run_leaves_no_temporary)
+{
+    char dir[] = "/tmp/dtsim-test-exact-XXXXXX", json[2048];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = { 8192, 8192 };
+    snprintf(json, sizeof json, BASE(4, "") " \"topology\": {\"kind\": \"ring\"},"
+             " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.1}, \"stop\": {\"steps\": 400},"
+             " \"metrics\": {\"every_s\": 0.002}, \"output\": {\"trace\": true}}");
+    scn_scenario s;
+    scn_error err;
+    run_sim *r;
+    ck_assert_msg(prepare_json(json, &s, &r, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+    run_options opt = { .out_dir = dir };
+    run_result res;
+    char msg[1024] = "";
+    int rc = run_execute(r, &opt, &res, msg, sizeof msg);
+    run_destroy(r);
+    scn_fini(&s);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(msg, "metrics.csv: error: cannot write: File too large"), "%s", msg);
+    ck_assert_int_eq(tmp_files_in(dir), 0);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir(d)))
+        files += e->d_name[0] != '.';
+    closedir(d);
+    ck_assert_int_eq(files, 0);
+    ck_assert_int_eq(rmdir(dir), 0);
+
+    /* the command line: exit 1 and the message on stderr */
+    char scn[] = "/tmp/dtsim-test-exact-XXXXXX", cmd[4096], path[600];
+    ck_assert_ptr_nonnull(mkdtemp(scn));
+    snprintf(path, sizeof path, "%s/s.json", scn);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(json, f);
+    fclose(f);
+    struct rlimit big = { RLIM_INFINITY, RLIM_INFINITY };
+    setrlimit(RLIMIT_FSIZE, &big);
+    snprintf(cmd, sizeof cmd, "%s run %s -o %s/out --quiet 2>%s/err", DTSIM_BINARY, path, scn, scn);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+    int st = system(cmd);
+    setrlimit(RLIMIT_FSIZE, &big);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+    snprintf(path, sizeof path, "%s/err", scn);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[1024] = "";
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    ck_assert_msg(strstr(line, "metrics.csv: error: cannot write: File too large"), "%s", line);
+    snprintf(path, sizeof path, "%s/out", scn);
+    ck_assert_int_eq(tmp_files_in(path), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", scn);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("exact");
@@ -1083,6 +1148,7 @@ int main(void)
     tcase_add_test(tc, test_down_node_has_no_timers);
     tcase_add_test(tc, test_trace_rows_pinned);
     tcase_add_test(tc, test_write_error_reported_and_cleaned);
+    tcase_add_test(tc, test_failed_run_leaves_no_temporary);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
