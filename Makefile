@@ -148,4 +148,5 @@ clean:
 # passes options, e.g. MUTATION_ARGS="--only ps-sync-sum,sgp-debias".
 MUTATION_ARGS ?=
 mutation: deps
-	nice -n 19 scripts/mutation.py $(MUTATION_ARGS)
+	@command -v python3 >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y python3
+	nice -n 19 python3 scripts/mutation.py $(MUTATION_ARGS)
