@@ -1032,7 +1032,9 @@ START_TEST(test_write_error_reported_and_cleaned)
     char dir[] = "/tmp/dtsim-test-exact-XXXXXX", json[2048];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     signal(SIGXFSZ, SIG_IGN);
-    struct rlimit rl = { 8192, 8192 };
+    struct rlimit rl;   /* the soft limit only: it can be raised again */
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
+    rl.rlim_cur = 8192;
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
     snprintf(json, sizeof json, BASE(4, "") " \"topology\": {\"kind\": \"ring\"},"
              " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.1}, \"stop\": {\"steps\": 400},"
@@ -1045,6 +1047,8 @@ START_TEST(test_write_error_reported_and_cleaned)
     run_result res;
     char msg[1024] = "";
     int rc = run_execute(r, &opt, &res, msg, sizeof msg);
+    struct rlimit big = { rl.rlim_max, rl.rlim_max };
+    setrlimit(RLIMIT_FSIZE, &big);   /* for CK_FORK=no */
     run_destroy(r);
     scn_fini(&s);
     ck_assert_int_eq(rc, -1);
@@ -1065,7 +1069,9 @@ START_TEST(test_failed_run_leaves_no_temporary)
     char dir[] = "/tmp/dtsim-test-exact-XXXXXX", json[2048];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     signal(SIGXFSZ, SIG_IGN);
-    struct rlimit rl = { 8192, 8192 };
+    struct rlimit rl;   /* the soft limit only: it can be raised again */
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
+    rl.rlim_cur = 8192;
     snprintf(json, sizeof json, BASE(4, "") " \"topology\": {\"kind\": \"ring\"},"
              " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.1}, \"stop\": {\"steps\": 400},"
              " \"metrics\": {\"every_s\": 0.002}, \"output\": {\"trace\": true}}");
@@ -1078,6 +1084,8 @@ START_TEST(test_failed_run_leaves_no_temporary)
     run_result res;
     char msg[1024] = "";
     int rc = run_execute(r, &opt, &res, msg, sizeof msg);
+    struct rlimit big = { rl.rlim_max, rl.rlim_max };
+    setrlimit(RLIMIT_FSIZE, &big);
     run_destroy(r);
     scn_fini(&s);
     ck_assert_int_eq(rc, -1);
@@ -1100,8 +1108,6 @@ START_TEST(test_failed_run_leaves_no_temporary)
     ck_assert_ptr_nonnull(f);
     fputs(json, f);
     fclose(f);
-    struct rlimit big = { RLIM_INFINITY, RLIM_INFINITY };
-    setrlimit(RLIMIT_FSIZE, &big);
     snprintf(cmd, sizeof cmd, "%s run %s -o %s/out --quiet 2>%s/err", DTSIM_BINARY, path, scn, scn);
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
     int st = system(cmd);
