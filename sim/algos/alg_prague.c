@@ -41,6 +41,7 @@
  * are counted as above.  Evaluation: the average of the workers' models.
  */
 #include "alg_coll.h"
+#include "alg_prague_static.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,7 @@ typedef struct pr_shared {
     int      *perm;           /* scratch: a group's members */
     int64_t  *cur;            /* random: per worker, the group given it and not done, or -1 */
     uint64_t  reformed;
+    pr_static *stat;          /* static: the phases' partitions */
 } pr_shared;
 
 typedef struct pr_state {
@@ -99,6 +101,7 @@ typedef struct pr_state {
     uint64_t gid;             /* the group being averaged */
     double  *held;            /* random_pull: gradient of a step that ended during a group */
     int      holding;
+    int      rejoin;          /* static, random_pull: declared back, not yet returned */
 } pr_state;
 
 static int mode(const alg_ctx *ctx) { return (int)ctx->param[P_GROUPS]; }
@@ -268,78 +271,14 @@ static void pull_request(alg_ctx *ctx, int requester)
     launch_ready(ctx);
 }
 
-/* Static schedule: phase p's partition ranks the workers by a hash of
- * (seed, p, worker), so it is the same whichever request comes first;
- * worker w's group is the block of group_size ranks that holds it. */
-typedef struct pending {
-    uint64_t phase;
-    int      block, count;
-} pending;
-
-static int rank_cmp(const void *a, const void *b)
-{
-    uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
-    return (x > y) - (x < y);
-}
-
-/* Members of worker w's group in phase p, in members (returns count). */
-static int static_members(const alg_ctx *ctx, uint64_t seed, uint64_t p, int w, int *members,
-                          int *block_out)
-{
-    int n = ctx->n, g = group_size(ctx);
-    uint64_t (*key)[2] = malloc((size_t)n * sizeof *key);
-    if (!key)
-        alg_out_of_memory();
-    for (int i = 0; i < n; i++) {
-        key[i][0] = alg_hash64(seed ^ alg_hash64(p * 0x100000001b3ULL + (uint64_t)i));
-        key[i][1] = (uint64_t)i;
-    }
-    qsort(key, (size_t)n, sizeof *key, rank_cmp);
-    int rank = 0;
-    while ((int)key[rank][1] != w)
-        rank++;
-    /* the last block takes the remainder when g does not divide n */
-    int blocks = n / g, block = rank / g < blocks ? rank / g : blocks - 1;
-    int lo = block * g, hi = block == blocks - 1 ? n : lo + g;
-    int k = 0;
-    for (int r = lo; r < hi; r++)
-        members[k++] = (int)key[r][1];
-    free(key);
-    *block_out = block;
-    return k;
-}
-
-typedef struct pr_shared_static {
-    uint64_t seed;
-    pending *pend;
-    size_t   n_pend, cap_pend;
-} pr_shared_static;
-
-static pr_shared_static *static_part(alg_ctx *ctx);
-
+/* Static schedule (alg_prague_static.c): a group forms when its members
+ * of the phase have all asked. */
 static void static_request(alg_ctx *ctx, int w, uint64_t phase)
 {
     pr_shared *sh = ctx->shared;
-    pr_shared_static *st = static_part(ctx);
-    int block, k = static_members(ctx, st->seed, phase, w, sh->perm, &block);
-    size_t i;
-    for (i = 0; i < st->n_pend; i++)
-        if (st->pend[i].phase == phase && st->pend[i].block == block)
-            break;
-    if (i == st->n_pend) {
-        if (st->n_pend == st->cap_pend) {
-            size_t cap = st->cap_pend ? 2 * st->cap_pend : 16;
-            pending *pp = realloc(st->pend, cap * sizeof *pp);
-            if (!pp)
-                alg_out_of_memory();
-            st->pend = pp;
-            st->cap_pend = cap;
-        }
-        st->pend[st->n_pend++] = (pending){ phase, block, 0 };
-    }
-    if (++st->pend[i].count < k)
+    int k = pr_static_request(ctx, sh->stat, w, phase, sh->perm);
+    if (!k)
         return;
-    st->pend[i] = st->pend[--st->n_pend];
     new_group(sh, sh->perm, k, -1);
     launch_ready(ctx);
 }
@@ -350,11 +289,11 @@ static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len);
 
 static int pr_shared_init(alg_ctx *ctx)
 {
-    pr_shared *sh = calloc(1, sizeof *sh + sizeof(pr_shared_static));
+    pr_shared *sh = calloc(1, sizeof *sh);
     if (!sh)
         return -1;
     ctx->shared = sh;
-    static_part(ctx)->seed = gsl_rng_get(alg_rng(ctx, ctx->server));
+    sh->stat = pr_static_create(ctx, group_size(ctx), gsl_rng_get(alg_rng(ctx, ctx->server)));
     sh->busy = calloc((size_t)ctx->n, 1);
     sh->buffer = calloc((size_t)ctx->n, sizeof *sh->buffer);
     sh->phase_group = malloc((size_t)ctx->n * sizeof(int));
@@ -366,12 +305,8 @@ static int pr_shared_init(alg_ctx *ctx)
         sh->cur[w] = -1;
     sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
                                averaged);
-    return sh->busy && sh->buffer && sh->phase_group && sh->perm && sh->coll ? 0 : -1;
-}
-
-static pr_shared_static *static_part(alg_ctx *ctx)
-{
-    return (pr_shared_static *)((pr_shared *)ctx->shared + 1);
+    return sh->busy && sh->buffer && sh->phase_group && sh->perm && sh->coll && sh->stat ? 0
+                                                                                      : -1;
 }
 
 static void pr_shared_fini(alg_ctx *ctx)
@@ -391,7 +326,7 @@ static void pr_shared_fini(alg_ctx *ctx)
     free(sh->phase_group);
     free(sh->perm);
     free(sh->cur);
-    free(static_part(ctx)->pend);
+    pr_static_destroy(sh->stat);
     free(sh);
 }
 
