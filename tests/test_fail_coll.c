@@ -210,6 +210,9 @@ static const char *const table[][2] = {
     { "eager", "eager\", \"mode\": \"majority\"" },
     { "eager", "eager\", \"late\": \"wait\"" },
     { "prague", "prague\"" },
+    { "prague", "prague\", \"groups\": \"static\"" },
+    { "prague", "prague\", \"groups\": \"static\", \"group_size\": 4" },
+    { "prague", "prague\", \"groups\": \"random_pull\"" },
     { "sdfeel", "sdfeel\"" },
 };
 

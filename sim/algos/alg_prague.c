@@ -39,6 +39,11 @@
  * the gradient is applied before the P-Reduce (as AD-PSGD and the paper's
  * Algorithm do), a request costs one round trip to the GG, and conflicts
  * are counted as above.  Evaluation: the average of the workers' models.
+ *
+ * When a worker is declared failed, in every mode the GG draws it no more
+ * and the unfinished groups holding it re-form among their live members
+ * (regroup); static phases opened later are partitioned without it
+ * (alg_prague_static.c).  The GG itself is waited for (docs/algorithms.md).
  */
 #include "alg_coll.h"
 #include "alg_prague_static.h"
@@ -413,7 +418,7 @@ static void pr_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
                 static_request(ctx, m->from, m->round);
             else if (mode(ctx) == GROUPS_RANDOM)
                 buffer_request(ctx, m->from);
-            else
+            else if (!alg_is_failed(ctx, m->from))   /* not sent before it was declared */
                 pull_request(ctx, m->from);
         } else {   /* TAG_FREE */
             sh->busy[m->from] = 0;
@@ -430,7 +435,7 @@ static void pr_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     uint64_t id = m->round;
     while (sh->groups[id].moved >= 0)
         id = (uint64_t)sh->groups[id].moved;
-    if (mode(ctx) == GROUPS_RANDOM && (sh->cur[i] != (int64_t)id || st->in_group))
+    if (sh->cur[i] != (int64_t)id || st->in_group)
         return;   /* given before it failed: the GG gave it away since */
     const group *g = &sh->groups[id];
     if (alg_is_computing(ctx, i))
@@ -440,7 +445,7 @@ static void pr_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     alg_coll_start(ctx, sh->coll, i, id, g->members, g->k, alg_params(ctx, i));
 }
 
-/* ---- failures (random groups; docs/algorithms.md) ---- */
+/* ---- failures (docs/algorithms.md) ---- */
 
 /* Whether worker w has left group id behind: averaged in it, or the GG
  * took it out. */
@@ -457,14 +462,16 @@ static int left(const pr_shared *sh, int w, uint64_t id)
  * re-forms as a new group of its members that are not declared failed,
  * have not averaged in it yet and are not `without`: it takes id's place in
  * their buffers; those already in it abandon it and join the new one, those
- * given it join the new one when the GG's message comes. */
+ * given it join the new one when the GG's message comes.  A group the GG
+ * has not launched yet (static, random_pull) re-forms as a queued one. */
 static void regroup(alg_ctx *ctx, uint64_t id, int without)
 {
     pr_shared *sh = ctx->shared;
+    int queued = mode(ctx) != GROUPS_RANDOM && sh->groups[id].queued;
     int k = 0;
     for (int m = 0; m < sh->groups[id].k; m++) {
         int w = sh->groups[id].members[m];
-        if (w != without && !alg_is_failed(ctx, w) && !left(sh, w, id))
+        if (w != without && !alg_is_failed(ctx, w) && (queued || !left(sh, w, id)))
             sh->perm[k++] = w;
     }
     sh->groups[id].done = sh->groups[id].k;   /* superseded */
@@ -475,8 +482,9 @@ static void regroup(alg_ctx *ctx, uint64_t id, int without)
     size_t nid = new_group(sh, sh->perm, k, sh->groups[id].creator);
     group *g = &sh->groups[nid], *old = &sh->groups[id];
     old->moved = (int64_t)nid;
-    g->queued = 0;
-    for (int m = 0; m < g->k; m++) {
+    old->queued = 0;
+    g->queued = queued;
+    for (int m = 0; queued == 0 && m < g->k; m++) {
         int w = g->members[m];
         fifo *f = &sh->buffer[w];
         for (size_t q = f->head; q < f->len; q++)
@@ -504,20 +512,27 @@ static int holds(const group *g, int w)
 }
 
 /* Declared failed: every unfinished group that holds it re-forms without
- * it and its buffer empties.  Back: it is drawn again (a new group formed
- * for its next request). */
+ * it (and with static groups, its groups of the phases open stop counting
+ * it), its buffer empties and the GG no longer counts it busy.  Back: it is
+ * drawn again (random, random_pull: a new group formed for its next
+ * request; static: from the first phase no request has opened, where it
+ * rejoins). */
 static void pr_on_failure(alg_ctx *ctx, int peer, int failed)
 {
     pr_shared *sh = ctx->shared;
-    if (peer == ctx->server || mode(ctx) != GROUPS_RANDOM)
-        return;   /* static, random_pull, the GG: they wait (docs/algorithms.md) */
+    if (peer == ctx->server)
+        return;   /* the GG: everyone waits for it (docs/algorithms.md) */
     pr_state *st = alg_state(ctx, peer);
-    if (!failed)
+    if (!failed) {
+        if (mode(ctx) == GROUPS_STATIC)
+            st->phase = pr_static_declared(ctx, sh->stat, peer, 0);
+        st->rejoin = mode(ctx) != GROUPS_RANDOM;
         return;
+    }
     size_t n = sh->n_groups;
     for (size_t id = 0; id < n; id++) {
         const group *g = &sh->groups[id];
-        if (g->done < g->k && holds(g, peer))
+        if (g->done < g->k && g->moved < 0 && holds(g, peer))
             regroup(ctx, id, peer);
     }
     sh->buffer[peer].head = sh->buffer[peer].len = 0;
@@ -525,6 +540,17 @@ static void pr_on_failure(alg_ctx *ctx, int peer, int failed)
     alg_coll_abandon(ctx, sh->coll, peer);
     st->in_group = 0;
     st->requested = 0;
+    if (mode(ctx) == GROUPS_RANDOM)
+        return;
+    st->holding = 0;
+    sh->busy[peer] = 0;
+    if (mode(ctx) == GROUPS_STATIC) {
+        pr_static_declared(ctx, sh->stat, peer, 1);
+        int k;
+        while ((k = pr_static_take_complete(ctx, sh->stat, sh->perm)) > 0)
+            new_group(sh, sh->perm, k, -1);
+    }
+    launch_ready(ctx);
 }
 
 /* Back: a worker that was declared starts a new step on the model it has
@@ -535,10 +561,16 @@ static void pr_on_return(alg_ctx *ctx, void *state, int i)
 {
     pr_state *st = state;
     pr_shared *sh = ctx->shared;
-    if (mode(ctx) != GROUPS_RANDOM || i == ctx->server)
+    if (i == ctx->server)
         return;
-    if (st->in_group) {
+    if (st->rejoin) {
+        st->rejoin = 0;
+        alg_abort_step(ctx, i);
+        alg_start_step(ctx, i);
+    } else if (st->in_group) {
         regroup(ctx, st->gid, -1);
+        if (mode(ctx) != GROUPS_RANDOM)
+            launch_ready(ctx);
     } else if (!st->requested && sh->cur[i] < 0) {
         alg_abort_step(ctx, i);
         alg_start_step(ctx, i);
