@@ -1,6 +1,7 @@
 /* test_fail_coll.c -- the synchronous collectives keep training when a
  * worker fails (issue 13, section 3): allreduce (with and without gradient
- * buckets), local-sgd, eager, prague and sdfeel, with worker 3 of 8 down
+ * buckets), local-sgd (all-reduce and gossip), eager, prague (all three
+ * group modes) and sdfeel (a client, and an edge server), with worker 3 of 8 down
  * for good from 30% of the run and down from 30% to 50%: every run ends at
  * its stop time with status ok and the live workers step at least half as
  * fast after the failure as before; where the protocol allows a closed form

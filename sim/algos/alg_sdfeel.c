@@ -56,8 +56,8 @@ typedef struct sd_state {
     int      gossiping;
     double  *gacc[2];     /* neighbour server models by round parity */
     int      gcnt[2];
-    int      gfrom[2];    /* which neighbours' models are in gacc: bit 0 next, bit 1 previous */
-    uint64_t join;        /* declared back: a member of gossip rounds >= join (every server's view) */
+    int      gfrom[2];    /* neighbours whose model is in gacc: bit 0 next, bit 1 previous */
+    uint64_t join;        /* back: a member of gossip rounds >= join (every server's view) */
 } sd_state;
 
 static int n_clusters(const alg_ctx *ctx) { return (int)ctx->param[P_CLUSTERS]; }
