@@ -230,9 +230,9 @@ END_TEST
  * ends when no step has completed for longer than the bound 10 x (0.01 +
  * 4 x 20 B / 1.25e9 B/s + 1e-4 s) = 0.10100064 s, at the first event past
  * it: without retransmission the messages to node 2 are lost and the next
- * event is at 1 s (the declaration still to come keeps events queued, so
- * the watchdog ends it, not an empty queue); with it (the default) the
- * senders keep retrying. */
+ * event is the metrics row at 1 s (the declaration still to come keeps
+ * the queue from emptying, so the bound ends the run, not an empty queue);
+ * with it (the default) the senders keep retrying. */
 START_TEST(test_down_for_good_stalls)
 {
     char json[2048];
