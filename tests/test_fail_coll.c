@@ -1,6 +1,7 @@
 /* test_fail_coll.c -- the synchronous collectives keep training when a
  * worker fails (issue 13, section 3): allreduce (with and without gradient
- * buckets), local-sgd, eager, prague and sdfeel, with worker 3 of 8 down
+ * buckets), local-sgd (all-reduce and gossip), eager, prague (all three
+ * group modes) and sdfeel (a client, and an edge server), with worker 3 of 8 down
  * for good from 30% of the run and down from 30% to 50%: every run ends at
  * its stop time with status ok and the live workers step at least half as
  * fast after the failure as before; where the protocol allows a closed form
@@ -31,6 +32,8 @@ static int before[N], after[N];
 static double times[MAX_T];   /* node 0's step ends */
 static int n_times;
 static double t_back = T_BACK;   /* the return of a transient failure */
+static int fault_node = DEAD;    /* the node that fails (a server: pointed at after loading) */
+static int sd_servers = 2;       /* sdfeel's edge servers (its clusters) */
 
 static void count_step(alg_ctx *ctx, void *state, int node, const double *grad)
 {
@@ -79,15 +82,26 @@ static rates run_net(const char *name, const char *alg, int transient, double de
     ck_assert_ptr_nonnull(inner);
     wrapped = *inner;
     wrapped.on_step_done = count_step;
-    if (inner->n_servers) {   /* sdfeel: its default 2 clusters */
+    if (inner->n_servers) {   /* sdfeel: its clusters */
         wrapped.n_servers = NULL;
-        wrapped.servers = 2;
+        wrapped.servers = sd_servers;
     }
     memset(before, 0, sizeof before);
     memset(after, 0, sizeof after);
     n_times = 0;
     run_options opt = { .algorithm = &wrapped };
-    run_json(json, &opt, res);
+    /* a scenario's `nodes` names workers only: a server's failure is
+     * pointed at it after loading */
+    scn_scenario s;
+    scn_error err;
+    run_sim *sim;
+    ck_assert_msg(scn_load_string(json, "test.json", NULL, 0, &s, &err) == 0, "%s", err.msg);
+    s.faults[0].nodes[0] = fault_node;
+    ck_assert_msg((sim = run_prepare(&s, &err)) != NULL, "%s", err.msg);
+    char msg[1024];
+    ck_assert_msg(run_execute(sim, &opt, res, msg, sizeof msg) == 0, "%s", msg);
+    run_destroy(sim);
+    scn_fini(&s);
     ck_assert_msg(res->status == RUN_OK, "%s: %s", alg, res->message);
     ck_assert_str_eq(res->stop_reason, "time");
     rates r = { 0, 0 };
@@ -203,10 +217,16 @@ static const char *const table[][2] = {
     { "allreduce", "allreduce\", \"bucket_bytes\": 250, \"bucket_collectives\": \"concurrent\"" },
     { "local-sgd", "local-sgd\"" },
     { "local-sgd", "local-sgd\", \"collective\": \"tree\", \"local_steps\": 1" },
+    { "local-sgd", "local-sgd\", \"sync\": \"gossip\"" },
+    { "local-sgd", "local-sgd\", \"sync\": \"gossip\", \"schedule\": \"random_matching\"" },
+    { "local-sgd", "local-sgd\", \"sync\": \"gossip\", \"schedule\": \"one_peer_exponential\"" },
     { "eager", "eager\"" },
     { "eager", "eager\", \"mode\": \"majority\"" },
     { "eager", "eager\", \"late\": \"wait\"" },
     { "prague", "prague\"" },
+    { "prague", "prague\", \"groups\": \"static\"" },
+    { "prague", "prague\", \"groups\": \"static\", \"group_size\": 4" },
+    { "prague", "prague\", \"groups\": \"random_pull\"" },
     { "sdfeel", "sdfeel\"" },
 };
 
@@ -228,6 +248,43 @@ START_TEST(test_rate_after_failure)
 }
 END_TEST
 
+/* sdfeel, 4 clusters of 2 workers: cluster 1's edge server (node N + 1)
+ * fails; its clients (workers 2 and 3) wait for it, the other servers'
+ * gossip goes on without it, so the six other workers keep their rate;
+ * back at T_BACK, its clients step again. */
+START_TEST(test_sdfeel_server_failure)
+{
+    fault_node = N + 1;
+    sd_servers = 4;
+    for (int transient = 0; transient <= 1; transient++) {
+        run_result res;
+        run_failure("sdfeel", "sdfeel\", \"clusters\": 4", transient, 0, &res);
+        double b = 0, a = 0;
+        for (int i = 0; i < N; i++)
+            if (i != 2 && i != 3) {
+                b += before[i];
+                a += after[i];
+            }
+        b /= (N - 2) * T_FAIL;
+        a /= (N - 2) * (T_STOP - T_FAIL);
+        printf("sdfeel server down %-9s before %.3f after %.3f steps/s per other worker; "
+               "its clients %d, %d steps after\n", transient ? "transient" : "permanent", b, a,
+               after[2], after[3]);
+        ck_assert_msg(a >= 0.5 * b, "sdfeel server down (%s): %.3f steps/s after, %.3f before",
+                      transient ? "transient" : "permanent", a, b);
+        /* down for good: at most the local steps under way; back: a third
+         * of the run's rest at least */
+        for (int w = 2; w <= 3; w++)
+            if (transient)
+                ck_assert_int_ge(after[w], (int)((T_STOP - T_BACK) / TAU / 3));
+            else
+                ck_assert_int_le(after[w], 2);
+    }
+    fault_node = DEAD;
+    sd_servers = 2;
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fail_coll");
@@ -236,6 +293,7 @@ int main(void)
     tcase_add_test(tc, test_allreduce_closed_form_transient);
     tcase_add_test(tc, test_allreduce_ring_among_survivors);
     tcase_add_loop_test(tc, test_rate_after_failure, 0, (int)(sizeof table / sizeof table[0]));
+    tcase_add_test(tc, test_sdfeel_server_failure);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -53,58 +53,23 @@ typedef struct dp_state {
     const double *grad;     /* the finished step's gradient, or NULL */
 } dp_state;
 
-/* Common to all nodes: the rounds' graphs, and the membership the failure
- * detector gives (the same view for every node). */
-typedef struct dp_shared {
-    alg_nbr  *nb;
-    int       failures;   /* a declaration ever happened: rounds check exclusions */
-    uint64_t *join;       /* n: node j takes part in rounds >= join[j] */
-} dp_shared;
-
-static alg_nbr *nbr_of(const alg_ctx *ctx) { return ((dp_shared *)ctx->shared)->nb; }
-
-/* Whether neighbour j is out of round r: declared failed now, or back and
- * rejoining at a later round. */
-static int excluded(const alg_ctx *ctx, int j, uint64_t r)
-{
-    const dp_shared *sh = ctx->shared;
-    return alg_is_failed(ctx, j) || r < sh->join[j];
-}
+static alg_nbr *nbr_of(const alg_ctx *ctx) { return ctx->shared; }
 
 static int degree(alg_ctx *ctx, uint64_t r, int i)
 {
     return alg_nbr_row_of(nbr_of(ctx), r, i).deg;
 }
 
-/* Neighbour models node i still waits for in its round (those of its
- * round's neighbours not excluded that have not come). */
+/* Neighbour models node i still waits for in its round. */
 static int missing(alg_ctx *ctx, const dp_state *st, int i)
 {
-    dp_shared *sh = ctx->shared;
-    alg_nbr_row row = alg_nbr_row_of(sh->nb, st->round, i);
-    int got = alg_mbox_count(&st->mbox, st->round);
-    if (!sh->failures)
-        return row.deg - got;
-    const alg_mbox_slot *s = NULL;
-    for (int k = 0; k < st->mbox.n && !s; k++)
-        if (st->mbox.slots[k].round == st->round)
-            s = &st->mbox.slots[k];
-    int live = 0, got_live = 0;
-    for (int k = 0; k < row.deg; k++)
-        live += !excluded(ctx, row.nbr[k], st->round);
-    for (int k = 0; k < got; k++)
-        got_live += !excluded(ctx, s->from[k], st->round);
-    return live - got_live;
+    return alg_nbr_missing(ctx, nbr_of(ctx), &st->mbox, st->round, i);
 }
 
 /* Sends x_i^k to the round's neighbours not excluded. */
 static void send_own(alg_ctx *ctx, dp_state *st, int i)
 {
-    alg_nbr_row row = alg_nbr_row_of(nbr_of(ctx), st->round, i);
-    double bytes = alg_param_bytes(ctx, ctx->P);
-    for (int k = 0; k < row.deg; k++)
-        if (!excluded(ctx, row.nbr[k], st->round))
-            alg_send(ctx, i, row.nbr[k], 0, st->round, st->own, bytes);
+    alg_nbr_send(ctx, nbr_of(ctx), i, st->round, 0, st->own);
 }
 
 static void start_round(alg_ctx *ctx, dp_state *st, int i)
@@ -122,14 +87,8 @@ static void try_finish(alg_ctx *ctx, dp_state *st, int i)
 {
     if (!st->grad || missing(ctx, st, i) > 0)
         return;
-    dp_shared *sh = ctx->shared;
-    alg_nbr_row row = alg_nbr_row_of(sh->nb, st->round, i);
     alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, st->round);
-    double self_w = row.self_w;
-    if (sh->failures)
-        for (int k = 0; k < row.deg; k++)
-            if (!alg_mbox_has(s, row.nbr[k]))   /* only excluded ones can lack */
-                self_w += row.w[k];
+    double self_w = alg_nbr_self_weight(nbr_of(ctx), s, st->round, i);
     double *x = alg_params(ctx, i);
     int P = (int)ctx->P;
     memcpy(x, s->acc, ctx->P * sizeof(double));
@@ -148,29 +107,22 @@ static int dp_check(const alg_ctx *ctx, char *err, size_t size)
                          err, size);
 }
 
+/* ctx->shared: the rounds' graphs with the membership the failure
+ * detector gives (the same view for every node). */
 static int dp_shared_init(alg_ctx *ctx)
 {
     int schedule = (int)ctx->param[P_SCHEDULE];
     /* only a random schedule draws: the static graph creates no stream */
     uint64_t seed = schedule == ALG_NBR_MATCHING ? gsl_rng_get(alg_rng(ctx, 0)) : 0;
     char err[512];
-    dp_shared *sh = calloc(1, sizeof *sh);
-    if (!sh)
-        return -1;
-    ctx->shared = sh;
-    sh->join = calloc((size_t)ctx->n, sizeof *sh->join);
-    sh->nb = alg_nbr_create(ctx, schedule, ctx->path[P_SCHEDULE_FILE], seed, err, sizeof err);
-    return sh->nb && sh->join ? 0 : -1;
+    ctx->shared = alg_nbr_create(ctx, schedule, ctx->path[P_SCHEDULE_FILE], seed, err,
+                                 sizeof err);
+    return ctx->shared ? 0 : -1;
 }
 
 static void dp_shared_fini(alg_ctx *ctx)
 {
-    dp_shared *sh = ctx->shared;
-    if (!sh)
-        return;
-    alg_nbr_destroy(sh->nb);
-    free(sh->join);
-    free(sh);
+    alg_nbr_destroy(ctx->shared);
 }
 
 static int dp_init(alg_ctx *ctx, void *state, int node)
@@ -222,23 +174,13 @@ static void dp_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
  * sent its model of it). */
 static void dp_on_failure(alg_ctx *ctx, int peer, int failed)
 {
-    dp_shared *sh = ctx->shared;
-    sh->failures = 1;
-    if (failed) {
-        /* each node learns it by a timer of its own (a down node's is
-         * dropped: it looks again when it returns) */
-        for (int i = 0; i < ctx->n; i++)
-            if (i != peer && !alg_is_failed(ctx, i))
-                alg_set_timer(ctx, i, 0, TAG_DECLARED);
-        return;
-    }
     uint64_t r = 0;
-    for (int i = 0; i < ctx->n; i++) {
+    for (int i = 0; !failed && i < ctx->n; i++) {
         const dp_state *st = alg_state(ctx, i);
         if (i != peer && !alg_is_failed(ctx, i) && st->round > r)
             r = st->round;
     }
-    sh->join[peer] = r + 1;
+    alg_nbr_declared(ctx, nbr_of(ctx), peer, failed, r, TAG_DECLARED);
 }
 
 /* Back up: declared and back, it starts its join round afresh on its
@@ -248,15 +190,15 @@ static void dp_on_failure(alg_ctx *ctx, int peer, int failed)
 static void dp_on_return(alg_ctx *ctx, void *state, int i)
 {
     dp_state *st = state;
-    dp_shared *sh = ctx->shared;
-    if (st->round < sh->join[i]) {
+    uint64_t join = alg_nbr_join(nbr_of(ctx), i);
+    if (st->round < join) {
         alg_abort_step(ctx, i);
         for (int k = 0; k < st->mbox.n; k++)
             if (st->mbox.slots[k].round != UINT64_MAX)
                 alg_mbox_release(&st->mbox, &st->mbox.slots[k]);
         if (st->own)
             alg_buf_put(ctx, st->own);
-        st->round = sh->join[i];
+        st->round = join;
         start_round(ctx, st, i);
     } else if (st->own) {
         send_own(ctx, st, i);

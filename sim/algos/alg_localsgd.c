@@ -21,11 +21,16 @@
  * `schedule_file`, each round mixed with Metropolis-Hastings weights on its
  * own graph; a node then waits only for its round-r neighbours and may run
  * rounds ahead of nodes it is not paired with (a mailbox slot per round).
+ *
+ * When a node fails (docs/algorithms.md): "allreduce" re-forms among the
+ * live members as the all-reduce protocol does; "gossip" follows D-PSGD's
+ * rule through alg_nbr.c (a declared neighbour is not waited for and its
+ * weight moves to the node's own; one declared back rejoins at an agreed
+ * round).
  */
 #include "alg_coll.h"
 #include "alg_nbr.h"
 
-#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +39,7 @@
 enum { P_LOCAL_STEPS, P_SYNC, P_COLLECTIVE, P_SCHEDULE, P_SCHEDULE_FILE };
 enum { SYNC_ALLREDUCE, SYNC_GOSSIP };
 enum { TAG_COLL = 1, TAG_GOSSIP = 2, TAG_SYNC = 3 };
+enum { TIMER_DECLARED = 1 };
 
 static const char *const sync_names[] = { "allreduce", "gossip", NULL };
 
@@ -95,16 +101,17 @@ static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len)
     synced(ctx, node);
 }
 
-/* Gossip round complete when all neighbours' models of this round are in. */
+/* Gossip round complete when the models of all its neighbours not
+ * excluded (alg_nbr.c) are in; the weight of those that did not come moves
+ * to the node's own. */
 static void gossip_try_mix(alg_ctx *ctx, ls_state *st, int i)
 {
     ls_shared *sh = ctx->shared;
-    alg_nbr_row row = alg_nbr_row_of(sh->nbr, st->round, i);
-    if (!st->syncing || alg_mbox_count(&st->mbox, st->round) < row.deg)
+    if (!st->syncing || alg_nbr_missing(ctx, sh->nbr, &st->mbox, st->round, i) > 0)
         return;
     alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, st->round);
     double *x = alg_params(ctx, i);
-    cblas_dscal((int)ctx->P, row.self_w, x, 1);
+    cblas_dscal((int)ctx->P, alg_nbr_self_weight(sh->nbr, s, st->round, i), x, 1);
     cblas_daxpy((int)ctx->P, 1.0, s->acc, 1, x, 1);
     alg_mbox_release(&st->mbox, s);
     synced(ctx, i);
@@ -119,10 +126,8 @@ static void start_sync(alg_ctx *ctx, ls_state *st, int i)
         alg_coll_start(ctx, sh->coll, i, st->round, mem, st->k, alg_params(ctx, i));
         return;
     }
-    alg_nbr_row row = alg_nbr_row_of(sh->nbr, st->round, i);
     cl_buf *x = alg_snapshot(ctx, i);
-    for (int k = 0; k < row.deg; k++)
-        alg_send(ctx, i, row.nbr[k], TAG_GOSSIP, st->round, x, alg_param_bytes(ctx, ctx->P));
+    alg_nbr_send(ctx, sh->nbr, i, st->round, TAG_GOSSIP, x);
     alg_buf_put(ctx, x);
     gossip_try_mix(ctx, st, i);
 }
@@ -217,16 +222,67 @@ static void ls_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         }
         return;
     }
-    assert(m->round >= st->round);
-    alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, m->round);
-    cblas_daxpy((int)ctx->P, alg_nbr_weight(sh->nbr, m->round, i, m->from), m->payload->data,
-                1, s->acc, 1);
-    s->count++;
+    /* a round already mixed without its sender (excluded), a resend of one
+     * mixed with it, or a round from before this node itself rejoined */
+    if (m->round < st->round)
+        return;
+    if (!alg_mbox_add(&st->mbox, m->round, m->from,
+                      alg_nbr_weight(sh->nbr, m->round, i, m->from), m->payload->data))
+        return;   /* a resend after its sender came back */
     if (m->round == st->round)
         gossip_try_mix(ctx, st, i);
 }
 
-/* ---- failures (all-reduce synchronisation; docs/algorithms.md) ---- */
+/* ---- failures (docs/algorithms.md) ---- */
+
+/* Gossip, as D-PSGD (alg_nbr.c): a neighbour declared failed is neither
+ * waited for nor sent to, its weight moves to the node's own; declared
+ * back, it rejoins at the round after the furthest any other live node has
+ * begun. */
+static void gossip_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    uint64_t r = 0;
+    for (int w = 0; !failed && w < ctx->n; w++) {
+        const ls_state *st = alg_state(ctx, w);
+        if (w != peer && !alg_is_failed(ctx, w) && st->round > r)
+            r = st->round;
+    }
+    alg_nbr_declared(ctx, ((ls_shared *)ctx->shared)->nbr, peer, failed, r, TIMER_DECLARED);
+}
+
+/* Gossip, back up: declared and back, it starts the local steps of its
+ * join round afresh on its parameters as faults.rejoin left them; back
+ * before it was declared, it is still a member of its round and, if it
+ * was synchronising, sends its model again (what it sent as it went down
+ * may be lost; receivers drop copies). */
+static void gossip_on_return(alg_ctx *ctx, ls_state *st, int i)
+{
+    ls_shared *sh = ctx->shared;
+    uint64_t join = alg_nbr_join(sh->nbr, i);
+    if (st->round < join) {
+        alg_abort_step(ctx, i);
+        for (int k = 0; k < st->mbox.n; k++)
+            if (st->mbox.slots[k].round != UINT64_MAX)
+                alg_mbox_release(&st->mbox, &st->mbox.slots[k]);
+        st->round = join;
+        st->local = 0;
+        st->syncing = 0;
+        alg_start_step(ctx, i);
+    } else if (st->syncing) {
+        cl_buf *x = alg_snapshot(ctx, i);
+        alg_nbr_send(ctx, sh->nbr, i, st->round, TAG_GOSSIP, x);
+        alg_buf_put(ctx, x);
+        gossip_try_mix(ctx, st, i);   /* a neighbour declared failed while it was down */
+    }
+}
+
+static void ls_on_timer(alg_ctx *ctx, void *state, int i, uint32_t tag)
+{
+    (void)tag;
+    gossip_try_mix(ctx, state, i);
+}
+
+/* ---- failures, all-reduce synchronisation ---- */
 
 /* Node `from` just entered its round: it hands its model (the fresh
  * average) to every worker waiting for that round's model. */
@@ -297,8 +353,10 @@ static void ls_on_failure(alg_ctx *ctx, int peer, int failed)
 {
     ls_shared *sh = ctx->shared;
     ls_state *st = alg_state(ctx, peer);
-    if (!sh->coll)
-        return;   /* gossip: it waits for its neighbours (docs/algorithms.md) */
+    if (!sh->coll) {
+        gossip_on_failure(ctx, peer, failed);
+        return;
+    }
     alg_coll_members_changed(sh->coll);
     if (st->catching) {
         st->catching = 0;
@@ -331,8 +389,10 @@ static void ls_on_failure(alg_ctx *ctx, int peer, int failed)
 static void ls_on_return(alg_ctx *ctx, void *state, int i)
 {
     ls_state *st = state;
-    if (!((ls_shared *)ctx->shared)->coll)
+    if (!((ls_shared *)ctx->shared)->coll) {
+        gossip_on_return(ctx, st, i);
         return;
+    }
     if (st->catching)
         alg_abort_step(ctx, i);
     else if (st->syncing)   /* what it sent inside the all-reduce may be lost */
@@ -354,7 +414,7 @@ static void ls_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
         alg_coll_describe_wait(sh->coll, i, buf, size);
     else
         snprintf(buf, size, "%d of %d neighbour models of gossip round %llu",
-                 degree(ctx, st->round, i) - alg_mbox_count(&st->mbox, st->round),
+                 alg_nbr_missing(ctx, sh->nbr, &st->mbox, st->round, i),
                  degree(ctx, st->round, i), (unsigned long long)st->round);
 }
 
@@ -369,6 +429,7 @@ const alg_type alg_localsgd = {
     .init = ls_init,
     .on_step_done = ls_on_step_done,
     .on_message = ls_on_message,
+    .on_timer = ls_on_timer,
     .on_failure = ls_on_failure,
     .on_return = ls_on_return,
     .describe_wait = ls_describe_wait,

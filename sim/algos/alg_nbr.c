@@ -33,6 +33,8 @@ struct alg_nbr {
     topo_schedule    *sched;  /* time-varying */
     int               stored; /* file: the schedule keeps every round */
     cached            cache[CACHE];
+    int               failures; /* a declaration ever happened: rounds check exclusions */
+    uint64_t         *join;     /* n: node j takes part in rounds >= join[j] */
 };
 
 static topo_schedule *make_schedule(const alg_ctx *ctx, int schedule, const char *path,
@@ -71,6 +73,10 @@ alg_nbr *alg_nbr_create(const alg_ctx *ctx, int schedule, const char *path, uint
                         char *err, size_t size)
 {
     alg_nbr *nb = calloc(1, sizeof *nb);
+    if (nb && !(nb->join = calloc((size_t)ctx->n, sizeof *nb->join))) {
+        free(nb);
+        nb = NULL;
+    }
     if (!nb) {
         snprintf(err, size, "out of memory");
         return NULL;
@@ -81,6 +87,7 @@ alg_nbr *alg_nbr_create(const alg_ctx *ctx, int schedule, const char *path, uint
     }
     nb->stored = schedule == ALG_NBR_FILE;
     if (!(nb->sched = make_schedule(ctx, schedule, path, seed, err, size))) {
+        free(nb->join);
         free(nb);
         return NULL;
     }
@@ -105,6 +112,7 @@ void alg_nbr_destroy(alg_nbr *nb)
     topo_schedule_destroy(nb->sched);
     for (int c = 0; c < CACHE; c++)
         alg_nbr_digraph_free(&nb->cache[c].d);
+    free(nb->join);
     free(nb);
 }
 
@@ -185,6 +193,71 @@ double alg_nbr_weight(alg_nbr *nb, uint64_t r, int i, int j)
     }
     assert(lo < row.deg && row.nbr[lo] == j);
     return row.w[lo];
+}
+
+/* ---- members under failures ------------------------------------------- */
+
+int alg_nbr_excluded(const alg_ctx *ctx, const alg_nbr *nb, int j, uint64_t r)
+{
+    return alg_is_failed(ctx, j) || r < nb->join[j];
+}
+
+uint64_t alg_nbr_join(const alg_nbr *nb, int j)
+{
+    return nb->join[j];
+}
+
+int alg_nbr_missing(const alg_ctx *ctx, alg_nbr *nb, const alg_mbox *mb, uint64_t r, int i)
+{
+    alg_nbr_row row = alg_nbr_row_of(nb, r, i);
+    int got = alg_mbox_count(mb, r);
+    if (!nb->failures)
+        return row.deg - got;
+    const alg_mbox_slot *s = NULL;
+    for (int k = 0; k < mb->n && !s; k++)
+        if (mb->slots[k].round == r)
+            s = &mb->slots[k];
+    int live = 0, got_live = 0;
+    for (int k = 0; k < row.deg; k++)
+        live += !alg_nbr_excluded(ctx, nb, row.nbr[k], r);
+    for (int k = 0; k < got; k++)
+        got_live += !alg_nbr_excluded(ctx, nb, s->from[k], r);
+    return live - got_live;
+}
+
+double alg_nbr_self_weight(alg_nbr *nb, const alg_mbox_slot *s, uint64_t r, int i)
+{
+    alg_nbr_row row = alg_nbr_row_of(nb, r, i);
+    double self_w = row.self_w;
+    if (nb->failures)
+        for (int k = 0; k < row.deg; k++)
+            if (!alg_mbox_has(s, row.nbr[k]))   /* only excluded ones can lack */
+                self_w += row.w[k];
+    return self_w;
+}
+
+void alg_nbr_send(alg_ctx *ctx, alg_nbr *nb, int i, uint64_t r, uint32_t tag, cl_buf *x)
+{
+    alg_nbr_row row = alg_nbr_row_of(nb, r, i);
+    double bytes = alg_param_bytes(ctx, ctx->P);
+    for (int k = 0; k < row.deg; k++)
+        if (!alg_nbr_excluded(ctx, nb, row.nbr[k], r))
+            alg_send(ctx, i, row.nbr[k], tag, r, x, bytes);
+}
+
+void alg_nbr_declared(alg_ctx *ctx, alg_nbr *nb, int peer, int failed, uint64_t furthest,
+                      uint32_t timer_tag)
+{
+    nb->failures = 1;
+    if (failed) {
+        /* each node learns it by a timer of its own (a down node's is
+         * dropped: it looks again when it returns) */
+        for (int i = 0; i < ctx->n; i++)
+            if (i != peer && !alg_is_failed(ctx, i))
+                alg_set_timer(ctx, i, 0, timer_tag);
+        return;
+    }
+    nb->join[peer] = furthest + 1;
 }
 
 /* ---- mailboxes ---------------------------------------------------------- */

@@ -94,4 +94,30 @@ int  alg_mbox_has(const alg_mbox_slot *s, int from);
 /* Frees a finished round's slot (zeroed for reuse). */
 void alg_mbox_release(alg_mbox *mb, alg_mbox_slot *s);
 
+/* Members under failures (the detector's view, the same for every node),
+ * for a protocol that keeps one alg_nbr for all nodes.  Until the first
+ * declaration nothing is excluded and these cost nothing.  Neighbour j is
+ * excluded from round r when declared failed now or back and rejoining at
+ * a later round (r < its join round, 0 at first). */
+int      alg_nbr_excluded(const alg_ctx *ctx, const alg_nbr *nb, int j, uint64_t r);
+uint64_t alg_nbr_join(const alg_nbr *nb, int j);
+/* Round-r models node i still waits for: its round-r neighbours not
+ * excluded whose model is not in mb. */
+int      alg_nbr_missing(const alg_ctx *ctx, alg_nbr *nb, const alg_mbox *mb, uint64_t r,
+                         int i);
+/* W_ii of round r plus the weight of every neighbour whose model s lacks
+ * (a failed neighbour's weight moves to the node's own; s filled with
+ * alg_mbox_add). */
+double   alg_nbr_self_weight(alg_nbr *nb, const alg_mbox_slot *s, uint64_t r, int i);
+/* Sends x (a model, alg_param_bytes(P)) to i's round-r neighbours not
+ * excluded. */
+void     alg_nbr_send(alg_ctx *ctx, alg_nbr *nb, int i, uint64_t r, uint32_t tag, cl_buf *x);
+/* The protocol's on_failure: declared failed, every other live node gets
+ * a timer `timer_tag` at once (to look again at the round it waits in);
+ * back, peer rejoins at round furthest + 1 (furthest: the furthest round
+ * any other live node has begun), so that every pair of live neighbours
+ * agrees on the rounds in which they mix. */
+void     alg_nbr_declared(alg_ctx *ctx, alg_nbr *nb, int peer, int failed, uint64_t furthest,
+                          uint32_t timer_tag);
+
 #endif

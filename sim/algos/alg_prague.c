@@ -39,8 +39,14 @@
  * the gradient is applied before the P-Reduce (as AD-PSGD and the paper's
  * Algorithm do), a request costs one round trip to the GG, and conflicts
  * are counted as above.  Evaluation: the average of the workers' models.
+ *
+ * When a worker is declared failed, in every mode the GG draws it no more
+ * and the unfinished groups holding it re-form among their live members
+ * (regroup); static phases opened later are partitioned without it
+ * (alg_prague_static.c).  The GG itself is waited for (docs/algorithms.md).
  */
 #include "alg_coll.h"
+#include "alg_prague_static.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +96,7 @@ typedef struct pr_shared {
     int      *perm;           /* scratch: a group's members */
     int64_t  *cur;            /* random: per worker, the group given it and not done, or -1 */
     uint64_t  reformed;
+    pr_static *stat;          /* static: the phases' partitions */
 } pr_shared;
 
 typedef struct pr_state {
@@ -99,6 +106,7 @@ typedef struct pr_state {
     uint64_t gid;             /* the group being averaged */
     double  *held;            /* random_pull: gradient of a step that ended during a group */
     int      holding;
+    int      rejoin;          /* static, random_pull: declared back, not yet returned */
 } pr_state;
 
 static int mode(const alg_ctx *ctx) { return (int)ctx->param[P_GROUPS]; }
@@ -268,78 +276,14 @@ static void pull_request(alg_ctx *ctx, int requester)
     launch_ready(ctx);
 }
 
-/* Static schedule: phase p's partition ranks the workers by a hash of
- * (seed, p, worker), so it is the same whichever request comes first;
- * worker w's group is the block of group_size ranks that holds it. */
-typedef struct pending {
-    uint64_t phase;
-    int      block, count;
-} pending;
-
-static int rank_cmp(const void *a, const void *b)
-{
-    uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
-    return (x > y) - (x < y);
-}
-
-/* Members of worker w's group in phase p, in members (returns count). */
-static int static_members(const alg_ctx *ctx, uint64_t seed, uint64_t p, int w, int *members,
-                          int *block_out)
-{
-    int n = ctx->n, g = group_size(ctx);
-    uint64_t (*key)[2] = malloc((size_t)n * sizeof *key);
-    if (!key)
-        alg_out_of_memory();
-    for (int i = 0; i < n; i++) {
-        key[i][0] = alg_hash64(seed ^ alg_hash64(p * 0x100000001b3ULL + (uint64_t)i));
-        key[i][1] = (uint64_t)i;
-    }
-    qsort(key, (size_t)n, sizeof *key, rank_cmp);
-    int rank = 0;
-    while ((int)key[rank][1] != w)
-        rank++;
-    /* the last block takes the remainder when g does not divide n */
-    int blocks = n / g, block = rank / g < blocks ? rank / g : blocks - 1;
-    int lo = block * g, hi = block == blocks - 1 ? n : lo + g;
-    int k = 0;
-    for (int r = lo; r < hi; r++)
-        members[k++] = (int)key[r][1];
-    free(key);
-    *block_out = block;
-    return k;
-}
-
-typedef struct pr_shared_static {
-    uint64_t seed;
-    pending *pend;
-    size_t   n_pend, cap_pend;
-} pr_shared_static;
-
-static pr_shared_static *static_part(alg_ctx *ctx);
-
+/* Static schedule (alg_prague_static.c): a group forms when its members
+ * of the phase have all asked. */
 static void static_request(alg_ctx *ctx, int w, uint64_t phase)
 {
     pr_shared *sh = ctx->shared;
-    pr_shared_static *st = static_part(ctx);
-    int block, k = static_members(ctx, st->seed, phase, w, sh->perm, &block);
-    size_t i;
-    for (i = 0; i < st->n_pend; i++)
-        if (st->pend[i].phase == phase && st->pend[i].block == block)
-            break;
-    if (i == st->n_pend) {
-        if (st->n_pend == st->cap_pend) {
-            size_t cap = st->cap_pend ? 2 * st->cap_pend : 16;
-            pending *pp = realloc(st->pend, cap * sizeof *pp);
-            if (!pp)
-                alg_out_of_memory();
-            st->pend = pp;
-            st->cap_pend = cap;
-        }
-        st->pend[st->n_pend++] = (pending){ phase, block, 0 };
-    }
-    if (++st->pend[i].count < k)
+    int k = pr_static_request(ctx, sh->stat, w, phase, sh->perm);
+    if (!k)
         return;
-    st->pend[i] = st->pend[--st->n_pend];
     new_group(sh, sh->perm, k, -1);
     launch_ready(ctx);
 }
@@ -350,11 +294,11 @@ static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len);
 
 static int pr_shared_init(alg_ctx *ctx)
 {
-    pr_shared *sh = calloc(1, sizeof *sh + sizeof(pr_shared_static));
+    pr_shared *sh = calloc(1, sizeof *sh);
     if (!sh)
         return -1;
     ctx->shared = sh;
-    static_part(ctx)->seed = gsl_rng_get(alg_rng(ctx, ctx->server));
+    sh->stat = pr_static_create(ctx, group_size(ctx), gsl_rng_get(alg_rng(ctx, ctx->server)));
     sh->busy = calloc((size_t)ctx->n, 1);
     sh->buffer = calloc((size_t)ctx->n, sizeof *sh->buffer);
     sh->phase_group = malloc((size_t)ctx->n * sizeof(int));
@@ -366,12 +310,8 @@ static int pr_shared_init(alg_ctx *ctx)
         sh->cur[w] = -1;
     sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
                                averaged);
-    return sh->busy && sh->buffer && sh->phase_group && sh->perm && sh->coll ? 0 : -1;
-}
-
-static pr_shared_static *static_part(alg_ctx *ctx)
-{
-    return (pr_shared_static *)((pr_shared *)ctx->shared + 1);
+    return sh->busy && sh->buffer && sh->phase_group && sh->perm && sh->coll && sh->stat ? 0
+                                                                                      : -1;
 }
 
 static void pr_shared_fini(alg_ctx *ctx)
@@ -391,7 +331,7 @@ static void pr_shared_fini(alg_ctx *ctx)
     free(sh->phase_group);
     free(sh->perm);
     free(sh->cur);
-    free(static_part(ctx)->pend);
+    pr_static_destroy(sh->stat);
     free(sh);
 }
 
@@ -478,7 +418,7 @@ static void pr_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
                 static_request(ctx, m->from, m->round);
             else if (mode(ctx) == GROUPS_RANDOM)
                 buffer_request(ctx, m->from);
-            else
+            else if (!alg_is_failed(ctx, m->from))   /* not sent before it was declared */
                 pull_request(ctx, m->from);
         } else {   /* TAG_FREE */
             sh->busy[m->from] = 0;
@@ -495,7 +435,7 @@ static void pr_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     uint64_t id = m->round;
     while (sh->groups[id].moved >= 0)
         id = (uint64_t)sh->groups[id].moved;
-    if (mode(ctx) == GROUPS_RANDOM && (sh->cur[i] != (int64_t)id || st->in_group))
+    if (sh->cur[i] != (int64_t)id || st->in_group)
         return;   /* given before it failed: the GG gave it away since */
     const group *g = &sh->groups[id];
     if (alg_is_computing(ctx, i))
@@ -505,7 +445,7 @@ static void pr_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     alg_coll_start(ctx, sh->coll, i, id, g->members, g->k, alg_params(ctx, i));
 }
 
-/* ---- failures (random groups; docs/algorithms.md) ---- */
+/* ---- failures (docs/algorithms.md) ---- */
 
 /* Whether worker w has left group id behind: averaged in it, or the GG
  * took it out. */
@@ -522,14 +462,16 @@ static int left(const pr_shared *sh, int w, uint64_t id)
  * re-forms as a new group of its members that are not declared failed,
  * have not averaged in it yet and are not `without`: it takes id's place in
  * their buffers; those already in it abandon it and join the new one, those
- * given it join the new one when the GG's message comes. */
+ * given it join the new one when the GG's message comes.  A group the GG
+ * has not launched yet (static, random_pull) re-forms as a queued one. */
 static void regroup(alg_ctx *ctx, uint64_t id, int without)
 {
     pr_shared *sh = ctx->shared;
+    int queued = mode(ctx) != GROUPS_RANDOM && sh->groups[id].queued;
     int k = 0;
     for (int m = 0; m < sh->groups[id].k; m++) {
         int w = sh->groups[id].members[m];
-        if (w != without && !alg_is_failed(ctx, w) && !left(sh, w, id))
+        if (w != without && !alg_is_failed(ctx, w) && (queued || !left(sh, w, id)))
             sh->perm[k++] = w;
     }
     sh->groups[id].done = sh->groups[id].k;   /* superseded */
@@ -540,8 +482,9 @@ static void regroup(alg_ctx *ctx, uint64_t id, int without)
     size_t nid = new_group(sh, sh->perm, k, sh->groups[id].creator);
     group *g = &sh->groups[nid], *old = &sh->groups[id];
     old->moved = (int64_t)nid;
-    g->queued = 0;
-    for (int m = 0; m < g->k; m++) {
+    old->queued = 0;
+    g->queued = queued;
+    for (int m = 0; queued == 0 && m < g->k; m++) {
         int w = g->members[m];
         fifo *f = &sh->buffer[w];
         for (size_t q = f->head; q < f->len; q++)
@@ -569,20 +512,27 @@ static int holds(const group *g, int w)
 }
 
 /* Declared failed: every unfinished group that holds it re-forms without
- * it and its buffer empties.  Back: it is drawn again (a new group formed
- * for its next request). */
+ * it (and with static groups, its groups of the phases open stop counting
+ * it), its buffer empties and the GG no longer counts it busy.  Back: it is
+ * drawn again (random, random_pull: a new group formed for its next
+ * request; static: from the first phase no request has opened, where it
+ * rejoins). */
 static void pr_on_failure(alg_ctx *ctx, int peer, int failed)
 {
     pr_shared *sh = ctx->shared;
-    if (peer == ctx->server || mode(ctx) != GROUPS_RANDOM)
-        return;   /* static, random_pull, the GG: they wait (docs/algorithms.md) */
+    if (peer == ctx->server)
+        return;   /* the GG: everyone waits for it (docs/algorithms.md) */
     pr_state *st = alg_state(ctx, peer);
-    if (!failed)
+    if (!failed) {
+        if (mode(ctx) == GROUPS_STATIC)
+            st->phase = pr_static_declared(ctx, sh->stat, peer, 0);
+        st->rejoin = mode(ctx) != GROUPS_RANDOM;
         return;
+    }
     size_t n = sh->n_groups;
     for (size_t id = 0; id < n; id++) {
         const group *g = &sh->groups[id];
-        if (g->done < g->k && holds(g, peer))
+        if (g->done < g->k && g->moved < 0 && holds(g, peer))
             regroup(ctx, id, peer);
     }
     sh->buffer[peer].head = sh->buffer[peer].len = 0;
@@ -590,6 +540,17 @@ static void pr_on_failure(alg_ctx *ctx, int peer, int failed)
     alg_coll_abandon(ctx, sh->coll, peer);
     st->in_group = 0;
     st->requested = 0;
+    if (mode(ctx) == GROUPS_RANDOM)
+        return;
+    st->holding = 0;
+    sh->busy[peer] = 0;
+    if (mode(ctx) == GROUPS_STATIC) {
+        pr_static_declared(ctx, sh->stat, peer, 1);
+        int k;
+        while ((k = pr_static_take_complete(ctx, sh->stat, sh->perm)) > 0)
+            new_group(sh, sh->perm, k, -1);
+    }
+    launch_ready(ctx);
 }
 
 /* Back: a worker that was declared starts a new step on the model it has
@@ -600,10 +561,16 @@ static void pr_on_return(alg_ctx *ctx, void *state, int i)
 {
     pr_state *st = state;
     pr_shared *sh = ctx->shared;
-    if (mode(ctx) != GROUPS_RANDOM || i == ctx->server)
+    if (i == ctx->server)
         return;
-    if (st->in_group) {
+    if (st->rejoin) {
+        st->rejoin = 0;
+        alg_abort_step(ctx, i);
+        alg_start_step(ctx, i);
+    } else if (st->in_group) {
         regroup(ctx, st->gid, -1);
+        if (mode(ctx) != GROUPS_RANDOM)
+            launch_ready(ctx);
     } else if (!st->requested && sh->cur[i] < 0) {
         alg_abort_step(ctx, i);
         alg_start_step(ctx, i);

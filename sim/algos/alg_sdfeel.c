@@ -15,6 +15,11 @@
  * weight 1/3 each; 1/2 each with two clusters; nothing with one).  Then the
  * server sends its model to its clients, who install it and start their
  * next local steps.  Evaluation: the average of the workers' models.
+ *
+ * When a node fails (docs/algorithms.md): a declared client leaves its
+ * cluster's aggregation; a declared edge server is waited for by its
+ * clients only: its ring neighbours' gossip moves its weight to their own
+ * and it rejoins at an agreed gossip round.
  */
 #include "alg.h"
 
@@ -51,6 +56,8 @@ typedef struct sd_state {
     int      gossiping;
     double  *gacc[2];     /* neighbour server models by round parity */
     int      gcnt[2];
+    int      gfrom[2];    /* neighbours whose model is in gacc: bit 0 next, bit 1 previous */
+    uint64_t join;        /* back: a member of gossip rounds >= join (every server's view) */
 } sd_state;
 
 static int n_clusters(const alg_ctx *ctx) { return (int)ctx->param[P_CLUSTERS]; }
@@ -149,19 +156,57 @@ static void to_clients(alg_ctx *ctx, int c)
     }
 }
 
+/* Server c's k-th ring neighbour (k = 0: the next cluster's, 1: the
+ * previous one's, the same with two clusters). */
+static int nbr_server(const alg_ctx *ctx, int c, int k)
+{
+    int C = n_clusters(ctx);
+    return server_of(ctx, k == 0 ? (c + 1) % C : (c + C - 1) % C);
+}
+
+/* Whether server s is out of gossip round r: declared failed now, or back
+ * and rejoining at a later round. */
+static int excluded(const alg_ctx *ctx, int s, uint64_t r)
+{
+    return alg_is_failed(ctx, s) || r < ((const sd_state *)alg_state(ctx, s))->join;
+}
+
+/* The gossip round completes when the models of all its ring neighbours
+ * not excluded are in; the weight 1/(1 + need) of each excluded neighbour
+ * whose model did not come moves to the server's own. */
 static void try_mix(alg_ctx *ctx, sd_state *st, int c)
 {
-    int p = (int)(st->gossip_round & 1), need = n_server_nbrs(ctx);
-    if (!st->gossiping || st->gcnt[p] < need)
+    int p = (int)(st->gossip_round & 1), need = n_server_nbrs(ctx), absent = 0;
+    if (!st->gossiping)
         return;
+    for (int k = 0; k < need; k++) {
+        if (st->gfrom[p] & (1 << k))
+            continue;
+        if (!excluded(ctx, nbr_server(ctx, c, k), st->gossip_round))
+            return;
+        absent++;
+    }
     double *x = alg_params(ctx, server_of(ctx, c));
+    if (absent)
+        cblas_dscal((int)ctx->P, 1.0 + absent, x, 1);
     cblas_daxpy((int)ctx->P, 1.0, st->gacc[p], 1, x, 1);
     cblas_dscal((int)ctx->P, 1.0 / (1 + need), x, 1);
     memset(st->gacc[p], 0, ctx->P * sizeof(double));
     st->gcnt[p] = 0;
+    st->gfrom[p] = 0;
     st->gossip_round++;
     st->gossiping = 0;
     to_clients(ctx, c);
+}
+
+/* Server c's model of its gossip round to its ring neighbours not
+ * excluded from it. */
+static void send_gossip(alg_ctx *ctx, const sd_state *st, int c)
+{
+    for (int k = 0; k < n_server_nbrs(ctx); k++)
+        if (!excluded(ctx, nbr_server(ctx, c, k), st->gossip_round))
+            send_model(ctx, server_of(ctx, c), nbr_server(ctx, c, k), TAG_GOSSIP,
+                       st->gossip_round);
 }
 
 static void aggregated(alg_ctx *ctx, sd_state *st, int c)
@@ -178,12 +223,7 @@ static void aggregated(alg_ctx *ctx, sd_state *st, int c)
         return;
     }
     st->gossiping = 1;
-    if (C == 2) {
-        send_model(ctx, s, server_of(ctx, 1 - c), TAG_GOSSIP, st->gossip_round);
-    } else {
-        send_model(ctx, s, server_of(ctx, (c + 1) % C), TAG_GOSSIP, st->gossip_round);
-        send_model(ctx, s, server_of(ctx, (c + C - 1) % C), TAG_GOSSIP, st->gossip_round);
-    }
+    send_gossip(ctx, st, c);
     try_mix(ctx, st, c);
 }
 
@@ -213,7 +253,12 @@ static void sd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     }
     int c = i - ctx->n;
     if (m->tag == TAG_GOSSIP) {
-        int p = (int)(m->round & 1);
+        int p = (int)(m->round & 1), bit = m->from == nbr_server(ctx, c, 0) ? 1 : 2;
+        /* a round it mixed without its sender (excluded) or from before it
+         * rejoined, or a copy sent again after its sender's return */
+        if (m->round < st->gossip_round || (st->gfrom[p] & bit))
+            return;
+        st->gfrom[p] |= bit;
         cblas_daxpy((int)ctx->P, 1.0, m->payload->data, 1, st->gacc[p], 1);
         st->gcnt[p]++;
         if (m->round == st->gossip_round)
@@ -236,11 +281,32 @@ static void sd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 
 /* A client declared failed leaves its cluster's aggregation (its model is
  * in it if it came); back, it waits for the next cluster model and is a
- * member from the aggregation after.  An edge server is waited for
- * (docs/algorithms.md). */
+ * member from the aggregation after.  An edge server declared failed is
+ * waited for by its clients (their messages are retransmitted), not by the
+ * other servers' gossip (try_mix); back, it is a member of the gossip round
+ * after the furthest any other live server has reached. */
 static void sd_on_failure(alg_ctx *ctx, int peer, int failed)
 {
-    if (is_server(ctx, peer) || !failed)
+    if (is_server(ctx, peer)) {
+        if (failed) {   /* its neighbours look again at the round they wait in */
+            for (int k = 0; k < n_server_nbrs(ctx); k++) {
+                int s = nbr_server(ctx, peer - ctx->n, k);
+                if (!alg_is_failed(ctx, s))
+                    alg_set_timer(ctx, s, 0, 0);
+            }
+            return;
+        }
+        uint64_t r = 0;
+        for (int c = 0; c < n_clusters(ctx); c++) {
+            const sd_state *o = alg_state(ctx, server_of(ctx, c));
+            if (server_of(ctx, c) != peer && !alg_is_failed(ctx, server_of(ctx, c))
+                && o->gossip_round > r)
+                r = o->gossip_round;
+        }
+        ((sd_state *)alg_state(ctx, peer))->join = r + 1;
+        return;
+    }
+    if (!failed)
         return;
     sd_state *ws = alg_state(ctx, peer);
     int c = cluster_of(ctx, peer);
@@ -252,11 +318,44 @@ static void sd_on_failure(alg_ctx *ctx, int peer, int failed)
         aggregated(ctx, ss, c);
 }
 
+static void sd_on_timer(alg_ctx *ctx, void *state, int i, uint32_t tag)
+{
+    (void)tag;
+    try_mix(ctx, state, i - ctx->n);
+}
+
+/* An edge server back: declared and back, it drops the gossip round it was
+ * in (its neighbours mixed without it) and sends its model to its clients
+ * if it was gossiping, or goes on aggregating (its clients' models come
+ * with retransmission); back before it was declared, it sends its gossip
+ * model again if it was gossiping (what it sent may be lost; receivers
+ * drop copies). */
+static void server_return(alg_ctx *ctx, sd_state *st, int i)
+{
+    int c = i - ctx->n;
+    if (st->gossip_round < st->join) {
+        st->gossip_round = st->join;
+        for (int p = 0; p < 2; p++) {
+            memset(st->gacc[p], 0, ctx->P * sizeof(double));
+            st->gcnt[p] = st->gfrom[p] = 0;
+        }
+        if (st->gossiping) {
+            st->gossiping = 0;
+            to_clients(ctx, c);
+        }
+    } else if (st->gossiping) {
+        send_gossip(ctx, st, c);
+        try_mix(ctx, st, c);
+    }
+}
+
 static void sd_on_return(alg_ctx *ctx, void *state, int i)
 {
     sd_state *st = state;
-    if (is_server(ctx, i))
+    if (is_server(ctx, i)) {
+        server_return(ctx, st, i);
         return;
+    }
     if (!st->member) {   /* declared meanwhile: it waits for the next cluster model */
         alg_abort_step(ctx, i);
         st->local = 0;
@@ -290,6 +389,7 @@ const alg_type alg_sdfeel = {
     .on_start = sd_on_start,
     .on_step_done = sd_on_step_done,
     .on_message = sd_on_message,
+    .on_timer = sd_on_timer,
     .on_failure = sd_on_failure,
     .on_return = sd_on_return,
     .describe_wait = sd_describe_wait,
