@@ -28,7 +28,7 @@
 
 enum { EV_METRICS = CL_EV_USER, EV_DETECT };
 enum { STOP_STEPS = 1, STOP_TARGET_LOSS, STOP_TARGET_ACCURACY, STOP_STALL, STOP_INTERRUPT,
-       STOP_DIVERGED, STOP_NO_PROGRESS, STOP_FROZEN, STOP_LIMIT };
+       STOP_DIVERGED, STOP_NO_PROGRESS, STOP_FROZEN, STOP_LIMIT, STOP_FLOOD };
 
 struct run_sim {
     const scn_scenario *s;
@@ -76,6 +76,7 @@ struct run_sim {
      * since the last step; per-node counts once past half the limit */
     uint64_t      wd_limit, wd_instant, wd_nostep, wd_steps;
     double        wd_time;
+    double        wd_tick;      /* the last protocol timer that counted as progress */
     uint64_t     *wd_hits;
     int           wd_counting;
     char          stuck[1024];
@@ -133,6 +134,13 @@ int run_i_check_servers(const run_sim *r, int servers, scn_error *err);
  * limit.  Before the model exists P is 0 and only the nodes, the topology
  * and generated data count; data_bytes > 0 overrides the data's size. */
 int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error *err);
+/* run_limits.c: the memory messages in flight may hold together (bytes;
+ * the memory limit less the run's estimate, at least limit / 8; 0 for no
+ * bound when the limit is unknown). */
+double run_i_queue_bound(const run_sim *r, size_t P);
+/* run_watch.c: STOP_FLOOD (r->stuck set) once the messages in flight
+ * passed their bound (cl_set_message_bound). */
+int run_i_flood(run_sim *r);
 /* 0, or -1 with err set when the run would take more than RUN_MAX_STEPS
  * steps in all. */
 int run_i_check_work(const run_sim *r, scn_error *err);
