@@ -175,6 +175,12 @@ int    run_i_targets_eval(run_sim *r, const out_metrics_row *row);
  * stall report of a stop code (STOP_STALL or STOP_FROZEN) into res. */
 void   run_i_watchdog_reset(run_sim *r);
 int    run_i_watchdog(run_sim *r, const sim_event *ev);
+/* The worst round a protocol here can need with messages of msg_bytes
+ * (the slowest step at its tail noise and largest slowdown, unless
+ * with_step is 0, n_all such messages through the slowest link or NIC,
+ * the largest latency): a correct run completes some step at least this
+ * often (seconds). */
+double run_i_round_bound(const run_sim *r, double msg_bytes, int with_step);
 double run_i_frozen_bound(const run_sim *r);
 int    run_i_frozen(run_sim *r);
 void   run_i_describe_stall(run_sim *r, run_result *res, int code);

@@ -334,13 +334,24 @@ int run_i_check_work(const run_sim *r, scn_error *err)
         return -1;
     }
     /* environment events between two steps of the cluster, against the
-     * watchdog's limit: a correct run must never meet it */
-    double per_step = env_events(r, 1.0, 1, ptr, sizeof ptr) / rate;
+     * watchdog's limit: a correct run must never meet it.  Steps come at
+     * the cluster's pace, or a round of whole-model messages apart when a
+     * protocol waits for them and they take longer */
+    double msg = (s->model_message_bytes > 0 ? s->model_message_bytes
+                  : (double)r->ctx.P * s->bytes_per_param) / s->compression_ratio;
+    double round = run_i_round_bound(r, msg, 0), gap = fmax(1 / rate, round);
+    double per_step = env_events(r, 1.0, 1, ptr, sizeof ptr) * gap;
     if (per_step > (double)run_watchdog_limit(r->n_all) / RUN_ENV_MARGIN) {
+        char why[160];
+        if (round > 1 / rate)
+            snprintf(why, sizeof why, "a round of %d whole-model messages, %.3g s", r->n_all,
+                     round);
+        else
+            snprintf(why, sizeof why, "%.3g steps per second in all", rate);
         snprintf(m, sizeof m, "its switches make about %.3g environment events per step of "
-                 "the cluster (%.3g steps per second in all), more than the watchdog's "
-                 "limit of %" PRIu64 " events without a step / %d; lengthen its mean times",
-                 per_step, rate, run_watchdog_limit(r->n_all), RUN_ENV_MARGIN);
+                 "the cluster (%s), more than the watchdog's limit of %" PRIu64 " events "
+                 "without a step / %d; lengthen its mean times", per_step, why,
+                 run_watchdog_limit(r->n_all), RUN_ENV_MARGIN);
         run_i_value_error(err, s, ptr, m);
         return -1;
     }

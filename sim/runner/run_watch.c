@@ -131,6 +131,13 @@ static double noise_tail(const cl_noise_spec *ns)
  * left for good passes it; see docs/reliability.md. */
 double run_i_frozen_bound(const run_sim *r)
 {
+    return RUN_FROZEN_FACTOR * run_i_round_bound(r, alg_param_bytes(&r->ctx, r->ctx.P), 1);
+}
+
+/* The worst round of run_i_frozen_bound with messages of msg_bytes, its
+ * step part left out when with_step is 0. */
+double run_i_round_bound(const run_sim *r, double msg_bytes, int with_step)
+{
     const scn_scenario *s = r->s;
     double step = 0, slow = 1, bw = INFINITY, lat = 0;
     for (int i = 0; i < s->n_nodes; i++)
@@ -151,8 +158,8 @@ double run_i_frozen_bound(const run_sim *r)
     }
     for (int i = 0; i < r->n_all; i++)
         bw = fmin(bw, fmin(r->up_Bps[i], r->down_Bps[i]));
-    double msg = alg_param_bytes(&r->ctx, r->ctx.P) / bw;
-    return RUN_FROZEN_FACTOR * (step * slow + (double)r->n_all * msg + lat);
+    double msg = msg_bytes / bw;
+    return (with_step ? step * slow : 0) + (double)r->n_all * msg + lat;
 }
 
 /* Training stopped: steps were completed before, none for longer than the
