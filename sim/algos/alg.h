@@ -166,6 +166,12 @@ int    alg_is_computing(const alg_ctx *ctx, int node);
 int    alg_is_up(const alg_ctx *ctx, int node);
 /* Whether node is declared failed now (see alg_type.on_failure). */
 int    alg_is_failed(const alg_ctx *ctx, int node);
+/* Messages node sent whose last bit has not yet left its own uplink
+ * (queued behind others or in transfer): what a real sender sees of its
+ * send queue.  A protocol that sends on a timer can coalesce with it
+ * (gossip); the runner stops a run whose backlogs outgrow memory
+ * (docs/reliability.md). */
+uint64_t alg_uplink_queued(alg_ctx *ctx, int node);
 /* Samples in node's partition, and samples per step. */
 size_t alg_local_samples(const alg_ctx *ctx, int node);
 size_t alg_batch(const alg_ctx *ctx);

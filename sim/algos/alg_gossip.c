@@ -7,7 +7,10 @@
  * loop { wait(delta); send the current model to a random peer }) a node
  * sends a snapshot of its model every `period_s` seconds of simulated
  * time, the first at period_s, whatever its compute speed, so a node sends
- * floor(T / period_s) models by time T.  With `send` "steps" (dtsim's
+ * floor(T / period_s) models by time T -- unless its previous model has
+ * not left its uplink at a tick: that tick sends nothing (coalescing to
+ * the latest model; period_s below the transfer time sends one model per
+ * ceil(transfer / period_s) ticks, and never queues more than one).  With `send` "steps" (dtsim's
  * earlier behaviour, kept as an option) it sends after every `send_every`
  * steps, so a slow node sends proportionally fewer.  The peer is a
  * neighbour drawn uniformly from the node's own seeded stream (use the
@@ -53,6 +56,7 @@ static const alg_param_spec params[] = {
 
 typedef struct gl_state {
     uint64_t steps, sent, merged;
+    uint64_t coalesced;   /* ticks skipped: the previous model still queued */
     double   tick_base;   /* send "timer": ticks at tick_base + k * period_s */
     uint64_t tick_k;
     double   next_tick;   /* when the timer is due */
@@ -118,11 +122,18 @@ static void gl_on_start(alg_ctx *ctx, void *state, int i)
     alg_start_step(ctx, i);
 }
 
+/* A tick while the previous model has not left the uplink sends nothing:
+ * the model sent at the next free tick is the latest (coalescing, as
+ * GoLF implementations keep one outgoing model), so the queue holds at
+ * most one model per node however short period_s is. */
 static void gl_on_timer(alg_ctx *ctx, void *state, int i, uint32_t tag)
 {
     (void)tag;
     gl_state *st = state;
-    send_model(ctx, st, i);
+    if (alg_uplink_queued(ctx, i) == 0)
+        send_model(ctx, st, i);
+    else
+        st->coalesced++;
     arm(ctx, st, i);
 }
 
@@ -149,10 +160,11 @@ static void gl_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     st->merged++;
 }
 
-/* Models sent per node (least and most) and merged in all. */
+/* Models sent per node (least and most), merged in all, and ticks that
+ * sent nothing because the previous model was still queued. */
 static int gl_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
 {
-    double smin = 0, smax = 0, merged = 0;
+    double smin = 0, smax = 0, merged = 0, coalesced = 0;
     for (int i = 0; i < ctx->n; i++) {
         const gl_state *st = alg_state(ctx, i);
         double s = (double)st->sent;
@@ -161,10 +173,11 @@ static int gl_stats(const alg_ctx *ctx, const char **keys, double *values, int m
         if (i == 0 || s > smax)
             smax = s;
         merged += (double)st->merged;
+        coalesced += (double)st->coalesced;
     }
-    const char *k[] = { "sent_min", "sent_max", "merged" };
-    double v[] = { smin, smax, merged };
-    int m = max < 3 ? max : 3;
+    const char *k[] = { "sent_min", "sent_max", "merged", "coalesced" };
+    double v[] = { smin, smax, merged, coalesced };
+    int m = max < 4 ? max : 4;
     for (int j = 0; j < m; j++) {
         keys[j] = k[j];
         values[j] = v[j];

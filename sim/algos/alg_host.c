@@ -55,6 +55,10 @@ void alg_out_of_memory(void) { sim_die_oom(); }
 uint64_t alg_hash64(uint64_t x) { return sim_rng_splitmix64(x); }
 
 double alg_now(const alg_ctx *ctx) { return cl_now(ctx->host->cl); }
+uint64_t alg_uplink_queued(alg_ctx *ctx, int node)
+{
+    return cl_uplink_queued(ctx->host->cl, node);
+}
 void alg_start_step(alg_ctx *ctx, int node) { cl_start_step(ctx->host->cl, node); }
 void alg_start_step_marks(alg_ctx *ctx, int node, const double *fractions, int m)
 {

@@ -281,7 +281,8 @@ int cli_run(int argc, char **argv)
         if (!a.quiet)
             print_summary(&s, &res, out_dir);
         if (res.status == RUN_STALLED || res.status == RUN_DIVERGED
-            || res.status == RUN_NO_PROGRESS || res.status == RUN_LIMIT) {
+            || res.status == RUN_NO_PROGRESS || res.status == RUN_LIMIT
+            || res.status == RUN_FLOOD) {
             fprintf(stderr, "%s: error: %s\n", s.path, res.message);
             rc = 1;
         } else if (res.status == RUN_INTERRUPTED) {

@@ -312,4 +312,19 @@ void     cl_stats_settle(cl_cluster *c);
 uint64_t cl_total_steps(const cl_cluster *c);
 double   cl_total_bytes_sent(const cl_cluster *c);
 
+/* Node's uplink backlog now: the messages it sent whose last bit has not
+ * left its uplink (queued or in transfer; retransmissions included).
+ * O(1) amortised. */
+uint64_t cl_uplink_queued(cl_cluster *c, int node);
+/* The bound on the memory that messages sent and not yet delivered or
+ * lost hold together (bytes: each one's slot, and its payload unless a
+ * broadcast shares it; 0, the default, for none).  The first send that
+ * takes them past the bound marks its sender (cl_message_flood); the run
+ * goes on: stopping is the caller's decision. */
+void     cl_set_message_bound(cl_cluster *c, double bytes);
+/* The first sender whose send took the messages past the bound, or -1; in
+ * *mem_bytes and *n_msgs (each if not NULL) what they hold now and how
+ * many they are. */
+int      cl_message_flood(const cl_cluster *c, double *mem_bytes, uint64_t *n_msgs);
+
 #endif

@@ -33,6 +33,7 @@ typedef struct msg_slot {
     uint8_t  up_known;    /* up_end is final */
     uint8_t  retry_wait;  /* dropped; a CL_EV_RETRY will send it again */
     uint16_t retries;     /* transmissions after the first */
+    double   mem;         /* bytes it holds (counted in cl_cluster.msg_mem) */
 } msg_slot;
 
 /* One link (peer) at a node's NIC: in fair mode the messages of one link
@@ -81,6 +82,12 @@ typedef struct node {
     pairs    upp, downp;           /* links by destination / by source */
     gsl_rng *rng_link, *rng_loss;
     int      rx_active;            /* transfers in the downlink stage */
+    /* the uplink backlog: messages whose last bit has not left (FIFO: a
+     * ring of their last-bit times, released lazily; fair: counted at
+     * entry and exit of the uplink stage) */
+    double  *upq;
+    size_t   upq_head, upq_len, upq_cap;
+    uint64_t upq_n;
     /* availability */
     int      n_down;     /* fault processes holding it down */
     double   down_since;
@@ -123,7 +130,12 @@ struct cl_cluster {
     int           any_jitter;
     struct wf { double bw; uint32_t k; } *wf;   /* water-filling scratch */
     size_t        wf_cap;
+    double        msg_mem, upq_bound;   /* what live messages hold, its bound */
+    int           upq_flood;            /* first sender past the bound, or -1 */
 };
+
+/* cl_net.c: message k enters (+1) or leaves (-1) a fair uplink stage */
+void cl_i_upq_fair(cl_cluster *c, uint32_t k, int delta);
 
 /* Schedules a cluster event targeted at node target (counted as pending). */
 void cl_i_schedule(cl_cluster *c, double at, uint32_t kind, int target, uint32_t data);

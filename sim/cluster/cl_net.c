@@ -49,6 +49,7 @@ int cl_i_net_init(cl_cluster *c, const cl_config *cfg)
         c->classes[0] = (cl_link_class){ .latency_s = cfg->latency_s,
                                          .bandwidth_Bps = cfg->bandwidth_Bps };
     c->n_classes = nc;
+    c->upq_flood = -1;
     if (cfg->n_link_rules) {
         c->rules = malloc(cfg->n_link_rules * sizeof *c->rules);
         if (!c->rules)
@@ -81,6 +82,7 @@ void cl_i_net_fini(cl_cluster *c)
         free(nd->down.act);
         free(nd->upp.p);
         free(nd->downp.p);
+        free(nd->upq);
         gsl_rng_free(nd->rng_link);
         gsl_rng_free(nd->rng_loss);
     }
@@ -163,6 +165,9 @@ static uint32_t slot_alloc(cl_cluster *c)
 
 static void slot_free(cl_cluster *c, uint32_t k)
 {
+    c->msg_mem -= c->slots[k].mem;
+    if (c->in_flight <= 1)   /* no rounding residue outlives the messages */
+        c->msg_mem = 0;
     c->slots[k].live = 0;
     c->slots[k].msg.payload = NULL;
     c->slots[k].next_free = c->free_slot;
@@ -264,6 +269,81 @@ void cl_i_schedule_arrive(cl_cluster *c, uint32_t k)
     cl_i_schedule(c, at, CL_EV_ARRIVE, s->msg.to, k);
 }
 
+/* ---- the uplink backlog and the memory of messages ---- */
+
+/* FIFO: the messages whose last bit has left by now leave the backlog. */
+static void upq_release(cl_cluster *c, int i, double now)
+{
+    node *nd = &c->nodes[i];
+    while (nd->upq_len > 0 && nd->upq[nd->upq_head] <= now) {
+        nd->upq_head = (nd->upq_head + 1) % nd->upq_cap;
+        nd->upq_len--;
+        nd->upq_n--;
+    }
+}
+
+static void upq_push(cl_cluster *c, int i, double up_end, double now)
+{
+    node *nd = &c->nodes[i];
+    upq_release(c, i, now);
+    if (up_end <= now)   /* gone already (nothing to send) */
+        return;
+    if (nd->upq_len == nd->upq_cap) {
+        size_t cap = nd->upq_cap ? 2 * nd->upq_cap : 8;
+        double *q = malloc(cap * sizeof *q);
+        if (!q)
+            sim_die_oom();
+        for (size_t e = 0; e < nd->upq_len; e++)
+            q[e] = nd->upq[(nd->upq_head + e) % nd->upq_cap];
+        free(nd->upq);
+        nd->upq = q;
+        nd->upq_head = 0;
+        nd->upq_cap = cap;
+    }
+    nd->upq[(nd->upq_head + nd->upq_len) % nd->upq_cap] = up_end;
+    nd->upq_len++;
+    nd->upq_n++;
+}
+
+void cl_i_upq_fair(cl_cluster *c, uint32_t k, int delta)
+{
+    node *nd = &c->nodes[c->slots[k].msg.from];
+    nd->upq_n = delta > 0 ? nd->upq_n + 1 : nd->upq_n - 1;
+}
+
+/* What message k holds until it is delivered or lost: its slot, and its
+ * payload unless another message holds the buffer too (a broadcast: the
+ * protocol's reference and this one's are the only two on the first). */
+static void mem_take(cl_cluster *c, msg_slot *s)
+{
+    const cl_buf *b = s->msg.payload;
+    s->mem = (double)sizeof *s + (b && b->refs <= 2 ? (double)b->len * sizeof(double) : 0);
+    c->msg_mem += s->mem;
+    if (c->upq_bound > 0 && c->msg_mem > c->upq_bound && c->upq_flood < 0)
+        c->upq_flood = s->msg.from;
+}
+
+uint64_t cl_uplink_queued(cl_cluster *c, int i)
+{
+    assert(i >= 0 && i < c->n);
+    upq_release(c, i, sim_engine_now(c->eng));
+    return c->nodes[i].upq_n;
+}
+
+void cl_set_message_bound(cl_cluster *c, double bytes)
+{
+    c->upq_bound = bytes > 0 ? bytes : 0;
+}
+
+int cl_message_flood(const cl_cluster *c, double *mem_bytes, uint64_t *n_msgs)
+{
+    if (mem_bytes)
+        *mem_bytes = c->msg_mem;
+    if (n_msgs)
+        *n_msgs = c->in_flight;
+    return c->upq_flood;
+}
+
 static void transmit(cl_cluster *c, uint32_t k);
 
 void cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
@@ -291,6 +371,7 @@ void cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
     if (payload)
         cl_buf_ref(payload);
     c->in_flight++;
+    mem_take(c, s);
     transmit(c, k);
 }
 
@@ -324,6 +405,7 @@ static void transmit(cl_cluster *c, uint32_t k)
         if (cl_i_in_outage(cls, up_start))
             s->lost = 1;
         cl_i_trace(c, from, "send", up_start, s->up_end, to, bytes);
+        upq_push(c, from, s->up_end, now);
         cl_i_schedule_arrive(c, k);
     } else {
         cl_i_fair_enter(c, 0, k);
@@ -406,8 +488,10 @@ void cl_i_on_retry(cl_cluster *c, uint32_t k)
      * kept): every transfer state of the last attempt is cleared */
     cl_msg m = s->msg;
     uint16_t retries = (uint16_t)(s->retries + 1);
+    double mem = s->mem;
     memset(s, 0, sizeof *s);
     s->msg = m;
+    s->mem = mem;
     s->retries = retries;
     s->live = 1;
     s->rx_done = -1;
@@ -447,6 +531,10 @@ void cl_i_net_node_down(cl_cluster *c, int i)
         else
             cl_i_drop(c, k);
     }
+    /* FIFO: what had not left its uplink is lost (marked dead above) */
+    upq_release(c, i, now);
+    nd->upq_n -= nd->upq_len;
+    nd->upq_len = 0;
     nd->rx_active = 0;
     if (nd->up_free > now)
         nd->up_free = now;

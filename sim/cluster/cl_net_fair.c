@@ -175,10 +175,12 @@ void cl_i_fair_enter(cl_cluster *c, int dir, uint32_t k)
 {
     pairq *pq = stage_pair(c, dir, k);
     *next_of(c, dir, k) = NO_SLOT;
-    if (dir)
+    if (dir) {
         c->slots[k].queued_down = 1;
-    else
+    } else {
         c->slots[k].queued_up = 1;
+        cl_i_upq_fair(c, k, +1);
+    }
     if (pq->head == NO_SLOT) {
         pq->head = pq->tail = k;
         stage_start(c, dir, k);
@@ -194,10 +196,12 @@ static void stage_leave(cl_cluster *c, int dir, uint32_t k)
 {
     pairq *pq = stage_pair(c, dir, k);
     uint32_t nxt = *next_of(c, dir, k);
-    if (dir)
+    if (dir) {
         c->slots[k].queued_down = 0;
-    else
+    } else {
         c->slots[k].queued_up = 0;
+        cl_i_upq_fair(c, k, -1);
+    }
     if (pq->head == k) {
         pq->head = nxt;
         if (nxt == NO_SLOT)

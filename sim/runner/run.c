@@ -169,6 +169,8 @@ static int handle(void *vr, const sim_event *ev)
         code = run_i_watchdog(r, ev);
     if (code == 0)
         code = run_i_output_limit(r, ev);
+    if (code == 0)
+        code = run_i_flood(r);
     if (code == 0 && trn_divergence_get(r->trn)->diverged) {
         const trn_divergence *d = trn_divergence_get(r->trn);
         snprintf(r->diverged, sizeof r->diverged,
@@ -218,6 +220,7 @@ const char *run_status_name(run_status st)
     case RUN_DIVERGED:    return "diverged";
     case RUN_NO_PROGRESS: return "no_progress";
     case RUN_LIMIT:       return "limit";
+    case RUN_FLOOD:       return "flood";
     }
     return "unknown";
 }
@@ -265,6 +268,7 @@ static int start(run_sim *r)
     };
     if (!r->eng || !(r->cl = cl_create(&cc, r->eng, cb)) || !(r->trn = trn_create(&tc)))
         return -1;
+    cl_set_message_bound(r->cl, run_i_queue_bound(r, r->ctx.P));
     r->failed = calloc((size_t)n, 1);
     r->down_since = calloc((size_t)n, sizeof *r->down_since);
     r->detect_pending = 0;
@@ -361,6 +365,7 @@ static int execute(run_sim *r, const run_options *opt, run_result *res, char *er
                                           : run_watchdog_limit(r->n_all);
     r->wd_instant = r->wd_nostep = r->wd_steps = 0;
     r->wd_time = 0;
+    r->wd_tick = -INFINITY;
     r->wd_counting = 1;
     run_i_watchdog_reset(r);
     run_i_limits_reset(r);
@@ -443,9 +448,11 @@ static int execute(run_sim *r, const run_options *opt, run_result *res, char *er
                          : code == STOP_INTERRUPT ? "interrupted"
                          : code == STOP_DIVERGED ? "diverged"
                          : code == STOP_NO_PROGRESS ? "no_progress"
-                         : code == STOP_LIMIT ? "limit" : "stalled";
-        if (code == STOP_NO_PROGRESS || code == STOP_LIMIT) {
-            res->status = code == STOP_LIMIT ? RUN_LIMIT : RUN_NO_PROGRESS;
+                         : code == STOP_LIMIT ? "limit"
+                         : code == STOP_FLOOD ? "flood" : "stalled";
+        if (code == STOP_NO_PROGRESS || code == STOP_LIMIT || code == STOP_FLOOD) {
+            res->status = code == STOP_LIMIT ? RUN_LIMIT
+                        : code == STOP_FLOOD ? RUN_FLOOD : RUN_NO_PROGRESS;
             snprintf(res->message, sizeof res->message, "%s", r->stuck);
         }
         if (code == STOP_INTERRUPT)

@@ -23,10 +23,12 @@ typedef enum run_status {
     RUN_INTERRUPTED = 2, /* *run_options.interrupt became nonzero */
     RUN_DIVERGED = 3, /* a loss or an evaluated metric became NaN or infinite */
     RUN_NO_PROGRESS = 4, /* the watchdog: events without simulated progress */
-    RUN_LIMIT = 5     /* an output limit (RUN_MAX_*_ROWS) was reached */
+    RUN_LIMIT = 5,    /* an output limit (RUN_MAX_*_ROWS) was reached */
+    RUN_FLOOD = 6     /* the uplink backlogs outgrew the memory left (a
+                       * protocol sending faster than its links drain) */
 } run_status;
 
-/* "ok", "stalled", "interrupted", "diverged", "no_progress", "limit": the status
+/* "ok", "stalled", "interrupted", "diverged", "no_progress", "limit", "flood": the status
  * word of run.json and summary.csv. */
 const char *run_status_name(run_status st);
 

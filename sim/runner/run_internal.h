@@ -28,7 +28,7 @@
 
 enum { EV_METRICS = CL_EV_USER, EV_DETECT };
 enum { STOP_STEPS = 1, STOP_TARGET_LOSS, STOP_TARGET_ACCURACY, STOP_STALL, STOP_INTERRUPT,
-       STOP_DIVERGED, STOP_NO_PROGRESS, STOP_FROZEN, STOP_LIMIT };
+       STOP_DIVERGED, STOP_NO_PROGRESS, STOP_FROZEN, STOP_LIMIT, STOP_FLOOD };
 
 struct run_sim {
     const scn_scenario *s;
@@ -77,6 +77,7 @@ struct run_sim {
      * since the last step; per-node counts once past half the limit */
     uint64_t      wd_limit, wd_instant, wd_nostep, wd_steps;
     double        wd_time;
+    double        wd_tick;      /* the last protocol timer that counted as progress */
     uint64_t     *wd_hits;
     int           wd_counting;
     char          stuck[1024];
@@ -134,6 +135,13 @@ int run_i_check_servers(const run_sim *r, int servers, scn_error *err);
  * limit.  Before the model exists P is 0 and only the nodes, the topology
  * and generated data count; data_bytes > 0 overrides the data's size. */
 int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error *err);
+/* run_limits.c: the memory messages in flight may hold together (bytes;
+ * the memory limit less the run's estimate, at least limit / 8; 0 for no
+ * bound when the limit is unknown). */
+double run_i_queue_bound(const run_sim *r, size_t P);
+/* run_watch.c: STOP_FLOOD (r->stuck set) once the messages in flight
+ * passed their bound (cl_set_message_bound). */
+int run_i_flood(run_sim *r);
 /* 0, or -1 with err set when the run would take more than RUN_MAX_STEPS
  * steps in all. */
 int run_i_check_work(const run_sim *r, scn_error *err);
@@ -168,6 +176,12 @@ int    run_i_targets_eval(run_sim *r, const out_metrics_row *row);
  * stall report of a stop code (STOP_STALL or STOP_FROZEN) into res. */
 void   run_i_watchdog_reset(run_sim *r);
 int    run_i_watchdog(run_sim *r, const sim_event *ev);
+/* The worst round a protocol here can need with messages of msg_bytes
+ * (the slowest step at its tail noise and largest slowdown, unless
+ * with_step is 0, n_all such messages through the slowest link or NIC,
+ * the largest latency): a correct run completes some step at least this
+ * often (seconds). */
+double run_i_round_bound(const run_sim *r, double msg_bytes, int with_step);
 double run_i_frozen_bound(const run_sim *r);
 int    run_i_frozen(run_sim *r);
 void   run_i_describe_stall(run_sim *r, run_result *res, int code);

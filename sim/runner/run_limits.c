@@ -111,11 +111,11 @@ static double edges_estimate(const run_sim *r)
  * models kept for time to target (metrics.target_snapshots). */
 #define RUN_MEM_COPIES   4        /* parameters, gradient, two in flight or kept */
 #define RUN_MEM_PER_NODE 24576.0  /* four mt19937 streams and the node records */
-int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error *err)
+typedef struct mem_est { double model, data, nodes, edges, snaps, total, limit; int copies; } mem_est;
+
+static void estimate(const run_sim *r, size_t P, double data_bytes, mem_est *m)
 {
     const scn_scenario *s = r->s;
-    if (!s->limit_check_memory)
-        return 0;
     double data = 0;
     if (P == 0) {
         double rows = (double)s->data_train + (double)s->data_test;
@@ -133,8 +133,37 @@ int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error 
     double edges = edges_estimate(r) * 64;
     /* the models kept to place a target's crossing (run_target.c) */
     double snaps = (double)run_i_target_snapshots(r, P) * (double)P * 8;
-    double total = model + data + nodes + edges + r->alg_bytes + snaps;
-    double limit = s->limit_memory_bytes > 0 ? s->limit_memory_bytes : default_memory_limit();
+    *m = (mem_est){ model, data, nodes, edges, snaps, model + data + nodes + edges + r->alg_bytes
+                    + snaps, s->limit_memory_bytes > 0 ? s->limit_memory_bytes
+                                                       : default_memory_limit(), copies };
+}
+
+/* The headroom messages in flight may fill: the limit less the estimate,
+ * at least an eighth of the limit.  A run that skips the memory check
+ * (limits.check_memory false, --force) is bounded by half the physical
+ * memory instead of limits.memory_bytes: it asked to go past its limit,
+ * not to run out of memory. */
+double run_i_queue_bound(const run_sim *r, size_t P)
+{
+    mem_est m;
+    estimate(r, P, 0, &m);
+    if (!r->s->limit_check_memory)
+        m.limit = default_memory_limit();
+    if (isinf(m.limit))
+        return 0;
+    return fmax(m.limit - m.total, m.limit / 8);
+}
+
+int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error *err)
+{
+    const scn_scenario *s = r->s;
+    if (!s->limit_check_memory)
+        return 0;
+    mem_est me;
+    estimate(r, P, data_bytes, &me);
+    double model = me.model, data = me.data, nodes = me.nodes, edges = me.edges,
+           snaps = me.snaps, total = me.total, limit = me.limit;
+    int copies = me.copies;
     if (total <= limit)
         return 0;
     char t[32], l[32], m[32], d[32], n[32], e[32], a[192] = "";
@@ -305,13 +334,24 @@ int run_i_check_work(const run_sim *r, scn_error *err)
         return -1;
     }
     /* environment events between two steps of the cluster, against the
-     * watchdog's limit: a correct run must never meet it */
-    double per_step = env_events(r, 1.0, 1, ptr, sizeof ptr) / rate;
+     * watchdog's limit: a correct run must never meet it.  Steps come at
+     * the cluster's pace, or a round of whole-model messages apart when a
+     * protocol waits for them and they take longer */
+    double msg = (s->model_message_bytes > 0 ? s->model_message_bytes
+                  : (double)r->ctx.P * s->bytes_per_param) / s->compression_ratio;
+    double round = run_i_round_bound(r, msg, 0), gap = fmax(1 / rate, round);
+    double per_step = env_events(r, 1.0, 1, ptr, sizeof ptr) * gap;
     if (per_step > (double)run_watchdog_limit(r->n_all) / RUN_ENV_MARGIN) {
+        char why[160];
+        if (round > 1 / rate)
+            snprintf(why, sizeof why, "a round of %d whole-model messages, %.3g s", r->n_all,
+                     round);
+        else
+            snprintf(why, sizeof why, "%.3g steps per second in all", rate);
         snprintf(m, sizeof m, "its switches make about %.3g environment events per step of "
-                 "the cluster (%.3g steps per second in all), more than the watchdog's "
-                 "limit of %" PRIu64 " events without a step / %d; lengthen its mean times",
-                 per_step, rate, run_watchdog_limit(r->n_all), RUN_ENV_MARGIN);
+                 "the cluster (%s), more than the watchdog's limit of %" PRIu64 " events "
+                 "without a step / %d; lengthen its mean times", per_step, why,
+                 run_watchdog_limit(r->n_all), RUN_ENV_MARGIN);
         run_i_value_error(err, s, ptr, m);
         return -1;
     }

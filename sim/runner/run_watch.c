@@ -2,7 +2,8 @@
  * that is slow, and keeps every run within its bounds while it goes on:
  * the watchdog on events without progress (environment events included),
  * the bound on training that stopped (no step completed for too long), the
- * output limits (rows of metrics.csv, node_metrics.csv and trace.csv), and
+ * output limits (rows of metrics.csv, node_metrics.csv and trace.csv), the
+ * bound on the memory of the uplink backlogs (a protocol that floods), and
  * the report of who waits for what.  It handles no event and writes no
  * file; the limits checked before a run are run_limits.c's.
  */
@@ -57,6 +58,18 @@ int run_i_watchdog(run_sim *r, const sim_event *ev)
     }
     if (steps != r->wd_steps) {
         r->wd_steps = steps;
+        r->wd_nostep = 0;
+        progress = 1;
+    }
+    /* A protocol timer due later than the last one is the protocol's own
+     * clock moving on (gossip sends on a timer whatever its steps): it
+     * restarts the count of events without a step, once per instant.  A
+     * loop of messages, or of timers at one instant, is still caught; a
+     * protocol that loops on timers with a positive delay advances
+     * simulated time, which the stop condition and the bound on training
+     * that stopped (run_i_frozen) bound. */
+    if (ev->kind == CL_EV_TIMER && now > r->wd_tick) {
+        r->wd_tick = now;
         r->wd_nostep = 0;
         progress = 1;
     }
@@ -118,6 +131,13 @@ static double noise_tail(const cl_noise_spec *ns)
  * left for good passes it; see docs/reliability.md. */
 double run_i_frozen_bound(const run_sim *r)
 {
+    return RUN_FROZEN_FACTOR * run_i_round_bound(r, alg_param_bytes(&r->ctx, r->ctx.P), 1);
+}
+
+/* The worst round of run_i_frozen_bound with messages of msg_bytes, its
+ * step part left out when with_step is 0. */
+double run_i_round_bound(const run_sim *r, double msg_bytes, int with_step)
+{
     const scn_scenario *s = r->s;
     double step = 0, slow = 1, bw = INFINITY, lat = 0;
     for (int i = 0; i < s->n_nodes; i++)
@@ -138,8 +158,8 @@ double run_i_frozen_bound(const run_sim *r)
     }
     for (int i = 0; i < r->n_all; i++)
         bw = fmin(bw, fmin(r->up_Bps[i], r->down_Bps[i]));
-    double msg = alg_param_bytes(&r->ctx, r->ctx.P) / bw;
-    return RUN_FROZEN_FACTOR * (step * slow + (double)r->n_all * msg + lat);
+    double msg = msg_bytes / bw;
+    return (with_step ? step * slow : 0) + (double)r->n_all * msg + lat;
 }
 
 /* Training stopped: steps were completed before, none for longer than the
@@ -235,4 +255,35 @@ int run_i_output_limit(run_sim *r, const sim_event *ev)
              "; raise metrics.every_s%s or set stop.time_s", now, file, rows, limit,
              file[0] == 'n' ? ", turn metrics.per_node off" : "");
     return STOP_LIMIT;
+}
+
+static void fmt_mem(char *buf, size_t n, double b)
+{
+    static const char *const unit[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+    int k = 0;
+    while (b >= 1000 && k < 6) {
+        b /= 1000;
+        k++;
+    }
+    snprintf(buf, n, "%.3g %s", b, unit[k]);
+}
+
+/* O(1) per event: the cluster marks the first send past the bound. */
+int run_i_flood(run_sim *r)
+{
+    double mem;
+    uint64_t n_msgs;
+    int i = cl_message_flood(r->cl, &mem, &n_msgs);
+    if (i < 0)
+        return 0;
+    char m[32], b[32];
+    fmt_mem(m, sizeof m, mem);
+    fmt_mem(b, sizeof b, run_i_queue_bound(r, r->ctx.P));
+    snprintf(r->stuck, sizeof r->stuck,
+             "queue limit at t=%.10g s: %" PRIu64 " messages sent and not yet delivered hold %s, "
+             "past the bound of %s (the memory limit less the run's estimate); node %d, whose "
+             "send crossed it, has %" PRIu64 " in its uplink: the protocol sends faster than its "
+             "links drain; send less often, raise the bandwidth, or raise limits.memory_bytes",
+             sim_engine_now(r->eng), n_msgs, m, b, i, cl_uplink_queued(r->cl, i));
+    return STOP_FLOOD;
 }
