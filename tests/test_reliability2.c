@@ -629,6 +629,21 @@ START_TEST(test_message_size_overflow)
 }
 END_TEST
 
+/* Fuzzer finding seed2-case721: one eager worker down long enough to be
+ * declared failed leaves a round without members, whose initiator was
+ * drawn modulo 0 (UBSan: division by zero).  It now ends as a stall that
+ * says the round has no initiator. */
+START_TEST(test_eager_round_without_members)
+{
+    run_result res;
+    run_file(DTSIM_SOURCE_DIR "/tests/fuzz/regressions/scenarios/"
+             "eager-one-node-division-by-zero.json", NULL, 0, &res);
+    ck_assert_int_eq(res.status, RUN_STALLED);
+    ck_assert_msg(strstr(res.message, "node 0 (down) for the activation of round 13 by node -1")
+                  != NULL, "%s", res.message);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("reliability2");
@@ -651,6 +666,7 @@ int main(void)
     tcase_add_test(small, test_sent_while_down_counts_as_sent_and_lost);
     tcase_add_test(small, test_quantity_tiny_exponent);
     tcase_add_test(small, test_message_size_overflow);
+    tcase_add_test(small, test_eager_round_without_members);
     suite_add_tcase(s, small);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -104,12 +104,15 @@ static const int *members(const alg_ctx *ctx, uint64_t round, int *k)
     return alg_coll_members(ctx, sh->coll, round, k);
 }
 
-/* Drawn among the round's members (everyone, without failures). */
+/* Drawn among the round's members (everyone, without failures); -1 for a
+ * round without members (every worker declared failed). */
 static int initiator(const alg_ctx *ctx, uint64_t round)
 {
     const eg_shared *sh = ctx->shared;
     int k;
     const int *mem = members(ctx, round, &k);
+    if (k == 0)
+        return -1;
     return mem[alg_hash64(sh->seed ^ alg_hash64(round)) % (uint64_t)k];
 }
 
