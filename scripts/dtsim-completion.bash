@@ -17,8 +17,12 @@ _dtsim()
     case $prev in
         -o|--output)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --set|--grid|--zip|--seed|--replicates|-j|--jobs|--shard)
+        --set|--grid|--zip|--seed|--replicates|-j|--jobs|--shard|--label|--baseline)
             return ;;
+        --spread)
+            COMPREPLY=($(compgen -W "sd se ci95 minmax" -- "$cur")); return ;;
+        --format)
+            COMPREPLY=($(compgen -W "md csv latex" -- "$cur")); return ;;
     esac
     case $cur in
         -*)
@@ -42,6 +46,14 @@ _dtsim()
             COMPREPLY=($(compgen -W "$words" -- "$cur")) ;;
         merge|plot)
             COMPREPLY=($(compgen -d -- "$cur")) ;;
+        table)
+            # the folder first, then the numeric columns of its summary.csv
+            if [ "$COMP_CWORD" -eq 2 ]; then
+                COMPREPLY=($(compgen -d -- "$cur"))
+            else
+                words=$(head -n 1 "${COMP_WORDS[2]}/summary.csv" 2>/dev/null | tr ',' ' ')
+                COMPREPLY=($(compgen -W "$words" -- "$cur"))
+            fi ;;
         *)
             COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur")) ;;
     esac

@@ -123,7 +123,7 @@ t "$dtsim" explain algorithm.h
 t "$dtsim" keys network.retransmit.m
 EOF
   bash "$tmp/comp.sh" >"$tmp/comp" 2>&1
-  printf '%s\n' "run validate resolve topo sweep merge plot list explain keys help --help --version" "resolve" \
+  printf '%s\n' "run validate resolve topo sweep merge plot table list explain keys help --help --version" "resolve" \
     "--grid --zip --replicates --jobs --threads --shard --set --seed --quiet --output --help --version" \
     "--edges" "merge" "noise" "algorithm.hop" "network.retransmit.max_retries" >"$tmp/comp.want"
   same "$tmp/comp" "$tmp/comp.want" "bash completion"
@@ -151,7 +151,7 @@ for bad in 0 -1 2x 4097; do
   same "$tmp/err1" "$tmp/want" "run --threads $bad"
 done
 expect 2 "$dtsim" frobnicate
-printf '%s\n' "dtsim: error: unknown command 'frobnicate' (expected one of: run, validate, resolve, topo, sweep, merge, plot, list, explain, keys, help)" \
+printf '%s\n' "dtsim: error: unknown command 'frobnicate' (expected one of: run, validate, resolve, topo, sweep, merge, plot, table, list, explain, keys, help)" \
   "Try 'dtsim --help' for more information." >"$tmp/want"
 same "$tmp/err" "$tmp/want" "unknown command"
 expect 2 "$dtsim" help frobnicate

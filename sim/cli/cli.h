@@ -121,6 +121,7 @@ int cli_topo(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_merge(int argc, char **argv);
 int cli_plot(int argc, char **argv);
+int cli_table(int argc, char **argv);
 int cli_help(int argc, char **argv);
 int cli_list(int argc, char **argv);
 int cli_explain(int argc, char **argv);

@@ -123,15 +123,60 @@ static const cli_command commands[] = {
       "0 written; 1 runs missing or an output not written; 2 bad usage or folders "
       "holding different sweeps (nothing written)",
       cli_merge },
-    { "plot", "RUN_OR_SWEEP_DIR...",
+    { "plot", "RUN_OR_SWEEP_DIR... [--spread KIND] [--label PATH=TEXT]... [--quiet]",
       "draw the standard figures",
       "Draws the standard figures of run and sweep folders with gnuplot "
       "(plots/plot.sh; DTSIM_PLOTS names another plots/ folder) as PNG and PDF into "
-      "each folder's plots/.",
-      { STD_OPTS },
+      "each folder's plots/, beside the gnuplot script and the data of each (rerun "
+      "one with gnuplot NAME.gp in that folder).  A sweep's line is the mean over "
+      "the replicates of its grid point; a replicate that stopped early counts with "
+      "its last value from then on (marked by a circle).",
+      { { "--spread KIND", "the band around a sweep's mean and the whiskers of its "
+                           "bars: sd (standard deviation), se (standard error), ci95 "
+                           "(t-based 95% confidence interval of the mean) or minmax "
+                           "(smallest to largest replicate); the figure says which "
+                           "(default: sd)" },
+        { "--label PATH=TEXT", "call the swept parameter PATH TEXT in legends and axis "
+                               "labels (default: the full path, algorithm.name=dpsgd); "
+                               "an empty TEXT shows the values alone; repeatable" },
+        { "--quiet", "print only errors" },
+        STD_OPTS },
       "0 drawn; 1 gnuplot missing or a figure failed; 2 bad usage or a folder that "
       "is not a readable run or sweep",
       cli_plot },
+    { "table", "SWEEP_DIR METRIC... [--spread KIND] [--baseline PATH=VALUE]...\n"
+               "[--label PATH=TEXT]... [--format md|csv|latex] [-o FILE]",
+      "tabulate a sweep for a paper",
+      "Prints one row per grid point of the sweep's summary.csv, with the number of "
+      "replicates n and for each METRIC (a numeric column of summary.csv, e.g. "
+      "time_to_target_accuracy_s, steps_per_s, test_accuracy) the mean over the "
+      "replicates and its spread.  A value that is not finite (inf: a target never "
+      "reached) is left out and counted: \"(2/3)\" means 2 of the 3 replicates had "
+      "one.  The spread is given to two significant digits and the mean to the same "
+      "place.",
+      { { "--spread KIND", "sd (standard deviation), se (standard error), ci95 (t-based "
+                           "95% confidence interval, half-width) or minmax (the range); "
+                           "CSV holds them all (default: sd)" },
+        { "--baseline PATH=VALUE", "add per metric the speedup over the grid point with "
+                                   "PATH=VALUE (the other parameters as in the row): "
+                                   "baseline mean / mean for a time (a name ending in "
+                                   "_s), mean / baseline mean for a rate (_per_s), the "
+                                   "ratio mean / baseline mean otherwise; PATH "
+                                   "protocol means algorithm.name; repeatable, to name "
+                                   "a grid point in several parameters" },
+        { "--label PATH=TEXT", "head the column of the swept parameter PATH with TEXT "
+                               "(default: the full path); repeatable" },
+        { "--format FORMAT", "md (Markdown), csv (every statistic at full precision) or "
+                             "latex (a booktabs tabular) (default: from the name given "
+                             "to -o, .csv or .tex, else md)" },
+        { "-o, --output FILE", "write the table to FILE, complete or not at all (default: "
+                               "stdout)" },
+        { "--quiet", "accepted; the table is the only output" },
+        STD_OPTS },
+      "0 written; 1 the output could not be written; 2 bad usage, a folder that is not "
+      "a sweep, an unknown or non-numeric metric, or a baseline no grid point has "
+      "(nothing written)",
+      cli_table },
     { "list", "[FAMILY]",
       "list protocols, topologies, models, ...",
       "Prints every name a scenario may give, with one line each: the protocols "
