@@ -78,6 +78,15 @@ typedef struct alg_type {
     /* The model that metrics.csv evaluates (e.g. the server's).  NULL: the
      * average of the workers' models. */
     const double *(*eval_params)(const alg_ctx *ctx);
+    /* 1 when every worker holds the same model after each update by
+     * construction (all apply one common update: all-reduce, eager-SGD),
+     * so consensus_distance is 0 but for evaluations that fall while an
+     * update spreads.  With eval_params set (the evaluated model is a
+     * server's, not the workers' average) it is taken as 1 too.  run.json
+     * says "consensus_meaningful": false for both, and the figures leave
+     * their consensus distance out.  0 (the default): the models are meant
+     * to agree over time, and their distance is worth watching. */
+    int         one_model;
     const alg_param_spec *params;  /* NULL, or a table ended by a NULL key */
     /* Creates and destroys ctx->shared (state common to all nodes), after
      * the parameters and the host are set and before any init; shared_fini must accept

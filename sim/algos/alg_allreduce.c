@@ -479,6 +479,7 @@ static void ar_describe_wait(const alg_ctx *ctx, const void *state, int i,
 
 const alg_type alg_allreduce = {
     .name = "allreduce",
+    .one_model = 1,
     .summary = "synchronous data-parallel SGD over an all-reduce (Patarasuk & Yuan 2009)",
     .state_size = sizeof(ar_state),
     .params = params,

@@ -447,6 +447,7 @@ static void eg_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 
 const alg_type alg_eager = {
     .name = "eager",
+    .one_model = 1,
     .summary = "partial solo or majority all-reduce (Li et al. 2020)",
     .state_size = sizeof(eg_state),
     .params = params,
