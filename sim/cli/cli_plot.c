@@ -4,8 +4,9 @@
  * at least one row; a bad one is named with its line, exit 2, before
  * gnuplot starts), then hands the directories to the gnuplot driver
  * plots/plot.sh (from $DTSIM_PLOTS, else the source tree this binary was
- * built from, else the installed copy), which draws the standard figures.
- * It draws nothing itself.
+ * built from, else the installed copy) with the options it checked
+ * (--spread, --label, --quiet), which draws the standard figures.  It
+ * draws nothing itself.
  */
 #include "cli.h"
 
@@ -165,17 +166,38 @@ static int check_folder(const char *dir)
 
 int cli_plot(int argc, char **argv)
 {
+    int n_dirs = 0;
     for (int i = 0; i < argc; i++) {
-        if (cli_std_option("plot", argv[i]) == 0)
+        const char *a = argv[i];
+        if (cli_std_option("plot", a) == 0)
             return 0;
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_usage_error("plot", "unknown option '%s'", argv[i]);
+        if (strcmp(a, "--spread") == 0 || strcmp(a, "--label") == 0) {
+            if (i + 1 == argc)
+                return cli_usage_error("plot", "option '%s' needs a value", a);
+            const char *v = argv[++i];
+            if (a[2] == 's' && strcmp(v, "sd") != 0 && strcmp(v, "se") != 0
+                && strcmp(v, "ci95") != 0 && strcmp(v, "minmax") != 0)
+                return cli_usage_error("plot", "--spread '%s': expected one of: sd, se, ci95, "
+                                       "minmax", v);
+            const char *eq = strchr(v, '=');
+            if (a[2] == 'l' && (!eq || eq == v))
+                return cli_usage_error("plot", "--label '%s': expected PATH=TEXT", v);
+        } else if (strcmp(a, "--quiet") == 0) {
+            continue;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_usage_error("plot", "unknown option '%s'", a);
+        } else {
+            n_dirs++;
+        }
     }
-    if (argc == 0)
+    if (n_dirs == 0)
         return cli_usage_error("plot", "no directory given");
-    for (int i = 0; i < argc; i++)
-        if (check_folder(argv[i]) != 0)
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--spread") == 0 || strcmp(argv[i], "--label") == 0)
+            i++;
+        else if (strcmp(argv[i], "--quiet") != 0 && check_folder(argv[i]) != 0)
             return 2;
+    }
     const char *dir = getenv("DTSIM_PLOTS");
     char script[4096];
     if (dir && *dir) {
@@ -190,13 +212,29 @@ int cli_plot(int argc, char **argv)
                 script, strerror(errno));
         return 2;
     }
-    char **av = calloc((size_t)argc + 3, sizeof *av);
+    /* sh plot.sh OPTIONS... -- DIR...: a directory named like an option
+     * stays a directory */
+    char **av = calloc((size_t)argc + 4, sizeof *av);
     if (!av)
         return 1;
-    av[0] = "sh";
-    av[1] = script;
-    for (int i = 0; i < argc; i++)
-        av[i + 2] = argv[i];
+    int k = 0;
+    av[k++] = "sh";
+    av[k++] = script;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--spread") == 0 || strcmp(argv[i], "--label") == 0) {
+            av[k++] = argv[i];
+            av[k++] = argv[++i];
+        } else if (strcmp(argv[i], "--quiet") == 0) {
+            av[k++] = argv[i];
+        }
+    }
+    av[k++] = "--";
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--spread") == 0 || strcmp(argv[i], "--label") == 0)
+            i++;
+        else if (strcmp(argv[i], "--quiet") != 0)
+            av[k++] = argv[i];
+    }
     fflush(NULL);
     execvp("sh", av);
     fprintf(stderr, "dtsim plot: error: cannot run sh: %s\n", strerror(errno));
