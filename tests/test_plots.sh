@@ -33,6 +33,9 @@ for f in run/plots/convergence run/plots/consensus run/plots/timeline \
 done
 grep -qx "plot.sh: $tmp/sweep: no stop.target_loss set: no time_to_target_loss figure" "$tmp/log" \
   || fail "no note for the missing loss target"
+# the protocol registry (alg_type.one_model) through run.json
+grep -qx "plot.sh: $tmp/sweep: consensus figure: left out algorithm.name=allreduce (one model by construction, or the server model evaluated)" \
+  "$tmp/log" || fail "allreduce's consensus distance was not left out"
 rm "$tmp/run/trace.csv"
 "$dtsim" plot "$tmp/run" | grep -qx "plot.sh: $tmp/run: no trace.csv: no timeline figure" \
   || fail "no note for the missing trace.csv"
