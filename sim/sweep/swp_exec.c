@@ -372,7 +372,7 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
     size_t n_todo = swp_i_todo(pl, dir, k, nshard, todo, res);
 
     out_progress pg;
-    out_progress_init(&pg, stderr, opt->progress);
+    out_progress_init(&pg, stderr, opt->progress_s);
     size_t next = 0, running = 0;
     swp_i_draw(&pg, res, running, 1);
     fflush(NULL);  /* nothing buffered may be written twice by a worker */
@@ -445,7 +445,7 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
             running--;
             break;
         }
-        swp_i_draw(&pg, res, running, 0);
+        swp_i_draw(&pg, res, running, 1);
     }
     out_progress_end(&pg);
     free(todo);
