@@ -155,5 +155,70 @@ tail -n 1 "$tmp/err" | grep -qx "dtsim sweep: error: every grid point failed val
   || fail "--keep-going, every point bad: $(cat "$tmp/err")"
 [ -e "$tmp/k1" ] && fail "a sweep of bad points only wrote its folder"
 
+# ---- sweeps: extended without rerunning what they have --------------------------
+S="$Q --set stop.time_s=0.5 -j 2"
+# shellcheck disable=SC2086
+"$dtsim" sweep $S --grid algorithm.name=dpsgd,allreduce -o "$tmp/x" --quiet || fail "sweep x"
+cp -r "$tmp/x/runs" "$tmp/x-runs"
+# more grid values (one before the others: every index moves) and more replicates
+# shellcheck disable=SC2086
+expect 0 "$dtsim" sweep $S --grid algorithm.name=adpsgd,dpsgd,allreduce --replicates 2 -o "$tmp/x"
+grep -qx "dtsim sweep: 6 runs (4 ran now, 2 were complete), wrote $tmp/x/sweep.csv and summary.csv" \
+  "$tmp/out" || fail "extension: $(cat "$tmp/out" "$tmp/err")"
+# the runs it had were not run again: the same files under their new names
+same "$tmp/x/runs/002_name=dpsgd_r0/run.json" "$tmp/x-runs/000_name=dpsgd/run.json" "kept dpsgd run"
+same "$tmp/x/runs/004_name=allreduce_r0/metrics.csv" "$tmp/x-runs/001_name=allreduce/metrics.csv" \
+  "kept allreduce run"
+ls -A "$tmp/x/runs" | tr '\n' ' ' >"$tmp/got"
+printf '000_name=adpsgd_r0 001_name=adpsgd_r1 002_name=dpsgd_r0 003_name=dpsgd_r1 004_name=allreduce_r0 005_name=allreduce_r1 ' >"$tmp/want"
+same "$tmp/got" "$tmp/want" "extended runs/"
+# the tables are those of the larger sweep from scratch (summary.csv but its wall_s)
+# shellcheck disable=SC2086
+"$dtsim" sweep $S --grid algorithm.name=adpsgd,dpsgd,allreduce --replicates 2 -o "$tmp/y" --quiet \
+  || fail "sweep y"
+for f in sweep.csv runs.csv sweep.json; do same "$tmp/x/$f" "$tmp/y/$f" "extended $f"; done
+w=$(head -n 1 "$tmp/y/summary.csv" | tr , '\n' | grep -nx wall_s | cut -d: -f1)
+cut -d, -f"1-$((w - 1)),$((w + 1))-" "$tmp/x/summary.csv" >"$tmp/sx"
+cut -d, -f"1-$((w - 1)),$((w + 1))-" "$tmp/y/summary.csv" >"$tmp/sy"
+same "$tmp/sx" "$tmp/sy" "extended summary.csv (wall_s aside)"
+# the same command again: a resume, nothing to run
+# shellcheck disable=SC2086
+expect 0 "$dtsim" sweep $S --grid algorithm.name=adpsgd,dpsgd,allreduce --replicates 2 -o "$tmp/x"
+grep -q "(0 ran now, 6 were complete)" "$tmp/out" || fail "resume after extension: $(cat "$tmp/out")"
+# a folder that would lose runs, or whose runs are other runs, is refused
+for args in "--grid algorithm.name=dpsgd,allreduce --replicates 2" \
+            "--grid algorithm.name=adpsgd,dpsgd,allreduce --replicates 2 --set algorithm.lr=0.2"; do
+  # shellcheck disable=SC2086
+  expect 2 "$dtsim" sweep $S $args -o "$tmp/x"
+  grep -Eqx "$tmp/x/sweep.json: error: $tmp/x holds a different sweep: its run runs/[0-9]{3}_name=[a-z]+_r[01] is not a run of this one \(a sweep folder grows by more --replicates or grid values, everything else the same\); choose another -o or remove it" \
+    "$tmp/err" || fail "shrunk or changed sweep ($args): $(cat "$tmp/err")"
+done
+for f in sweep.csv runs.csv sweep.json; do same "$tmp/x/$f" "$tmp/y/$f" "refused sweeps left $f"; done
+
+# ---- sweeps: another binary -----------------------------------------------------
+commit=$(sed -n 's/^  "git_commit": "\(.*\)",$/\1/p' "$tmp/x/sweep.json")
+sed -i 's/^  "git_commit": ".*",$/  "git_commit": "0123abc",/' "$tmp/x/sweep.json"
+sed -i '0,/^  "git_commit": ".*",$/s//  "git_commit": "0123abc",/' "$tmp/x/runs/000_name=adpsgd_r0/run.json"
+# shellcheck disable=SC2086
+expect 2 "$dtsim" sweep $S --grid algorithm.name=adpsgd,dpsgd,allreduce --replicates 2 -o "$tmp/x"
+printf '%s
+' "$tmp/x/sweep.json: error: $tmp/x was made by another dtsim binary (git_commit 0123abc, this one $commit): its runs may differ from what this binary computes; rerun with --force to go on with this one (each run's commit is kept in runs.csv), or use the binary that made it" >"$tmp/want"
+same "$tmp/err" "$tmp/want" "another binary refused"
+# forced: kept, and the tables name each run's commit
+# shellcheck disable=SC2086
+expect 0 "$dtsim" sweep $S --grid algorithm.name=adpsgd,dpsgd,allreduce --replicates 2 -o "$tmp/x" \
+  --force
+grep -q "(0 ran now, 6 were complete)" "$tmp/out" || fail "forced resume: $(cat "$tmp/out")"
+cut -d, -f1,5 "$tmp/x/summary.csv" | head -n 3 >"$tmp/got"
+printf '%s
+' "run,git_commit" "0,0123abc" "1,$commit" >"$tmp/want"
+same "$tmp/got" "$tmp/want" "forced resume: each run's commit"
+grep -q "^  \"git_commit\": \"$commit\",$" "$tmp/x/sweep.json" || fail "forced: sweep.json's commit"
+# and without --force again: a run of another binary is named
+# shellcheck disable=SC2086
+expect 2 "$dtsim" sweep $S --grid algorithm.name=adpsgd,dpsgd,allreduce --replicates 3 -o "$tmp/x"
+grep -qx "$tmp/x/runs/000_name=adpsgd_r0/run.json: error: made by another dtsim binary (git 0123abc, this one $commit); rerun with --force to keep it beside this binary's runs (runs.csv names each run's commit)" \
+  "$tmp/err" || fail "a run of another binary: $(cat "$tmp/err")"
+
 [ $fails -eq 0 ] || { echo "test_cli3: $fails failures" >&2; exit 1; }
 echo "test_cli3: ok"

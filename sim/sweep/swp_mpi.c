@@ -91,7 +91,7 @@ int swp_execute_mpi(const swp_spec *spec, const swp_plan *pl, const swp_exec_opt
     char host[256];
     int ok = 1;
     memset(res, 0, sizeof *res);
-    if (rank == 0 && swp_i_prepare_dir(pl, dir, host, sizeof host, err, es) != 0)
+    if (rank == 0 && swp_i_prepare_dir(spec, pl, dir, opt->force, host, sizeof host, err, es) != 0)
         ok = 0;
     /* the folder exists (or is refused) before any rank writes into it */
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);

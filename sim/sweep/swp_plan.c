@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE  /* open_memstream is POSIX 2008; strdup, strndup */
 #include "swp.h"
+#include "swp_internal.h"
 #include "out.h"
 #include "run.h"
 #include "scn.h"
@@ -272,9 +273,17 @@ static int render(const swp_spec *spec, swp_plan *pl, const axis *ax, const char
     if (fclose(f) != 0)
         return -1;
 
-    f = open_memstream(&pl->runs_csv, &size);
+    return (pl->runs_csv = swp_i_render_runs(pl, NULL, out_provenance_commit(spec->provenance)))
+           ? 0 : -1;
+}
+
+char *swp_i_render_runs(const swp_plan *pl, const char *const *commits, const char *commit)
+{
+    char *text = NULL;
+    size_t size;
+    FILE *f = open_memstream(&text, &size);
     if (!f)
-        return -1;
+        return NULL;
     fputs("run,name", f);
     for (size_t k = 0; k < pl->n_params; k++) {
         fputc(',', f);
@@ -289,10 +298,14 @@ static int render(const swp_spec *spec, swp_plan *pl, const axis *ax, const char
             out_csv_field(f, pl->point_value[r->point][k]);
         }
         fprintf(f, ",%d,%llu,", r->replicate, (unsigned long long)r->seed);
-        out_csv_field(f, out_provenance_commit(spec->provenance));
+        out_csv_field(f, commits && commits[i] ? commits[i] : commit);
         fputc('\n', f);
     }
-    return fclose(f) != 0 ? -1 : 0;
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 int swp_plan_build(const swp_spec *spec, swp_plan *pl, char *err, size_t es)
