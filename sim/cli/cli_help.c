@@ -162,10 +162,10 @@ static const cli_command commands[] = {
     { "list", "[FAMILY]",
       "list protocols, topologies, models, ...",
       "Prints every name a scenario may give, with one line each: the protocols "
-      "(algorithm.name), topologies, mixing rules, models, datasets (data.kind), "
-      "partitions, noise laws and disciplines, from the same tables the loader "
-      "uses.  FAMILY (protocols, topologies, mixing, models, datasets, partitions, "
-      "noise, disciplines) prints one family.",
+      "(algorithm.name), topologies, mixing rules, models, the timing-only model's "
+      "profiles, datasets (data.kind), partitions, noise laws and disciplines, from the "
+      "same tables the loader uses.  FAMILY (protocols, topologies, mixing, models, "
+      "profiles, datasets, partitions, noise, disciplines) prints one family.",
       { STD_OPTS },
       "0 ok; 2 bad usage or an unknown family",
       cli_list },
