@@ -220,5 +220,23 @@ expect 2 "$dtsim" sweep $S --grid algorithm.name=adpsgd,dpsgd,allreduce --replic
 grep -qx "$tmp/x/runs/000_name=adpsgd_r0/run.json: error: made by another dtsim binary (git 0123abc, this one $commit); rerun with --force to keep it beside this binary's runs (runs.csv names each run's commit)" \
   "$tmp/err" || fail "a run of another binary: $(cat "$tmp/err")"
 
+# ---- timing-only profiles --------------------------------------------------------
+printf '%s\n' '{"nodes": 4, "topology": {"kind": "ring"}, "model": {"kind": "none", "profile": "resnet50"},' \
+  ' "compute": {"flops_per_s": 1e13}, "algorithm": {"name": "dpsgd", "batch": 32}, "stop": {"steps": 3}}' \
+  >"$tmp/prof.json"
+expect 0 "$dtsim" run "$tmp/prof.json" -o "$tmp/prof"
+# messages of 25557032 x 4 bytes; steps of 32 x 2.454e10 / 1e13 s
+grep -q "timing only: messages of 1.02228e+08 bytes$" "$tmp/out" || fail "profile: $(cat "$tmp/out")"
+awk -F, 'NR > 1 && $4 != 3 * 32 * 2.454e10 / 1e13 { exit 1 }' "$tmp/prof/nodes.csv" \
+  || fail "profile step time: $(cat "$tmp/prof/nodes.csv")"
+expect 2 "$dtsim" validate "$tmp/prof.json" --set model.profile=resnet101
+printf '%s\n' "$tmp/prof.json: /model/profile: error: unknown profile \"resnet101\" (expected one of: resnet18, resnet50, vgg16, bert-base, gpt2-small)" \
+  "dtsim validate: note: the value at /model/profile comes from --set model.profile=resnet101" >"$tmp/want"
+same "$tmp/err" "$tmp/want" "unknown profile"
+expect 2 "$dtsim" validate "$tmp/prof.json" --set model.params=1000
+grep -qx "$tmp/prof.json: /model/profile: error: excludes \"params\": give one of message_bytes, params or profile" \
+  "$tmp/err" || fail "profile with params: $(cat "$tmp/err")"
+"$dtsim" list profiles | grep -q '^  gpt2-small ' || fail "list profiles: no gpt2-small"
+
 [ $fails -eq 0 ] || { echo "test_cli3: $fails failures" >&2; exit 1; }
 echo "test_cli3: ok"
