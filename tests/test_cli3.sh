@@ -44,8 +44,9 @@ for t in 0 0.25 0.5 0.75 1; do
   sed -n "${n}p" "$tmp/err" | grep -Eqx "run: t=$t s simulated \\($pct%\\), test accuracy $acc, train loss [0-9.e+-]+(, [0-9.e+-]+ M events/s)?, [0-9hms]+ elapsed, ~([0-9hms]+|\\?) left" \
     || fail "progress line $n: $(sed -n "${n}p" "$tmp/err") (want t=$t, $pct%, accuracy $acc)"
 done
-# stop.steps: the share is of the steps; timing only: no accuracy
-expect 0 "$dtsim" run "$Q" --set stop='{"steps":20}' --set metrics.every_s=1000 -o "$tmp/p2" \
+# stop.steps: the share is of the steps
+# (stop.time_s 10 s stays: the steps are the further along)
+expect 0 "$dtsim" run "$Q" --set stop.steps=20 --set metrics.every_s=1000 -o "$tmp/p2" \
   --quiet --progress each
 tail -n 1 "$tmp/err" | grep -Eq '^run: t=[0-9.e+-]+ s simulated \(100%\), test accuracy ' \
   || fail "progress of stop.steps: $(cat "$tmp/err")"
