@@ -28,7 +28,7 @@ install: build
 	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 
 demo: build
-	$(BUILD)/dtsim run scenarios/quickstart.json -o results/quickstart
+	$(BUILD)/dtsim run scenarios/quickstart.json -o results/quickstart --force
 
 $(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DDTSIM_SANITIZE=ON >/dev/null
@@ -97,7 +97,7 @@ valgrind: build
 # Installs gnuplot-nox when missing.
 plots: build
 	@scripts/install-deps --plots
-	$(BUILD)/dtsim run scenarios/quickstart.json -o results/quickstart --quiet
+	$(BUILD)/dtsim run scenarios/quickstart.json -o results/quickstart --quiet --force
 	$(BUILD)/dtsim sweep scenarios/quickstart.json -o results/quickstart-sweep --quiet \
 	  --grid algorithm.name=dpsgd,adpsgd,allreduce --replicates 3
 	$(BUILD)/dtsim sweep scenarios/quickstart.json -o results/quickstart-target --quiet \

@@ -124,7 +124,7 @@ t "$dtsim" keys network.retransmit.m
 EOF
   bash "$tmp/comp.sh" >"$tmp/comp" 2>&1
   printf '%s\n' "run validate resolve topo sweep merge plot table list explain keys help --help --version" "resolve" \
-    "--grid --zip --replicates --jobs --threads --shard --set --seed --quiet --output --help --version" \
+    "--grid --zip --replicates --jobs --threads --shard --set --seed --quiet --output --keep-going --force --progress --help --version" \
     "--edges" "merge" "noise" "algorithm.hop" "network.retransmit.max_retries" >"$tmp/comp.want"
   same "$tmp/comp" "$tmp/comp.want" "bash completion"
 fi
@@ -140,7 +140,7 @@ same "$tmp/readme" "$tmp/synopsis" "README synopsis against dtsim --help"
 expect 2 "$dtsim" run "$Q" --bogus
 printf '%s\n' "dtsim run: error: unknown option '--bogus'" \
   "usage: dtsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--seed N] [--quiet] [--force]" \
-  "                 [--threads N]" \
+  "                 [--threads N] [--progress SECONDS]" \
   "Try 'dtsim run --help' for more information." >"$tmp/want"
 same "$tmp/err" "$tmp/want" "run --bogus"
 empty "$tmp/out" "run --bogus stdout"

@@ -58,10 +58,11 @@ same "$tmp/got" "$tmp/want" "list protocols against the registry"
 # each family: the names a bad value's error lists
 for fam in "topologies|topology.kind" "mixing|topology.mixing" "models|model.kind" \
            "datasets|data.kind" "partitions|data.partition" "noise|compute.noise.dist" \
-           "disciplines|network.discipline"; do
+           "disciplines|network.discipline" "profiles|model.profile"; do
   f=${fam%%|*} key=${fam#*|}
   set -- --set "$key=zz"
   [ "$key" = compute.noise.dist ] && set -- --set 'compute.noise={"dist":"zz"}'
+  [ "$key" = model.profile ] && set -- --set 'model={"kind":"none","profile":"zz"}'
   expect 2 "$dtsim" validate "$Q" "$@"
   sed -n 's/.*"zz" (expected one of: \(.*\))$/\1/p' "$tmp/err" | tr -d ' ' | tr ',' '\n' |
     sort >"$tmp/want"
@@ -88,7 +89,7 @@ done
 for case in "explain algorithm.zz|dtsim explain: error: unknown algorithm \"zz\" (expected one of: $("$dtsim" list protocols | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p' | paste -sd, | sed 's/,/, /g'))" \
             "explain nope.key|dtsim explain: error: no scenario key 'nope.key' (dtsim keys lists them, dtsim list the protocols)" \
             "keys comp|dtsim keys: error: no scenario key 'comp' (dtsim keys lists them all)" \
-            "list bogus|dtsim list: error: unknown family 'bogus' (expected one of: protocols, topologies, mixing, models, datasets, partitions, noise, disciplines)"; do
+            "list bogus|dtsim list: error: unknown family 'bogus' (expected one of: protocols, topologies, mixing, models, profiles, datasets, partitions, noise, disciplines)"; do
   args=${case%%|*} msg=${case#*|}
   # shellcheck disable=SC2086
   expect 2 "$dtsim" $args

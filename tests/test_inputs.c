@@ -272,8 +272,18 @@ START_TEST(test_rerun_replaces_folder)
     char p[512];
     snprintf(p, sizeof p, "%s/out/trace.csv", tmpdir);
     ck_assert(exists(p));
-    ck_assert_int_eq(sh("cd '%s' && " BIN " run --quiet q.json -o out --seed 3", tmpdir), 0);
-    /* the second run's folder holds its own files only */
+    ck_assert_int_eq(sh("cd '%s' && mkdir out/plots && echo x >out/plots/loss.png", tmpdir), 0);
+    /* without --force a previous run is refused (exit 2), its folder untouched */
+    ck_assert_int_eq(sh("cd '%s' && cp -r out before", tmpdir), 0);
+    expect(2, "out: error: holds a previous run (metrics.csv, node_metrics.csv, nodes.csv, "
+              "plots/, run.json, trace.csv); rerun with --force to replace it as a whole (no "
+              "file of the old run is kept), or choose another -o\n",
+           BIN " run --quiet q.json -o out --seed 3");
+    ck_assert_int_eq(sh("cd '%s' && diff -r before out && rm -r before", tmpdir), 0);
+    ck_assert_int_eq(sh("cd '%s' && " BIN " run --quiet q.json -o out --seed 3 --force", tmpdir),
+                     0);
+    /* the second run's folder holds its own files only: no trace.csv,
+     * node_metrics.csv or plots/ of the first */
     ck_assert_int_eq(sh("cd '%s' && test \"$(ls -A out | tr '\\n' ' ')\" = "
                         "'metrics.csv nodes.csv run.json '", tmpdir), 0);
     ck_assert_int_eq(sh("cd '%s' && test -z \"$(ls -A | grep '^\\.out')\"", tmpdir), 0);
@@ -281,7 +291,7 @@ START_TEST(test_rerun_replaces_folder)
     put("out/notes.txt", "mine\n");
     expect(1, "out: error: holds \"notes.txt\", which dtsim did not write; a run replaces its "
               "folder as a whole, so choose another -o or move it away\n",
-           BIN " run --quiet q.json -o out");
+           BIN " run --quiet q.json -o out --force");
     snprintf(p, sizeof p, "%s/out/notes.txt", tmpdir);
     ck_assert(exists(p));
     expect(1, ".: error: a run replaces its folder as a whole: name a folder of its own (e.g. "
@@ -298,7 +308,7 @@ START_TEST(test_full_disk_keeps_old_run)
                         tmpdir), 0);
     /* files may hold 2 KB: the new metrics.csv cannot be written */
     int rc = sh("cd '%s' && (ulimit -f 4; trap '' XFSZ; exec " BIN " run --quiet q.json -o out "
-                "--seed 9) 2>err", tmpdir);
+                "--seed 9 --force) 2>err", tmpdir);
     ck_assert_int_eq(rc, 1);
     char *e = err_text();
     ck_assert_msg(strstr(e, "/metrics.csv: error: cannot write: File too large\n") != NULL, "%s", e);

@@ -155,8 +155,8 @@ static const struct bad_case {
                            "got 5 * 3"},
     {"model_unknown", ": /model/kind: error: unknown model \"resnet\" (expected one of: "
                       "softmax, logistic, mlp, linear, none)"},
-    {"none_without_bytes", ": /model: error: missing required key \"message_bytes\" for kind "
-                           "\"none\""},
+    {"none_without_bytes", ": /model: error: missing required key \"message_bytes\", "
+                           "\"params\" or \"profile\" for kind \"none\""},
     {"none_with_l2", ": /model: error: key \"l2\" is not allowed with kind \"none\""},
     {"none_with_flops", ": /compute/groups/0/flops_per_s: error: model \"none\" has no FLOPs; "
                         "give \"step_time_s\" or model.flops_per_sample"},

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "alg_host.h"
+#include "scn_keys.h"
 #include "test_util.h"
 
 /* 15 features and 4 classes: a 64-parameter softmax, 256 bytes a message
@@ -86,6 +87,75 @@ START_TEST(test_none_ring_allreduce_closed_form)
         ck_assert_msg(fabs(got - ring) < 1e-12, "n=%d: %.17g s, closed form %.17g s", n, got,
                       ring);
         ck_assert_double_eq_tol(res.last.bytes_sent, (2.0 * n - 1) * M, 1e-6);
+    }
+}
+END_TEST
+
+/* model.profile: the profile's parameter count times bytes_per_param is
+ * the message M and batch x 3 x its forward FLOPs / flops_per_s the step
+ * time T, exactly: the ring all-reduce closed form above holds with them
+ * (one all-reduce after the step: no DDP buckets, which models past 25 MB
+ * would otherwise cut);
+ * model.params gives the same size; the resolved scenario keeps the
+ * profile (or params) and loads back to itself; `dtsim list` prints each
+ * profile's own numbers. */
+START_TEST(test_none_profiles)
+{
+    const int n = 4, batch = 16;
+    const double a = 1e-3, B = 1e10, F = 1e13, bpp = 2;
+    size_t nv;
+    const scn_vocab *v = scn_vocabs(&nv), *fam = NULL;
+    for (size_t i = 0; i < nv; i++)
+        if (strcmp(v[i].key, "model.profile") == 0)
+            fam = &v[i];
+    ck_assert_ptr_nonnull(fam);
+    for (int k = 0; k < SCN_N_PROFILES; k++) {
+        const scn_model_profile *pr = &scn_model_profiles[k];
+        char want[64], flops[32];
+        ck_assert_str_eq(fam->names[k], pr->name);
+        snprintf(want, sizeof want, ": %.0f parameters, ", pr->params);
+        ck_assert_msg(strstr(fam->help[k], want), "%s: %s", fam->help[k], want);
+        /* "2.454e10 FLOPs per sample": 4 significant digits of 3 x forward */
+        snprintf(flops, sizeof flops, "%.3e", 3 * pr->forward_flops);
+        char *e = strchr(flops, 'e');
+        snprintf(want, sizeof want, "%.*se%d FLOPs per sample", (int)(e - flops), flops,
+                 atoi(e + 1));
+        ck_assert_msg(strstr(fam->help[k], want), "%s: %s", fam->help[k], want);
+        for (int form = 0; form < 2; form++) {
+            char model[256], json[1024];
+            if (form == 0)
+                snprintf(model, sizeof model, "{\"kind\": \"none\", \"profile\": \"%s\"}",
+                         pr->name);
+            else
+                snprintf(model, sizeof model, "{\"kind\": \"none\", \"params\": %.0f, "
+                         "\"flops_per_sample\": %.17g}", pr->params, 3 * pr->forward_flops);
+            snprintf(json, sizeof json,
+                "{\"nodes\": %d, \"compute\": {\"flops_per_s\": %.17g},"
+                " \"network\": {\"latency_s\": %.17g, \"bandwidth_Bps\": %.17g,"
+                " \"bytes_per_param\": %.17g}, \"model\": %s,"
+                " \"algorithm\": {\"name\": \"allreduce\", \"collective\": \"ring\","
+                " \"overlap\": \"off\", \"batch\": %d}, \"stop\": {\"steps\": 2}}", n, F, a, B, bpp, model, batch);
+            scn_scenario s, t;
+            scn_error err;
+            ck_assert_msg(scn_load_string(json, "p.json", NULL, 0, &s, &err) == 0, "%s", err.msg);
+            ck_assert_double_eq(s.model_message_bytes, pr->params * bpp);
+            ck_assert_double_eq(s.model_flops_per_sample, 3 * pr->forward_flops);
+            ck_assert(strstr(s.resolved_json, form == 0 ? "\"profile\":" : "\"params\":"));
+            ck_assert(!strstr(s.resolved_json, "\"message_bytes\""));
+            ck_assert_msg(scn_load_string(s.resolved_json, "p.json", NULL, 0, &t, &err) == 0,
+                          "%s", err.msg);
+            ck_assert_str_eq(t.resolved_json, s.resolved_json);
+            scn_fini(&t);
+            scn_fini(&s);
+            run_result res;
+            run_json(json, NULL, &res);
+            double M = pr->params * bpp, T = batch * 3 * pr->forward_flops / F;
+            double ring = 2 * (n - 1) * a + 2.0 * (n - 1) / n * M / B;
+            double got = res.sim_time_s - 2 * T;
+            ck_assert_msg(fabs(got - ring) < 1e-9 * res.sim_time_s, "%s: %.17g s, closed form "
+                          "%.17g s", pr->name, got, ring);
+            ck_assert_double_eq_tol(res.last.bytes_sent, (2.0 * n - 1) * M, 1e-6 * M);
+        }
     }
 }
 END_TEST
@@ -178,6 +248,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_none_same_timeline_as_real_model);
     tcase_add_test(tc, test_none_ring_allreduce_closed_form);
+    tcase_add_test(tc, test_none_profiles);
     tcase_add_test(tc, test_none_every_algorithm);
 #if !defined(__SANITIZE_ADDRESS__)
     tcase_add_test(tc, test_none_heap_per_node);

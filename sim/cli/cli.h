@@ -86,12 +86,12 @@ void cli_note_override(const char *cmd, const char *err_msg, const char *const *
                        size_t n_sets);
 
 /* The arguments of run, validate, resolve and topo.  allow says which
- * options the command takes (CLI_OPT_*); --set, --help and --version are
- * always taken.  Scenario files are collected in order (more than one only
+ * options the command takes (CLI_OPT_*); --set, --quiet, --help and
+ * --version are always taken.  Scenario files are collected in order (more than one only
  * with CLI_OPT_FILES). */
 #define CLI_MAX_SETS 256
-enum { CLI_OPT_OUT = 1, CLI_OPT_SEED = 2, CLI_OPT_QUIET = 4, CLI_OPT_FORCE = 8,
-       CLI_OPT_GRAPH = 16, CLI_OPT_FILES = 32, CLI_OPT_THREADS = 64 };
+enum { CLI_OPT_OUT = 1, CLI_OPT_SEED = 2, CLI_OPT_FORCE = 8,
+       CLI_OPT_GRAPH = 16, CLI_OPT_FILES = 32, CLI_OPT_THREADS = 64, CLI_OPT_PROGRESS = 128 };
 typedef struct cli_args {
     const char **files;       /* argv entries; n_files of them */
     int          n_files;
@@ -101,6 +101,7 @@ typedef struct cli_args {
     char         seed_set[64];
     int          quiet, force, edges, dot;
     int          threads;     /* --threads; 0 when not given */
+    double       progress_s;  /* --progress; NAN when not given */
 } cli_args;
 /* Returns -1 when the arguments are good and the command should go on,
  * else the exit status (0 after --help or --version, 2 after a usage
@@ -113,6 +114,15 @@ int cli_cores(void);
 /* --threads N's value: 0 and N in 1 .. 4096, or -1 when not a whole
  * number in that range. */
 int cli_parse_threads(const char *s);
+
+/* --progress's value: seconds >= 0 (0: off) or "each"
+ * (OUT_PROGRESS_EACH); -1 when neither. */
+int cli_parse_progress(const char *s, double *period_s);
+
+/* Set by cli_dispatch when a command that gives --quiet no meaning of its
+ * own (list, keys, explain, help, plot, ...) was passed it: the argument is
+ * taken out before the command sees its arguments. */
+extern int cli_quiet;
 
 int cli_run(int argc, char **argv);
 int cli_validate(int argc, char **argv);

@@ -13,34 +13,46 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SET_TEXT "override a scenario key before validation: PATH dotted " \
                  "(algorithm.lr) or a JSON pointer (/algorithm/lr), VALUE JSON " \
                  "or a bare word (a string); repeatable, the later wins"
 #define SEED_TEXT "same as --set seed=N (default: the scenario's seed, 1 when absent)"
-#define STD_OPTS { "-h, --help", "print this help and exit" }, \
-                 { "--version", "print the version and the git commit and exit" }
+#define HELP_OPTS { "-h, --help", "print this help and exit" }, \
+                  { "--version", "print the version and the git commit and exit" }
+/* the commands whose --quiet has a meaning of their own list it with
+ * HELP_OPTS; the others take it as every command does (cli_dispatch) */
+#define STD_OPTS { "--quiet", "print only the result and the errors: no notes, no " \
+                              "summary (accepted by every command)" }, HELP_OPTS
+#define PROGRESS_TEXT "progress on stderr, never on stdout or in a file: on a terminal one " \
+    "line redrawn in place; elsewhere (a log file, a Slurm log) one line every SECONDS of " \
+    "wall time (default: 60; --quiet: none); 0 none; \"each\" a line at every "
 #define SCEN_EXIT "0 ok, 2 bad usage or a bad scenario (the message names the " \
                   "file and the JSON pointer, and the --set that caused it)"
 
 static const cli_command commands[] = {
     { "run", "SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--seed N] [--quiet] [--force]\n"
-             "[--threads N]",
+             "[--threads N] [--progress SECONDS]",
       "run one simulation",
       "Runs the scenario to its stop condition and writes metrics.csv, nodes.csv and "
       "run.json (and trace.csv when output.trace is true) into DIR, each file "
-      "complete under its final name.  A summary goes to stdout and, on a terminal, "
-      "a progress line to stderr.",
+      "complete under its final name.  A summary goes to stdout and the progress to "
+      "stderr.  A DIR holding a previous run is refused unless --force.",
       { { "-o, --output DIR", "output folder (default: results/NAME for NAME.json)" },
         { "--set PATH=VALUE", SET_TEXT },
         { "--seed N", SEED_TEXT },
         { "--quiet", "no progress line and no summary" },
-        { "--force", "skip the memory check (same as --set limits.check_memory=false)" },
+        { "--progress SECONDS", PROGRESS_TEXT "evaluation, whatever stderr is (simulated "
+                                "time, share of the stop condition done, test accuracy, train "
+                                "loss, events per second, elapsed and left)" },
+        { "--force", "replace the previous run in DIR (refused without it: exit 2), and skip "
+                     "the memory check (same as --set limits.check_memory=false)" },
         { "--threads N", "threads of the model math, 1 to 4096; the outputs are the same "
                          "bytes for every N (default: the number of cores when a step "
                          "costs at least 5e5 flops, else 1)" },
-        STD_OPTS },
+        HELP_OPTS },
       "0 the stop condition was reached; 1 the run failed (stalled, diverged, stopped "
       "by the watchdog, out of memory, an output not written); 2 bad usage or a bad "
       "scenario (nothing written); 130 (143) ended by SIGINT (SIGTERM), what was "
@@ -54,7 +66,7 @@ static const cli_command commands[] = {
       "prints \"FILE: ok\" for each good one.  Nothing is run or written.",
       { { "--set PATH=VALUE", SET_TEXT "; applies to every file" },
         { "--quiet", "print nothing for good scenarios" },
-        STD_OPTS },
+        HELP_OPTS },
       "0 every scenario is good; 2 bad usage or at least one bad scenario (each "
       "bad one's message on stderr)",
       cli_validate },
@@ -67,7 +79,8 @@ static const cli_command commands[] = {
       "written.",
       { { "--set PATH=VALUE", SET_TEXT },
         { "--seed N", SEED_TEXT },
-        STD_OPTS },
+        { "--quiet", "no effect: the JSON is the result (taken like every command's)" },
+        HELP_OPTS },
       SCEN_EXIT,
       cli_resolve },
     { "topo", "SCENARIO.json [--set PATH=VALUE]... [--edges | --dot] [-o FILE]",
@@ -82,18 +95,23 @@ static const cli_command commands[] = {
         { "-o, --output FILE", "write the graph to FILE (DOT when --dot or FILE ends in "
                                ".dot or .gv, else the edge list) and the statistics to "
                                "stdout" },
-        STD_OPTS },
+        { "--quiet", "with -o FILE, no statistics on stdout" },
+        HELP_OPTS },
       "0 ok; 1 the graph or stdout could not be written; 2 bad usage or a bad "
       "scenario",
       cli_topo },
     { "sweep", "SCENARIO.json [--grid PATH=V1,V2,...]... [--zip PATH=V1,V2,...]...\n"
                "[--replicates R] [-j N] [--threads N] [--shard K/N]\n"
-               "[--set PATH=VALUE]... [--seed N] [--quiet] [-o DIR]",
+               "[--set PATH=VALUE]... [--seed N] [--quiet] [-o DIR]\n"
+               "[--keep-going] [--force] [--progress SECONDS]",
       "run a grid of simulations",
       "Plans the grid (checking every point first), runs it in worker processes, "
       "one folder per run under DIR/runs/, and gathers DIR/sweep.csv and "
       "DIR/summary.csv.  Resumable: the same command again runs only what is "
-      "missing.",
+      "missing.  Extensible: the same command with more --replicates or more grid values "
+      "into the same DIR runs only the new runs (the completed ones are found by their "
+      "resolved scenario and seed) and rewrites the tables as a sweep of the larger grid "
+      "from scratch would.",
       { { "--grid PATH=V1,V2,...", "one axis; several --grid form the cartesian product" },
         { "--zip PATH=V1,V2,...", "paired lists: all --zip together form one axis whose "
                                   "i-th point takes the i-th value of each" },
@@ -107,10 +125,19 @@ static const cli_command commands[] = {
         { "--seed N", SEED_TEXT },
         { "--quiet", "no summary and no progress line" },
         { "-o, --output DIR", "the sweep folder (default: results/NAME-sweep for NAME.json)" },
-        STD_OPTS },
+        { "--keep-going", "skip the grid points that fail validation instead of refusing "
+                          "the sweep: each is named with its error on stderr and in "
+                          "sweep.json's \"skipped\"" },
+        { "--force", "resume or extend a folder made by another dtsim binary (git commit, "
+                     "version or CBLAS); the runs it made are kept and runs.csv names "
+                     "each run's commit" },
+        { "--progress SECONDS", PROGRESS_TEXT "finished run, whatever stderr is (runs done "
+                                "of the total, running, elapsed, left)" },
+        HELP_OPTS },
       "0 every run complete; 1 a run failed or stalled (the others are kept); 2 bad "
-      "usage, a bad grid point or a folder holding another sweep; 130 interrupted "
-      "(completed runs are kept)",
+      "usage, a bad grid point (every point, with --keep-going), a folder holding "
+      "another sweep or runs the new grid lacks, or a folder made by another binary "
+      "without --force; 130 interrupted (completed runs are kept)",
       cli_sweep },
     { "merge", "DIR... [-o OUT] [--quiet]",
       "gather the shards of a sweep",
@@ -119,7 +146,7 @@ static const cli_command commands[] = {
       { { "-o, --output OUT", "where to write (default: DIR when there is one DIR; "
                               "needed with several)" },
         { "--quiet", "no summary line" },
-        STD_OPTS },
+        HELP_OPTS },
       "0 written; 1 runs missing or an output not written; 2 bad usage or folders "
       "holding different sweeps (nothing written)",
       cli_merge },
@@ -180,10 +207,10 @@ static const cli_command commands[] = {
     { "list", "[FAMILY]",
       "list protocols, topologies, models, ...",
       "Prints every name a scenario may give, with one line each: the protocols "
-      "(algorithm.name), topologies, mixing rules, models, datasets (data.kind), "
-      "partitions, noise laws and disciplines, from the same tables the loader "
-      "uses.  FAMILY (protocols, topologies, mixing, models, datasets, partitions, "
-      "noise, disciplines) prints one family.",
+      "(algorithm.name), topologies, mixing rules, models, the timing-only model's "
+      "profiles, datasets (data.kind), partitions, noise laws and disciplines, from the "
+      "same tables the loader uses.  FAMILY (protocols, topologies, mixing, models, "
+      "profiles, datasets, partitions, noise, disciplines) prints one family.",
       { STD_OPTS },
       "0 ok; 2 bad usage or an unknown family",
       cli_list },
@@ -293,8 +320,9 @@ static void print_main_help(FILE *f)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fputs("\n`dtsim help COMMAND` or `dtsim COMMAND --help` gives a command's options and\n"
-          "their defaults; `man dtsim` all of them.  Exit status: 0 success, 1 a run that\n"
-          "failed, 2 bad usage or a bad scenario, 130 ended by Ctrl-C.\n", f);
+          "their defaults; `man dtsim` all of them.  Every command takes --quiet, --help\n"
+          "and --version.  Exit status: 0 success, 1 a run that failed, 2 bad usage or a\n"
+          "bad scenario, 130 ended by Ctrl-C.\n", f);
 }
 
 void cli_print_version(FILE *f)
@@ -462,6 +490,20 @@ int cli_help(int argc, char **argv)
     return 0;
 }
 
+int cli_quiet;
+
+/* The commands that parse --quiet themselves (it means more there than
+ * "no notes"); every other command has it taken out of its arguments by
+ * cli_dispatch, so that scripts can pass --quiet to any command. */
+static int own_quiet(const char *name)
+{
+    static const char *const own[] = { "run", "validate", "resolve", "topo", "sweep", "merge" };
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strcmp(own[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 int cli_dispatch(int argc, char **argv)
 {
     cli_argc = argc;
@@ -472,6 +514,25 @@ int cli_dispatch(int argc, char **argv)
     if (cli_std_option(NULL, cmd) == 0)
         return 0;
     const cli_command *c = cli_command_find(cmd);
+    if (c && !own_quiet(c->name)) {
+        /* argv[2..] without --quiet, kept in order; argv itself stays whole
+         * for the provenance's command line */
+        char **rest = calloc((size_t)argc, sizeof *rest);
+        int n = 0;
+        if (!rest) {
+            fputs("dtsim: error: out of memory\n", stderr);
+            return 1;
+        }
+        for (int i = 2; i < argc; i++) {
+            if (strcmp(argv[i], "--quiet") == 0)
+                cli_quiet = 1;
+            else
+                rest[n++] = argv[i];
+        }
+        int rc = c->run(n, rest);
+        free(rest);
+        return rc;
+    }
     if (c)
         return c->run(argc - 2, argv + 2);
     fprintf(stderr, "dtsim: error: unknown command '%s' (expected one of: ", cmd);

@@ -11,6 +11,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,13 @@ int cli_plot(int argc, char **argv)
             av[k++] = argv[i];
     }
     fflush(NULL);
+    if (cli_quiet) {   /* plot.sh's "wrote ..." lines; its errors still show */
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            close(fd);
+        }
+    }
     execvp("sh", av);
     fprintf(stderr, "dtsim plot: error: cannot run sh: %s\n", strerror(errno));
     free(av);

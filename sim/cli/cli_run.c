@@ -41,9 +41,27 @@ int cli_parse_threads(const char *s)
     return (int)v;
 }
 
+int cli_parse_progress(const char *s, double *period_s)
+{
+    if (!s)
+        return -1;
+    if (strcmp(s, "each") == 0) {
+        *period_s = OUT_PROGRESS_EACH;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (s[0] < '0' || s[0] > '9' || errno || *end || !isfinite(v) || v < 0)
+        return -1;
+    *period_s = v;
+    return 0;
+}
+
 int cli_args_parse(const char *cmd, int argc, char **argv, int allow, cli_args *a)
 {
     memset(a, 0, sizeof *a);
+    a->progress_s = NAN;
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
     if (!a->files) {
         fprintf(stderr, "dtsim %s: error: out of memory\n", cmd);
@@ -74,8 +92,12 @@ int cli_args_parse(const char *cmd, int argc, char **argv, int allow, cli_args *
                 return cli_usage_error(cmd, "--seed needs a whole number >= 0");
             snprintf(a->seed_set, sizeof a->seed_set, "seed=%llu", v);
             i++;
-        } else if ((allow & CLI_OPT_QUIET) && strcmp(s, "--quiet") == 0) {
+        } else if (strcmp(s, "--quiet") == 0) {
             a->quiet = 1;
+        } else if ((allow & CLI_OPT_PROGRESS) && strcmp(s, "--progress") == 0) {
+            if (cli_parse_progress(next, &a->progress_s) != 0)
+                return cli_usage_error(cmd, "--progress needs SECONDS >= 0 or \"each\"");
+            i++;
         } else if ((allow & CLI_OPT_THREADS) && strcmp(s, "--threads") == 0) {
             if ((a->threads = cli_parse_threads(next)) < 0)
                 return cli_usage_error(cmd, "--threads needs a whole number from 1 to 4096");
@@ -191,26 +213,62 @@ static void default_out_dir(const char *scenario, char *buf, size_t size)
     snprintf(buf, size, "results/%.*s", (int)len, base);
 }
 
-/* The progress line of one run: simulated time reached (and the share of
- * stop.time_s when there is one), events per second of wall time. */
+/* The progress of one run: simulated time reached, the share of the stop
+ * condition (stop.time_s, or stop.steps) done, the last evaluation's test
+ * accuracy and train loss, events per second of wall time, elapsed and
+ * an estimate of what is left (elapsed x left share / done share). */
 typedef struct run_progress {
     out_progress pg;
-    double horizon_s;
+    double horizon_s, steps_total;   /* INFINITY / 0 when the scenario has none */
+    int    timing_only;
+    int    have_row;
+    out_metrics_row row;             /* the last evaluation */
+    double t;                        /* simulated time reached */
+    uint64_t events;
 } run_progress;
+
+static void draw_run(run_progress *p, int event)
+{
+    if (!out_progress_due(&p->pg, event))
+        return;
+    double el = out_progress_elapsed(&p->pg);
+    double eps = el > 0 ? (double)p->events / el : 0;
+    double done = NAN;
+    if (isfinite(p->horizon_s) && p->horizon_s > 0)
+        done = p->t / p->horizon_s;
+    if (p->steps_total > 0 && p->have_row) {
+        double ds = (double)p->row.steps / p->steps_total;
+        done = isnan(done) || ds > done ? ds : done;
+    }
+    char share[32] = "", eval[96] = "", rate[48] = "", e[32], l[32];
+    if (p->events > 0)
+        snprintf(rate, sizeof rate, ", %.3g M events/s", eps / 1e6);
+    if (!isnan(done))
+        snprintf(share, sizeof share, " (%.0f%%)", 100 * fmin(done, 1));
+    if (p->have_row && !p->timing_only)
+        snprintf(eval, sizeof eval, ", test accuracy %.4f, train loss %.4g",
+                 p->row.test_accuracy, p->row.train_loss);
+    out_fmt_duration(e, sizeof e, el);
+    out_fmt_duration(l, sizeof l, done > 0 ? el * (1 - fmin(done, 1)) / done : NAN);
+    out_progress_draw(&p->pg, event, "run: t=%.6g s simulated%s%s%s, %s elapsed, ~%s left",
+                      p->t, share, eval, rate, e, l);
+}
 
 static void on_progress(void *ctx, double t, uint64_t events)
 {
     run_progress *p = ctx;
-    double el = out_progress_elapsed(&p->pg);
-    double eps = el > 0 ? (double)events / el : 0;
-    char e[32];
-    out_fmt_duration(e, sizeof e, el);
-    if (isfinite(p->horizon_s) && p->horizon_s > 0)
-        out_progress_draw(&p->pg, 0, "run: t=%.6g s simulated (%.0f%%), %.3g M events/s, %s",
-                          t, 100 * t / p->horizon_s, eps / 1e6, e);
-    else
-        out_progress_draw(&p->pg, 0, "run: t=%.6g s simulated, %.3g M events/s, %s", t,
-                          eps / 1e6, e);
+    p->t = t;
+    p->events = events;
+    draw_run(p, 0);
+}
+
+static void on_metrics(void *ctx, const out_metrics_row *row)
+{
+    run_progress *p = ctx;
+    p->row = *row;
+    p->have_row = 1;
+    p->t = row->time_s;
+    draw_run(p, 1);
 }
 
 static void print_summary(const scn_scenario *s, const run_result *x, const char *out_dir)
@@ -242,8 +300,8 @@ int cli_run(int argc, char **argv)
 {
     cli_args a;
     int rc = cli_args_parse("run", argc, argv,
-                            CLI_OPT_OUT | CLI_OPT_SEED | CLI_OPT_QUIET | CLI_OPT_FORCE
-                            | CLI_OPT_THREADS, &a);
+                            CLI_OPT_OUT | CLI_OPT_SEED | CLI_OPT_FORCE | CLI_OPT_THREADS
+                            | CLI_OPT_PROGRESS, &a);
     if (rc >= 0) {
         cli_args_fini(&a);
         return rc;
@@ -254,18 +312,33 @@ int cli_run(int argc, char **argv)
     else
         default_out_dir(a.files[0], out_dir, sizeof out_dir);
 
+    /* a folder of a previous run is replaced only when asked: refused
+     * before anything is loaded, so nothing is touched */
+    char prev[512];
+    if (!a.force && out_rundir_previous(out_dir, prev, sizeof prev)) {
+        fprintf(stderr, "%s: error: holds a previous run (%s); rerun with --force to replace "
+                "it as a whole (no file of the old run is kept), or choose another -o\n",
+                out_dir, prev);
+        cli_args_fini(&a);
+        return 2;
+    }
     scn_scenario s;
     run_sim *r = load("run", a.files[0], &a, &s);
     if (!r) {
         cli_args_fini(&a);
         return 2;
     }
-    run_progress prog = { .horizon_s = s.stop_time_s };
-    out_progress_init(&prog.pg, stderr, !a.quiet);
+    run_progress prog = { .horizon_s = s.stop_time_s,
+                          .steps_total = (double)s.stop_steps * s.n_nodes,
+                          .timing_only = s.model_type == NULL };
+    /* --quiet turns the default progress off; an explicit --progress wins */
+    out_progress_init(&prog.pg, stderr, !isnan(a.progress_s) ? a.progress_s
+                                        : a.quiet ? 0 : OUT_PROGRESS_DEFAULT_S);
     out_provenance prov;
     cli_provenance(&prov, "run", a.sets, a.n_sets);
     run_options opt = { .out_dir = out_dir, .interrupt = &cli_interrupted,
-                        .on_progress = prog.pg.active ? on_progress : NULL, .hook_ctx = &prog,
+                        .on_progress = prog.pg.active ? on_progress : NULL,
+                        .on_metrics = prog.pg.active ? on_metrics : NULL, .hook_ctx = &prog,
                         .provenance = &prov,
                         .threads = a.threads ? a.threads : -cli_cores() };
     run_result res;
@@ -301,7 +374,7 @@ int cli_run(int argc, char **argv)
 int cli_validate(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_args_parse("validate", argc, argv, CLI_OPT_QUIET | CLI_OPT_FILES, &a);
+    int rc = cli_args_parse("validate", argc, argv, CLI_OPT_FILES, &a);
     if (rc >= 0) {
         cli_args_fini(&a);
         return rc;

@@ -8,6 +8,7 @@
 #include "swp.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,10 @@ static int sweep_ranked(const swp_spec *sp, const swp_exec_options *eo_, int qui
         }
         return 2;
     }
+    if (plan.n_skipped && rank == 0)
+        fprintf(stderr, "%sdtsim sweep: note: --keep-going: %zu of %zu grid points skipped "
+                "(listed in %s/sweep.json); %zu runs planned\n", plan.skipped, plan.n_skipped,
+                plan.n_points, eo.out_dir, plan.n_runs);
     cli_interrupt_install();
     swp_exec_result xr;
     int rc = 0;
@@ -149,9 +154,10 @@ int cli_sweep(int argc, char **argv)
     static const char *sets[MAX_ARGS + 1];
     char seed_set[64] = "", out_buf[4096], m[512];
     swp_spec spec = { .axes = axes, .sets = sets, .replicates = 1 };
-    swp_exec_options eo = { .jobs = count_cores(), .shard_k = 1, .shard_n = 1, .progress = 1,
+    swp_exec_options eo = { .jobs = count_cores(), .shard_k = 1, .shard_n = 1,
                             .interrupt = &cli_interrupted };
     int quiet = 0;
+    double progress_s = NAN;
     size_t n_sets = 0;
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
@@ -211,7 +217,14 @@ int cli_sweep(int argc, char **argv)
             i++;
         } else if (strcmp(s, "--quiet") == 0) {
             quiet = 1;
-            eo.progress = 0;
+        } else if (strcmp(s, "--progress") == 0) {
+            if (cli_parse_progress(val, &progress_s) != 0)
+                return usage_error("sweep", "--progress needs SECONDS >= 0 or \"each\"");
+            i++;
+        } else if (strcmp(s, "--keep-going") == 0) {
+            spec.keep_going = 1;
+        } else if (strcmp(s, "--force") == 0) {
+            eo.force = 1;
         } else if (cli_std_option("sweep", s) == 0) {
             return 0;
         } else if (s[0] == '-' && s[1] != '\0') {
@@ -225,6 +238,8 @@ int cli_sweep(int argc, char **argv)
     }
     if (!spec.scenario)
         return usage_error("sweep", "no scenario file given");
+    /* --quiet turns the default progress off; an explicit --progress wins */
+    eo.progress_s = !isnan(progress_s) ? progress_s : quiet ? 0 : OUT_PROGRESS_DEFAULT_S;
     if (seed_set[0])
         sets[n_sets++] = seed_set;
     spec.n_sets = n_sets;

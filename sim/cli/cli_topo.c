@@ -107,6 +107,8 @@ int cli_topo(int argc, char **argv)
         if ((dot ? topo_write_dot(g, s.path, stdout) : topo_write_csv(g, stdout)) != 0
             || cli_close_stdout() != 0)
             rc = 1;
+    } else if (a.out && a.quiet) {
+        rc = write_graph_file(g, a.out, dot, s.path);
     } else if (topo_compute_stats(g, &st) != 0) {
         fprintf(stderr, "%s: error: out of memory\n", s.path);
         rc = 1;

@@ -43,6 +43,10 @@ typedef struct out_rundir out_rundir;
  * the run files, summary.csv, plots/ and hidden names). */
 out_rundir *out_rundir_begin(const char *dir, char *err, size_t err_size);
 const char *out_rundir_path(const out_rundir *d);
+/* Whether dir holds files of a previous run (the run files, summary.csv or
+ * plots/): 1 with their names, comma-separated, in what (cut to size); 0
+ * when dir is absent or holds none of them. */
+int         out_rundir_previous(const char *dir, char *what, size_t size);
 /* Puts the written folder in place (the old one is removed) and unlocks;
  * frees d.  -1 with err set when the swap failed. */
 int         out_rundir_commit(out_rundir *d, char *err, size_t err_size);
@@ -103,20 +107,36 @@ void out_fmt_double(FILE *f, double v);
 
 /* ---- progress line ---- */
 
-/* A line on a terminal redrawn in place.  Inactive (every call does
- * nothing) unless enabled and f is a terminal. */
+/* Progress on a stream (stderr): on a terminal one line redrawn in place;
+ * elsewhere (a log file, a pipe, a Slurm log) one whole line every period
+ * seconds of wall time; or, in the "each" mode, one whole line at every
+ * event the caller reports, whatever the stream (for tests: no wall time
+ * decides what is printed). */
+#define OUT_PROGRESS_EACH (-1.0)
+#define OUT_PROGRESS_DEFAULT_S 60.0
 typedef struct out_progress {
     FILE  *f;
     int    active;
-    double t0, last;   /* wall seconds: start, last redraw (-1: none) */
+    int    mode;       /* 0 redraw (a terminal), 1 a line per period, 2 each */
+    double period;     /* mode 1: wall seconds between lines */
+    double t0, last;   /* wall seconds: start, last line or redraw (-1: none) */
     size_t width;      /* characters of the line on screen */
 } out_progress;
 
-void   out_progress_init(out_progress *p, FILE *f, int enabled);
-/* Redraws with the printf-formatted text (at most 255 characters); skipped
- * when the last redraw was less than 0.2 s ago, unless force. */
-void   out_progress_draw(out_progress *p, int force, const char *fmt, ...)
+/* period_s: 0 off (every call does nothing); > 0 on a terminal redrawn at
+ * most five times a second, elsewhere a line every period_s; OUT_PROGRESS_EACH
+ * a line per event, whatever f is. */
+void   out_progress_init(out_progress *p, FILE *f, double period_s);
+/* The printf-formatted text (at most 255 characters).  event: the caller
+ * reached a point worth a line (an evaluation, a finished run): redrawn on
+ * a terminal at once, printed in the "each" mode; a call without one is
+ * redrawn when the last redraw was 0.2 s ago or more, or printed as a line
+ * when the last line (or the start) was period seconds ago or more. */
+void   out_progress_draw(out_progress *p, int event, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Whether a call of out_progress_draw now would print (so callers can
+ * skip the formatting). */
+int    out_progress_due(const out_progress *p, int event);
 /* Clears the line, so what is printed next starts on a clean line. */
 void   out_progress_end(out_progress *p);
 /* Wall seconds since out_progress_init. */

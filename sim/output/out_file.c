@@ -158,6 +158,30 @@ static int ours(const char *name)
     return name[0] == '.';
 }
 
+int out_rundir_previous(const char *dir, char *what, size_t size)
+{
+    struct dirent **list;
+    int n_list = scandir(dir, &list, NULL, alphasort);   /* sorted: a stable message */
+    if (n_list < 0)
+        return 0;
+    size_t len = 0;
+    int found = 0;
+    what[0] = '\0';
+    for (int i = 0; i < n_list; i++) {
+        const char *name = list[i]->d_name;
+        if (name[0] != '.' && ours(name)) {
+            found = 1;
+            int n = len < size ? snprintf(what + len, size - len, "%s%s%s", len ? ", " : "",
+                                          name, strcmp(name, "plots") == 0 ? "/" : "") : 0;
+            if (n > 0)
+                len += (size_t)n;
+        }
+        free(list[i]);
+    }
+    free(list);
+    return found;
+}
+
 /* Checks what the old folder holds and removes the work folders of
  * writers that died (".BASE.tmp.PID" of a process that no longer exists). */
 static int inspect(out_rundir *d, const char *parent, const char *base, char *err, size_t es)

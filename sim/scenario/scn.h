@@ -26,6 +26,18 @@ typedef struct scn_error {
     char msg[1024];
 } scn_error;
 
+/* A profile of the timing-only model (model.profile): a standard network's
+ * parameter count and forward FLOPs per sample (2 per multiply-accumulate);
+ * a step costs 3 x forward_flops per sample.  Indexed like the names of
+ * `dtsim list profiles`; the sources are in scn_names.c and docs/models.md. */
+typedef struct scn_model_profile {
+    const char *name;
+    double params;
+    double forward_flops;
+} scn_model_profile;
+#define SCN_N_PROFILES 5
+extern const scn_model_profile scn_model_profiles[SCN_N_PROFILES];
+
 /* Where the data comes from (data.kind).  The scenario declares it: each
  * kind picks one loader of models/datasets/ (fashion-mnist is idx with the
  * standard file names in a directory), so no data module owns the list. */
@@ -250,7 +262,10 @@ typedef struct scn_scenario {
     const char *model;       /* the kind's name (static), for messages and
                                 output only */
     double l2;               /* >= 0 (default 1e-4); 0 for "none" */
-    double model_message_bytes;  /* "none": bytes of one model message, > 0; else 0 */
+    double model_message_bytes;  /* "none": bytes of one model message, > 0 (given,
+                                or params x bytes_per_param); else 0 */
+    double model_params;     /* "none": model.params, or the profile's; else 0 */
+    const char *model_profile; /* "none": the model.profile's name (static); else NULL */
     double model_flops_per_sample; /* "none": FLOPs of one sample's step for
                                 flops_per_s, > 0; 0 when absent or another kind */
     size_t model_hidden[8];  /* mlp: hidden widths, input side first */

@@ -59,10 +59,11 @@ extern const char *const scn_i_noise_names[], *const scn_i_slow_kind_names[],
     *const scn_i_fault_kind_names[], *const scn_i_jitter_names[],
     *const scn_i_discipline_names[], *const scn_i_step_policy_names[],
     *const scn_i_msg_policy_names[], *const scn_i_rejoin_names[],
-    *const scn_i_data_kind_names[], *const scn_i_model_names[];
+    *const scn_i_data_kind_names[], *const scn_i_model_names[],
+    *const scn_i_profile_names[];
 /* one line per name, indexed alike (`dtsim list`, scn_keys.c) */
 extern const char *const scn_i_noise_help[], *const scn_i_discipline_help[],
-    *const scn_i_data_kind_help[], *const scn_i_model_help[];
+    *const scn_i_data_kind_help[], *const scn_i_model_help[], *const scn_i_profile_help[];
 
 /* scn_select.c: "nodes" (numbers and ranges "a-b") or a seeded "fraction"
  * of obj at ptr into a sorted list (*nodes NULL: every node, when

@@ -15,9 +15,10 @@
 int scn_i_v_model(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"kind", "l2", "hidden", "activation", "message_bytes",
-                                       "flops_per_sample", NULL};
+                                       "params", "profile", "flops_per_sample", NULL};
     static const char *const plain_keys[] = {"kind", "l2", NULL};
-    static const char *const none_keys[] = {"kind", "message_bytes", "flops_per_sample", NULL};
+    static const char *const none_keys[] = {"kind", "message_bytes", "params", "profile",
+                                            "flops_per_sample", NULL};
     const char *const *kinds = scn_i_model_names, *const *acts = mdl_activation_name_list;
     char p[PTR_MAX], kp[PTR_MAX], ep[PTR_MAX];
     const char *kind = "softmax", *act = "relu";
@@ -36,14 +37,51 @@ int scn_i_v_model(scn_ctx *c, json_t *root, scn_scenario *s)
     if (!s->model_type) {
         /* Timing only: no parameters, so the FLOPs of a sample are the
          * scenario's (flops_per_sample) or there are none. */
-        int has_flops = 0;
+        int has_flops = 0, has_bytes = 0, has_params = 0, has_profile = 0;
+        const char *profile = NULL;
         s->l2 = 0;
         if (scn_i_kind_keys(c, o, p, none_keys, "kind", kind) ||
-            scn_i_need_key(c, o, p, "message_bytes", "for kind \"none\"") ||
-            scn_i_opt_num(c, o, p, "message_bytes", GT0, &s->model_message_bytes, NULL) ||
+            scn_i_opt_num(c, o, p, "message_bytes", GT0, &s->model_message_bytes, &has_bytes) ||
+            scn_i_opt_num(c, o, p, "params", GT0, &s->model_params, &has_params) ||
+            scn_i_opt_str(c, o, p, "profile", &profile, &has_profile) ||
             scn_i_opt_num(c, o, p, "flops_per_sample", GT0, &s->model_flops_per_sample,
                           &has_flops))
             return -1;
+        /* the message size from exactly one of three keys; a profile
+         * gives the FLOPs too, so it takes no flops_per_sample (decision:
+         * an error rather than a silent override, docs/models.md) */
+        if (has_bytes + has_params + has_profile == 0)
+            return scn_i_fail(c, p[0] ? p : "/model", "missing required key "
+                              "\"message_bytes\", \"params\" or \"profile\" for kind "
+                              "\"none\"");
+        if (has_bytes + has_params + has_profile > 1) {
+            scn_i_ptr_key(ep, p, has_profile ? "profile" : "params");
+            return scn_i_fail(c, ep, "excludes \"%s\": give one of message_bytes, params "
+                              "or profile", has_bytes ? "message_bytes" : "params");
+        }
+        if (has_params && (s->model_params != floor(s->model_params) || s->model_params > 1e15)) {
+            scn_i_ptr_key(ep, p, "params");
+            return scn_i_fail(c, ep, "must be a whole number from 1 to 1e15, got %.17g",
+                              s->model_params);
+        }
+        if (has_profile) {
+            scn_i_ptr_key(ep, p, "profile");
+            if ((k = scn_i_lookup(c, ep, "profile", profile, scn_i_profile_names)) < 0)
+                return -1;
+            if (has_flops) {
+                scn_i_ptr_key(ep, p, "flops_per_sample");
+                return scn_i_fail(c, ep, "not with \"profile\", which gives it (%s: %.6g "
+                                  "FLOPs per sample); give params and flops_per_sample instead "
+                                  "of a profile", scn_model_profiles[k].name,
+                                  3 * scn_model_profiles[k].forward_flops);
+            }
+            s->model_profile = scn_model_profiles[k].name;
+            s->model_params = scn_model_profiles[k].params;
+            s->model_flops_per_sample = 3 * scn_model_profiles[k].forward_flops;
+            has_flops = 1;
+        }
+        if (!has_bytes)
+            s->model_message_bytes = s->model_params * s->bytes_per_param;
         if (!has_flops && s->flops_per_s > 0)
             return scn_i_fail(c, "/compute/flops_per_s", "model \"none\" has no FLOPs; give "
                               "\"step_time_s\" or model.flops_per_sample");

@@ -117,7 +117,43 @@ const char *const scn_i_model_help[] = {
     "binary logistic regression, labels 0/1",
     "multilayer perceptron: hidden ReLU or tanh layers, softmax output",
     "least squares regression on real targets",
-    "timing only: no parameters, messages of model.message_bytes",
+    "timing only: no parameters, messages of model.message_bytes, model.params x "
+    "bytes_per_param or a model.profile",
+    NULL,
+};
+
+/* The timing-only model's profiles (model.profile, docs/models.md): the
+ * parameter count (message bytes = params x network.bytes_per_param) and
+ * the forward FLOPs of one sample (2 per multiply-accumulate); a step
+ * costs three forwards (backward ~ 2 x forward).  Sources: torchvision's
+ * model cards (num_params, and GFLOPS, which count multiply-accumulates at
+ * 224 x 224) for the CNNs; for the transformers the Hugging Face
+ * checkpoints' parameter counts and Kaplan et al. 2020 (Table 1): forward
+ * FLOPs per token 2 N + 2 n_layer n_ctx d_model, N = 12 n_layer d_model^2,
+ * times the tokens of a sample (the embeddings and the output projection
+ * left out, as there). */
+const scn_model_profile scn_model_profiles[SCN_N_PROFILES] = {
+    { "resnet18", 11689512, 2 * 1.81e9 },
+    { "resnet50", 25557032, 2 * 4.09e9 },
+    { "vgg16", 138357544, 2 * 15.47e9 },
+    /* n_layer 12, d_model 768, 128 tokens: (2 * 84934656 + 2 * 12 * 128 * 768) * 128 */
+    { "bert-base", 109482240, 22045261824.0 },
+    /* n_layer 12, d_model 768, 1024 tokens: (2 * 84934656 + 2 * 12 * 1024 * 768) * 1024 */
+    { "gpt2-small", 124439808, 193273528320.0 },
+};
+const char *const scn_i_profile_names[] = {"resnet18", "resnet50", "vgg16", "bert-base",
+                                           "gpt2-small", NULL};
+const char *const scn_i_profile_help[] = {
+    "ResNet-18, 224x224 (He et al. 2016; torchvision): 11689512 parameters, 1.086e10 FLOPs "
+    "per sample (3 x 3.62e9)",
+    "ResNet-50, 224x224 (He et al. 2016; torchvision): 25557032 parameters, 2.454e10 FLOPs "
+    "per sample (3 x 8.18e9)",
+    "VGG-16, 224x224 (Simonyan and Zisserman 2015; torchvision): 138357544 parameters, "
+    "9.282e10 FLOPs per sample (3 x 3.094e10)",
+    "BERT-base, 128 tokens (Devlin et al. 2019; bert-base-uncased): 109482240 parameters, "
+    "6.614e10 FLOPs per sample (3 x 2.205e10)",
+    "GPT-2 small, 1024 tokens (Radford et al. 2019; gpt2): 124439808 parameters, 5.798e11 "
+    "FLOPs per sample (3 x 1.933e11)",
     NULL,
 };
 

@@ -148,8 +148,15 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
         return root;
     scn_i_add(o, "kind", json_string(s->model_type ? s->model_type->name : "none"), oom);
     if (!s->model_type) {
-        scn_i_add(o, "message_bytes", json_real(s->model_message_bytes), oom);
-        if (s->model_flops_per_sample > 0)
+        /* the size as given: a profile, params, or message_bytes (a profile
+         * implies its FLOPs, which are then not repeated) */
+        if (s->model_profile)
+            scn_i_add(o, "profile", json_string(s->model_profile), oom);
+        else if (s->model_params > 0)
+            scn_i_add(o, "params", json_integer((json_int_t)s->model_params), oom);
+        else
+            scn_i_add(o, "message_bytes", json_real(s->model_message_bytes), oom);
+        if (s->model_flops_per_sample > 0 && !s->model_profile)
             scn_i_add(o, "flops_per_sample", json_real(s->model_flops_per_sample), oom);
     } else {
         scn_i_add(o, "l2", json_real(s->l2), oom);

@@ -40,6 +40,10 @@ typedef struct swp_spec {
     const swp_axis_arg *axes;
     size_t      n_axes;
     int         replicates;            /* >= 1 */
+    /* 1: a grid point that fails validation is left out of the plan (and
+     * listed in sweep.json's "skipped" and swp_plan.skipped) instead of
+     * failing the plan; every point failing still fails it. */
+    int         keep_going;
     /* The binary's commit and the invocation, for sweep.json's
      * "git_commit", runs.csv's git_commit column (hence sweep.csv's and
      * summary.csv's) and each run's run.json; NULL: "unknown". */
@@ -63,6 +67,9 @@ typedef struct swp_plan {
     size_t   n_runs;
     char    *manifest;     /* sweep.json text */
     char    *runs_csv;     /* runs.csv text */
+    size_t   n_skipped;    /* grid points left out by keep_going */
+    char    *skipped;      /* their messages, one or more lines each, each
+                              ending in a newline; NULL when none */
 } swp_plan;
 
 /* Parses the axes, expands the grid (first axis slowest; the --zip axes
@@ -87,7 +94,11 @@ typedef struct swp_exec_options {
     int   threads;         /* of each run's model math (run_options.threads, so
                               -N: up to N when a step is worth it) */
     int   shard_k, shard_n;/* run the runs with index % n == k - 1; 1/1: all */
-    int   progress;        /* draw the progress line when stderr is a terminal */
+    int   force;           /* accept a folder made by another binary (docs/sweeps.md) */
+    double progress_s;     /* out_progress_init's period: 0 no progress, > 0 a
+                              line redrawn on a terminal, else one every
+                              progress_s of wall time; OUT_PROGRESS_EACH a
+                              line per finished run */
     const volatile sig_atomic_t *interrupt;  /* set by a SIGINT handler */
 } swp_exec_options;
 

@@ -66,7 +66,7 @@ static void part_path(char *buf, size_t size, const char *dir, long pid, const c
 
 /* A run folder is complete when it exists under its final name with the
  * files the worker writes before the rename. */
-static int run_complete(const char *dir, const char *name)
+int swp_i_complete(const char *dir, const char *name)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/runs/%s/run.json", dir, name);
@@ -123,29 +123,32 @@ static void remove_stale_parts(const char *dir, const char *host)
     closedir(d);
 }
 
-/* sweep.json and runs.csv: written when absent, else they must match. */
-static int ensure_file(const char *dir, const char *name, const char *text, char *err, size_t es)
+/* The text of DIR/NAME (NULL when absent or unreadable). */
+static char *read_text(const char *dir, const char *name)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/%s", dir, name);
     FILE *f = fopen(p, "rb");
-    if (f) {
-        size_t len = strlen(text), i = 0;
-        int c, same = 1;
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream(&buf, &size);
+    int c;
+    if (m) {
         while ((c = fgetc(f)) != EOF)
-            if (i >= len || (unsigned char)text[i++] != c) {
-                same = 0;
-                break;
-            }
-        fclose(f);
-        if (same && i == len)
-            return 0;
-        snprintf(err, es, "%s: error: %s holds a different sweep (scenario, --set, --grid, "
-                 "--zip, --replicates, dtsim version, git commit or CBLAS differ); choose another -o "
-                 "or remove it",
-                 p, dir);
-        return -1;
+            fputc(c, m);
+        if (fclose(m) != 0) {
+            free(buf);
+            buf = NULL;
+        }
     }
+    fclose(f);
+    return buf;
+}
+
+static int write_text(const char *dir, const char *name, const char *text, char *err, size_t es)
+{
     out_file *o = out_file_open(dir, name, err, es);
     if (!o)
         return -1;
@@ -267,7 +270,7 @@ int swp_i_run_one(const swp_spec *spec, const swp_plan *pl, const swp_run *run,
         int e = errno;
         rm_tree(part);
         /* another process (a second sweep on a shared folder) won */
-        if ((e == EEXIST || e == ENOTEMPTY) && run_complete(dir, run->name))
+        if ((e == EEXIST || e == ENOTEMPTY) && swp_i_complete(dir, run->name))
             rc = 0;
         else
             fprintf(stderr, "%s: error: cannot rename to %s: %s\n", part, final, strerror(e));
@@ -289,16 +292,31 @@ out_free:
     return rc;
 }
 
-/* Creates DIR/runs, writes or checks sweep.json and runs.csv and removes
- * this host's dead workers' folders; host receives this host's name. */
-int swp_i_prepare_dir(const swp_plan *pl, const char *dir, char *host, size_t host_size,
-                      char *err, size_t es)
+int swp_i_prepare_dir(const swp_spec *spec, const swp_plan *pl, const char *dir, int force,
+                      char *host, size_t host_size, char *err, size_t es)
 {
     char runs[4096];
     snprintf(runs, sizeof runs, "%s/runs", dir);
-    if (out_mkdirs(runs, err, es) != 0
-        || ensure_file(dir, "sweep.json", pl->manifest, err, es) != 0
-        || ensure_file(dir, "runs.csv", pl->runs_csv, err, es) != 0)
+    if (out_mkdirs(runs, err, es) != 0)
+        return -1;
+    char *old = read_text(dir, "sweep.json"), *old_runs = old ? read_text(dir, "runs.csv") : NULL;
+    int rc;
+    if (!old) {
+        /* a new folder: runs.csv first, so that sweep.json marks a plan
+         * whose files are all there */
+        rc = write_text(dir, "runs.csv", pl->runs_csv, err, es) != 0
+             || write_text(dir, "sweep.json", pl->manifest, err, es) != 0 ? -1 : 0;
+    } else if (strcmp(old, pl->manifest) == 0 && old_runs && strcmp(old_runs, pl->runs_csv) == 0) {
+        swp_i_finish_adopt(pl, dir);   /* the same sweep: a resume */
+        rc = 0;
+    } else {
+        /* another plan (a larger grid, more replicates), another binary,
+         * or a runs.csv naming runs of other binaries (a forced resume) */
+        rc = swp_i_adopt(spec, pl, dir, old, force, err, es);
+    }
+    free(old);
+    free(old_runs);
+    if (rc != 0)
         return -1;
     swp_i_host_name(host, host_size);
     remove_stale_parts(dir, host);
@@ -315,7 +333,7 @@ size_t swp_i_todo(const swp_plan *pl, const char *dir, int k, int n, size_t *tod
         if (i % (size_t)n != (size_t)(k - 1))
             continue;
         res->in_shard++;
-        if (run_complete(dir, pl->runs[i].name))
+        if (swp_i_complete(dir, pl->runs[i].name))
             res->skipped++;
         else
             todo[n_todo++] = i;
@@ -356,7 +374,7 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
     const char *dir = opt->out_dir;
     char host[256];
     memset(res, 0, sizeof *res);
-    if (swp_i_prepare_dir(pl, dir, host, sizeof host, err, es) != 0)
+    if (swp_i_prepare_dir(spec, pl, dir, opt->force, host, sizeof host, err, es) != 0)
         return -1;
 
     int jobs = opt->jobs < 1 ? 1 : opt->jobs;
@@ -372,7 +390,7 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
     size_t n_todo = swp_i_todo(pl, dir, k, nshard, todo, res);
 
     out_progress pg;
-    out_progress_init(&pg, stderr, opt->progress);
+    out_progress_init(&pg, stderr, opt->progress_s);
     size_t next = 0, running = 0;
     swp_i_draw(&pg, res, running, 1);
     fflush(NULL);  /* nothing buffered may be written twice by a worker */
@@ -445,7 +463,7 @@ int swp_execute(const swp_spec *spec, const swp_plan *pl, const swp_exec_options
             running--;
             break;
         }
-        swp_i_draw(&pg, res, running, 0);
+        swp_i_draw(&pg, res, running, 1);
     }
     out_progress_end(&pg);
     free(todo);

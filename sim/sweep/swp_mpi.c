@@ -34,7 +34,7 @@ static void dispatch(const swp_plan *pl, const size_t *todo, size_t n_todo, int 
                      const swp_exec_options *opt, swp_exec_result *res)
 {
     out_progress pg;
-    out_progress_init(&pg, stderr, opt->progress);
+    out_progress_init(&pg, stderr, opt->progress_s);
     size_t next = 0, running = 0;
     int workers = size - 1;
     swp_i_draw(&pg, res, running, 1);
@@ -64,7 +64,7 @@ static void dispatch(const swp_plan *pl, const size_t *todo, size_t n_todo, int 
             workers--;
         }
         MPI_Send(&run, 1, MPI_INT, st.MPI_SOURCE, TAG_RUN, MPI_COMM_WORLD);
-        swp_i_draw(&pg, res, running, 0);
+        swp_i_draw(&pg, res, running, msg[0] >= 0);
     }
     out_progress_end(&pg);
 }
@@ -91,7 +91,7 @@ int swp_execute_mpi(const swp_spec *spec, const swp_plan *pl, const swp_exec_opt
     char host[256];
     int ok = 1;
     memset(res, 0, sizeof *res);
-    if (rank == 0 && swp_i_prepare_dir(pl, dir, host, sizeof host, err, es) != 0)
+    if (rank == 0 && swp_i_prepare_dir(spec, pl, dir, opt->force, host, sizeof host, err, es) != 0)
         ok = 0;
     /* the folder exists (or is refused) before any rank writes into it */
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE  /* open_memstream is POSIX 2008; strdup, strndup */
 #include "swp.h"
+#include "swp_internal.h"
 #include "out.h"
 #include "run.h"
 #include "scn.h"
@@ -216,7 +217,8 @@ out_free:
     return rc;
 }
 
-static int render(const swp_spec *spec, swp_plan *pl, const axis *ax, const char *base_json)
+static int render(const swp_spec *spec, swp_plan *pl, const axis *ax, const char *base_json,
+                  const char *const *bad)
 {
     size_t size;
     FILE *f = open_memstream(&pl->manifest, &size);
@@ -247,14 +249,41 @@ static int render(const swp_spec *spec, swp_plan *pl, const axis *ax, const char
     out_json_end_array(&j);
     out_json_int(&j, "replicates", spec->replicates);
     out_json_int(&j, "runs", (int64_t)pl->n_runs);
+    if (pl->n_skipped) {
+        /* --keep-going: the points left out, with the first line of their
+         * error (absent without any, so that sweep.json is as before) */
+        out_json_begin_array(&j, "skipped");
+        for (size_t p = 0; p < pl->n_points; p++) {
+            if (!bad[p])
+                continue;
+            out_json_begin_object(&j, NULL);
+            out_json_begin_object(&j, "point");
+            for (size_t k = 0; k < pl->n_params; k++)
+                out_json_string(&j, pl->param_path[k], pl->point_value[p][k]);
+            out_json_end_object(&j);
+            char line[1024];
+            snprintf(line, sizeof line, "%.*s", (int)strcspn(bad[p], "\n"), bad[p]);
+            out_json_string(&j, "error", line);
+            out_json_end_object(&j);
+        }
+        out_json_end_array(&j);
+    }
     out_json_end_object(&j);
     out_json_finish(&j);
     if (fclose(f) != 0)
         return -1;
 
-    f = open_memstream(&pl->runs_csv, &size);
+    return (pl->runs_csv = swp_i_render_runs(pl, NULL, out_provenance_commit(spec->provenance)))
+           ? 0 : -1;
+}
+
+char *swp_i_render_runs(const swp_plan *pl, const char *const *commits, const char *commit)
+{
+    char *text = NULL;
+    size_t size;
+    FILE *f = open_memstream(&text, &size);
     if (!f)
-        return -1;
+        return NULL;
     fputs("run,name", f);
     for (size_t k = 0; k < pl->n_params; k++) {
         fputc(',', f);
@@ -269,10 +298,14 @@ static int render(const swp_spec *spec, swp_plan *pl, const axis *ax, const char
             out_csv_field(f, pl->point_value[r->point][k]);
         }
         fprintf(f, ",%d,%llu,", r->replicate, (unsigned long long)r->seed);
-        out_csv_field(f, out_provenance_commit(spec->provenance));
+        out_csv_field(f, commits && commits[i] ? commits[i] : commit);
         fputc('\n', f);
     }
-    return fclose(f) != 0 ? -1 : 0;
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 int swp_plan_build(const swp_spec *spec, swp_plan *pl, char *err, size_t es)
@@ -280,6 +313,8 @@ int swp_plan_build(const swp_spec *spec, swp_plan *pl, char *err, size_t es)
     memset(pl, 0, sizeof *pl);
     axis *ax = calloc(spec->n_axes ? spec->n_axes : 1, sizeof *ax);
     uint64_t *seeds = NULL;
+    char **bad = NULL;       /* keep_going: each bad point's message */
+    size_t *good = NULL;     /* the points planned, in grid order */
     scn_scenario base;
     scn_error se;
     int rc = -1, have_base = 0;
@@ -370,20 +405,48 @@ int swp_plan_build(const swp_spec *spec, swp_plan *pl, char *err, size_t es)
         goto out_free;
     }
     have_base = 1;
-    if (!(seeds = malloc(pl->n_points * sizeof *seeds)))
+    if (!(seeds = malloc(pl->n_points * sizeof *seeds))
+        || !(bad = calloc(pl->n_points, sizeof *bad))
+        || !(good = malloc(pl->n_points * sizeof *good)))
         goto out_oom;
-    for (size_t p = 0; p < pl->n_points; p++)
-        if (check_point(spec, pl, ax, p, &seeds[p], err, es) != 0)
+    size_t n_good = 0;
+    for (size_t p = 0; p < pl->n_points; p++) {
+        if (check_point(spec, pl, ax, p, &seeds[p], err, es) == 0) {
+            good[n_good++] = p;
+            continue;
+        }
+        if (!spec->keep_going)
             goto out_free;
+        if (!(bad[p] = strdup(err)))
+            goto out_oom;
+        pl->n_skipped++;
+    }
+    if (pl->n_skipped) {
+        size_t size;
+        FILE *m = open_memstream(&pl->skipped, &size);
+        if (!m)
+            goto out_oom;
+        for (size_t p = 0; p < pl->n_points; p++)
+            if (bad[p])
+                fprintf(m, "%s\ndtsim sweep: note: --keep-going: this grid point is "
+                        "skipped\n", bad[p]);
+        if (fclose(m) != 0)
+            goto out_oom;
+    }
+    if (n_good == 0) {
+        snprintf(err, es, "%sdtsim sweep: error: every grid point failed validation "
+                 "(%zu of %zu)", pl->skipped ? pl->skipped : "", pl->n_skipped, pl->n_points);
+        goto out_free;
+    }
 
-    pl->n_runs = pl->n_points * (size_t)spec->replicates;
+    pl->n_runs = n_good * (size_t)spec->replicates;
     if (!(pl->runs = calloc(pl->n_runs, sizeof *pl->runs)))
         goto out_oom;
     int width = digits(pl->n_runs - 1) < 3 ? 3 : digits(pl->n_runs - 1);
     for (size_t i = 0; i < pl->n_runs; i++) {
         swp_run *r = &pl->runs[i];
         r->index = i;
-        r->point = i / (size_t)spec->replicates;
+        r->point = good[i / (size_t)spec->replicates];
         r->replicate = (int)(i % (size_t)spec->replicates);
         r->seed = swp_replicate_seed(seeds[r->point], r->replicate);
         char name[NAME_MAX_TEXT + 64], text[NAME_MAX_TEXT + 1] = "";
@@ -400,7 +463,7 @@ int swp_plan_build(const swp_spec *spec, swp_plan *pl, char *err, size_t es)
         if (!(r->name = strdup(name)))
             goto out_oom;
     }
-    if (render(spec, pl, ax, base.resolved_json) != 0)
+    if (render(spec, pl, ax, base.resolved_json, (const char *const *)bad) != 0)
         goto out_oom;
     rc = 0;
     goto out_free;
@@ -411,6 +474,10 @@ out_free:
     if (have_base)
         scn_fini(&base);
     free(seeds);
+    for (size_t p = 0; bad && p < pl->n_points; p++)
+        free(bad[p]);
+    free(bad);
+    free(good);
     axes_free(ax, spec->n_axes);
     if (rc != 0)
         swp_plan_fini(pl);
@@ -433,5 +500,6 @@ void swp_plan_fini(swp_plan *pl)
     free(pl->param_path);
     free(pl->manifest);
     free(pl->runs_csv);
+    free(pl->skipped);
     memset(pl, 0, sizeof *pl);
 }
