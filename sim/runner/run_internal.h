@@ -146,6 +146,11 @@ int run_i_flood(run_sim *r);
  * steps in all. */
 int run_i_check_work(const run_sim *r, scn_error *err);
 
+/* The topology statistics of run.json (run_topo.c): bounded or full as
+ * output.topology_stats says, through the cache in cache_dir (NULL: none).
+ * 0, or -1 out of memory. */
+int run_i_topo_stats(const run_sim *r, const char *cache_dir, topo_stats *st);
+
 /* run_eval.c: the metrics.csv row of the average model now (evaluate),
  * writing it and node_metrics.csv (record), and whether a row is no
  * longer finite (metrics_diverged: 1, with r->diverged set). */

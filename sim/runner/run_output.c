@@ -96,6 +96,7 @@ int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_string(&j, "mixing", topo_mixing_name(r->g->mixing));
     out_json_number(&j, "lazy_alpha", r->g->lazy_alpha);
     out_json_bool(&j, "symmetric", r->g->symmetric);
+    out_json_string(&j, "statistics", res->topo.bounded ? "bounded" : "full");
     out_json_string(&j, "spectral_solver", res->topo.solver ? res->topo.solver : "dense");
     if (res->topo.spectral_ok) {
         out_json_number(&j, "lambda2", res->topo.lambda2);
