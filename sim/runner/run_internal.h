@@ -139,6 +139,9 @@ int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error 
  * the memory limit less the run's estimate, at least limit / 8; 0 for no
  * bound when the limit is unknown). */
 double run_i_queue_bound(const run_sim *r, size_t P);
+/* The memory estimate of the whole run as the check counts it (run.json's
+ * memory_estimate_bytes), in bytes. */
+double run_i_memory_estimate(const run_sim *r);
 /* run_watch.c: STOP_FLOOD (r->stuck set) once the messages in flight
  * passed their bound (cl_set_message_bound). */
 int run_i_flood(run_sim *r);

@@ -82,6 +82,7 @@ int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_int(&j, "threads", res->threads);
     out_json_number(&j, "math_cpu_s", res->math_cpu_s);
     out_json_int(&j, "n_params", (int64_t)res->n_params);
+    out_json_number(&j, "memory_estimate_bytes", run_i_memory_estimate(r));
     out_json_begin_object(&j, "topology");
     out_json_string(&j, "kind", r->s->topology);
     out_json_int(&j, "nodes", res->topo.n);
