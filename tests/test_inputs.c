@@ -160,10 +160,11 @@ START_TEST(test_schedule_rounds)
     fclose(f);
     put("sk.json", "{\"nodes\": 2000, \"topology\": {\"kind\": \"ring\"}, \"model\": {\"kind\": "
         "\"none\", \"message_bytes\": 100}, \"algorithm\": {\"name\": \"sgp\", \"graph\": "
-        "\"file\", \"graph_file\": \"s1k.txt\"}, \"limits\": {\"memory_bytes\": 9e7},"
+        "\"file\", \"graph_file\": \"s1k.txt\"}, \"limits\": {\"memory_bytes\": 6e7},"
         " \"stop\": {\"steps\": 5}}\n");
-    expect(2, "sk.json: error: this run needs about 98.4 MB of memory (data 737 KB, per-node "
-              "state 49.2 MB, topology 256 KB, sgp's own 48.3 MB), more than the limit of 90 MB "
+    expect(2, "sk.json: error: this run needs about 64.2 MB of memory (process 12.6 MB, data "
+              "0 B, per-node state 3.07 MB, topology 256 KB, sgp's own 48.3 MB), more than the "
+              "limit of 60 MB "
               "(limits.memory_bytes); lower the size, set limits.memory_bytes, or run with "
               "--force\n", BIN " validate sk.json");
     remove_tmp();

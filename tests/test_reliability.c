@@ -135,12 +135,14 @@ static const absurd cases[] = {
                                     "100000000000")},
     /* memory */
     {{"limits.memory_bytes=0"}, E("/limits/memory_bytes: error: must be > 0, got 0")},
-    {{"limits.memory_bytes=1000"}, E("error: this run needs about 114 KB of memory (data 15.4 "
-        "KB, per-node state 98.3 KB, topology 512 B), more than the limit of 1 KB "
+    {{"limits.memory_bytes=1000"}, E("error: this run needs about 12.6 MB of memory (process "
+        "12.6 MB, data 15.4 KB, per-node state 6.14 KB, topology 512 B), more than the limit of "
+        "1 KB "
         "(limits.memory_bytes); lower the size, set limits.memory_bytes, or run with --force")},
     {{"model.kind=mlp", "model.hidden=[1000,1000]", "limits.memory_bytes=1e8"},
-     E("error: this run needs about 129 MB of memory (models 4 nodes x 1008002 parameters x 4 "
-       "copies = 129 MB, data 17.4 KB, per-node state 98.3 KB, topology 256 B), more than the "
+     E("error: this run needs about 142 MB of memory (process 12.6 MB, models 4 nodes x 1008002 "
+       "parameters x 4 copies = 129 MB, data 13.6 KB, per-node state 6.14 KB, topology 256 B), "
+       "more than the "
        "limit of 100 MB (limits.memory_bytes); lower the size, set limits.memory_bytes, or run "
        "with --force")},
     {{"limits.memory_bytes=1000", "limits.check_memory=false"}, .status = RUN_OK,

@@ -101,7 +101,9 @@ typedef struct topo_stats {
                              lambda2 and spectral_gap are then 0, unread */
     double lambda2;       /* second-largest eigenvalue modulus of W */
     double spectral_gap;  /* 1 - lambda2 */
-    const char *solver;   /* "dense" or "arpack" (static string) */
+    const char *solver;   /* "dense", "arpack", or "none" when the bounded
+                             statistics did not attempt it (static string) */
+    int    bounded;       /* 1: topo_compute_stats_bounded's budgets applied */
 } topo_stats;
 
 /* The diameter takes a breadth-first search from every node, n (n + 2 edges)
@@ -133,6 +135,21 @@ void        topo_destroy(topo_graph *g);
  * ring of 10^4 nodes), with the dense solver as fallback up to
  * TOPO_DENSE_MAX.  Returns 0, or -1 when out of memory. */
 int topo_compute_stats(const topo_graph *g, topo_stats *st);
+
+/* The same within a budget that keeps a run's set-up small beside the run
+ * (a few tens of microseconds of CPU per node here; bench/RESULTS.md,
+ * "Set-up"): the diameter only up to TOPO_BOUNDED_DIAMETER_WORK BFS steps
+ * (about 0.07 s), the dense solver up to TOPO_ARPACK_MIN nodes, ARPACK
+ * above with at most TOPO_BOUNDED_ARPACK_ITERS iterations and no dense
+ * fallback up to TOPO_BOUNDED_SPECTRUM_MAX nodes, and no spectrum above
+ * (solver "none").  What it leaves out has diameter_ok / spectral_ok 0, exactly
+ * as the full statistics report what they could not compute; what it
+ * reports has the full statistics' precision (the same solvers and
+ * tolerance).  bounded is 1. */
+#define TOPO_BOUNDED_DIAMETER_WORK 1e7
+#define TOPO_BOUNDED_ARPACK_ITERS 60
+#define TOPO_BOUNDED_SPECTRUM_MAX 32768
+int topo_compute_stats_bounded(const topo_graph *g, topo_stats *st);
 
 typedef enum topo_solver { TOPO_SOLVER_AUTO = 0, TOPO_SOLVER_DENSE, TOPO_SOLVER_ARPACK } topo_solver;
 

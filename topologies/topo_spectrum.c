@@ -129,8 +129,9 @@ static igraph_error_t deflated_product(igraph_real_t *to, const igraph_real_t *f
     return IGRAPH_SUCCESS;
 }
 
-/* Returns 0, 1 when ARPACK did not converge, -1 on failure. */
-static int slem_arpack(const topo_graph *g, const double *sq, double *out)
+/* Returns 0, 1 when ARPACK did not converge, -1 on failure.  max_iter 0:
+ * the budget of the full statistics (below). */
+static int slem_arpack(const topo_graph *g, const double *sq, int max_iter, double *out)
 {
     topo_i_igraph_state previous = topo_i_enter_igraph();
     int ret = -1;
@@ -148,6 +149,8 @@ static int slem_arpack(const topo_graph *g, const double *sq, double *out)
      * whose gap is 1e-7, would need far more; it gives up after about 2 s
      * (10^4 nodes) to 8 s (10^5) and reports "not computed" */
     opt.mxiter = 5000000 / g->n < 100 ? 100 : 5000000 / g->n < 3000 ? 5000000 / g->n : 3000;
+    if (max_iter > 0)
+        opt.mxiter = max_iter;
     opt.start = 0;
     opt.tol = 1e-10;
     if (igraph_vector_init(&values, 0) != IGRAPH_SUCCESS)
@@ -175,7 +178,7 @@ out_leave:
     return ret;
 }
 
-int topo_slem(const topo_graph *g, topo_solver solver, double *out)
+static int slem(const topo_graph *g, topo_solver solver, int max_iter, double *out)
 {
     *out = 0.0;
     if (g->n <= 1)
@@ -190,15 +193,21 @@ int topo_slem(const topo_graph *g, topo_solver solver, double *out)
         solver = g->n <= TOPO_DENSE_MAX ? TOPO_SOLVER_DENSE : TOPO_SOLVER_ARPACK;
     /* ARPACK needs more than 2 nodes (nev < ncv - 1 <= n - 1) */
     int ret = solver == TOPO_SOLVER_DENSE || g->n < 3 ? slem_dense(g, sq, out)
-                                                      : slem_arpack(g, sq, out);
+                                                      : slem_arpack(g, sq, max_iter, out);
     free(sq);
     return ret;
 }
 
+int topo_slem(const topo_graph *g, topo_solver solver, double *out)
+{
+    return slem(g, solver, 0, out);
+}
+
 /* When ARPACK does not converge, spectral_ok is 0 and lambda2 and
  * spectral_gap are 0 (not NaN, which JSON cannot carry): read them only
- * when spectral_ok is 1. */
-int topo_compute_stats(const topo_graph *g, topo_stats *st)
+ * when spectral_ok is 1.  bounded: the budgets of
+ * topo_compute_stats_bounded. */
+static int compute_stats(const topo_graph *g, int bounded, topo_stats *st)
 {
     memset(st, 0, sizeof *st);
     st->n = g->n;
@@ -212,7 +221,9 @@ int topo_compute_stats(const topo_graph *g, topo_stats *st)
         if (d > st->degree_max)
             st->degree_max = d;
     }
-    if ((double)g->n * ((double)g->n + 2.0 * (double)g->n_edges) <= TOPO_DIAMETER_WORK) {
+    st->bounded = bounded;
+    if ((double)g->n * ((double)g->n + 2.0 * (double)g->n_edges)
+        <= (bounded ? TOPO_BOUNDED_DIAMETER_WORK : TOPO_DIAMETER_WORK)) {
         if (diameter(g, &st->diameter) != 0)
             return -1;
         st->diameter_ok = 1;
@@ -222,13 +233,17 @@ int topo_compute_stats(const topo_graph *g, topo_stats *st)
      * on long rings) the dense solver still gives the answer up to
      * TOPO_DENSE_MAX */
     int rc;
+    if (bounded && g->n > TOPO_BOUNDED_SPECTRUM_MAX) {
+        st->solver = "none";   /* not attempted */
+        return 0;
+    }
     if (g->n <= TOPO_ARPACK_MIN) {
         st->solver = "dense";
         rc = topo_slem(g, TOPO_SOLVER_DENSE, &st->lambda2);
     } else {
         st->solver = "arpack";
-        rc = topo_slem(g, TOPO_SOLVER_ARPACK, &st->lambda2);
-        if (rc == 1 && g->n <= TOPO_DENSE_MAX) {
+        rc = slem(g, TOPO_SOLVER_ARPACK, bounded ? TOPO_BOUNDED_ARPACK_ITERS : 0, &st->lambda2);
+        if (rc == 1 && g->n <= TOPO_DENSE_MAX && !bounded) {
             st->solver = "dense";
             rc = topo_slem(g, TOPO_SOLVER_DENSE, &st->lambda2);
         }
@@ -242,4 +257,14 @@ int topo_compute_stats(const topo_graph *g, topo_stats *st)
         st->lambda2 = 0.0;
     }
     return 0;
+}
+
+int topo_compute_stats(const topo_graph *g, topo_stats *st)
+{
+    return compute_stats(g, 0, st);
+}
+
+int topo_compute_stats_bounded(const topo_graph *g, topo_stats *st)
+{
+    return compute_stats(g, 1, st);
 }

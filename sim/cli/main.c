@@ -11,6 +11,7 @@
 
 #if DTSIM_OPENBLAS
 void openblas_set_num_threads(int n);   /* OpenBLAS's own API (cblas.h) */
+int  blas_thread_shutdown_(void);       /* exported by libopenblas, not in cblas.h */
 #endif
 
 int main(int argc, char **argv)
@@ -19,8 +20,15 @@ int main(int argc, char **argv)
     /* A simulation is one thread: the model matrices are small, a second
      * OpenBLAS thread only spins on the other core (measured: the MLP
      * scenario 46 s on one thread, 75 s with the default), and sweeps get
-     * their parallelism from worker processes. */
+     * their parallelism from worker processes (and a run's from its own
+     * pool, --threads).  One thread is not enough: the pthread build
+     * starts its workers when the library loads and each spins for about
+     * 2^28 cycles (0.1 CPU-s here) before it sleeps, whatever the number
+     * of threads set afterwards, in every process, timing-only runs too.
+     * Shutting the idle pool down ends the spin; with one thread OpenBLAS
+     * never starts it again (bench/RESULTS.md, "Fixed costs"). */
     openblas_set_num_threads(1);
+    blas_thread_shutdown_();
 #endif
     int rc = cli_dispatch(argc, argv);
     int wrc = cli_close_stdout();

@@ -105,6 +105,12 @@ void out_trace_write(FILE *f, const out_trace_row *r);
  * null in JSON. */
 void out_fmt_double(FILE *f, double v);
 
+/* The bytes of out_fmt_double written into buf (at least OUT_G10_MAX
+ * bytes), without printf where it can (out_csv.c); returns the length,
+ * no terminating NUL. */
+#define OUT_G10_MAX 32
+size_t out_fmt_g10(char *buf, double v);
+
 /* ---- progress line ---- */
 
 /* Progress on a stream (stderr): on a terminal one line redrawn in place;

@@ -6,17 +6,140 @@
 #include "out.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <math.h>
 #include <string.h>
 
+/* Powers of ten that a double holds exactly (10^0 .. 10^22). */
+static const double pow10_exact[23] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+/* Unsigned decimal digits of u into buf; returns the length. */
+static size_t put_u64(char *buf, uint64_t u)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* The ten digits of 10^9 <= m < 10^10, as two halves of five in 32-bit
+ * arithmetic. */
+static void put_10_digits(char *dig, uint64_t m)
+{
+    uint32_t hi = (uint32_t)(m / 100000u), lo = (uint32_t)(m % 100000u);
+    for (int i = 4; i >= 0; i--) {
+        dig[i] = (char)('0' + hi % 10);
+        hi /= 10;
+        dig[5 + i] = (char)('0' + lo % 10);
+        lo /= 10;
+    }
+}
+
+/* %.10g without printf for the numbers of a trace and most of a metrics
+ * file: finite, 1e-4 <= |v| < 1e10, so that %g prints them without an
+ * exponent.  v x 10^(9 - e) (e the decimal exponent of v; the power exact,
+ * so one rounding: an error under 1e-6 below 1e10) rounded to an integer
+ * m of 10 digits is the correctly rounded significand unless the product
+ * lies within 1e-5 of a half (then printf decides, as it does for every
+ * other number).  The digits of m are then laid out as %g does: the point
+ * after e + 1 digits, trailing zeros and a bare point dropped.
+ * tests/test_setup_costs.c compares it with snprintf on a million values. */
+static size_t fast_g10(char *buf, double v)
+{
+    double a = fabs(v);
+    if (!(a >= 1e-4 && a < 1e10))
+        return 0;
+    if (a >= 1 && a == (double)(uint64_t)a) {   /* an integer: its digits, exactly */
+        size_t n = 0;
+        if (signbit(v))
+            buf[n++] = '-';
+        return n + put_u64(buf + n, (uint64_t)a);
+    }
+    int e = 0;   /* 10^e <= a < 10^(e+1), -4 <= e <= 9, up to rounding */
+    if (a >= 1) {
+        while (e < 9 && a >= pow10_exact[e + 1])
+            e++;
+    } else {
+        e = -1;
+        while (e > -4 && a * pow10_exact[-e] < 1)
+            e--;
+    }
+    /* the scaled value: 10^9 <= s < 10^10 when e is right */
+    double s = a * pow10_exact[9 - e];
+    double fl = floor(s), frac = s - fl;
+    if (fabs(frac - 0.5) < 1e-5)
+        return 0;
+    uint64_t m = (uint64_t)fl + (frac > 0.5);
+    if (m < 1000000000u || m > 10000000000u)
+        return 0;   /* e was off by one (a next to a power of ten) */
+    if (m == 10000000000u) {   /* rounded up to the next power of ten */
+        m = 1000000000u;
+        if (++e > 9)
+            return 0;   /* %g turns to an exponent */
+    }
+    char dig[16];
+    put_10_digits(dig, m);
+    int nd = 10;
+    while (nd > 1 && dig[nd - 1] == '0')
+        nd--;
+    size_t n = 0;
+    if (signbit(v))
+        buf[n++] = '-';
+    if (e >= 0) {
+        for (int i = 0; i <= e; i++)
+            buf[n++] = i < nd ? dig[i] : '0';
+        if (nd > e + 1) {
+            buf[n++] = '.';
+            for (int i = e + 1; i < nd; i++)
+                buf[n++] = dig[i];
+        }
+    } else {
+        buf[n++] = '0';
+        buf[n++] = '.';
+        for (int i = 0; i < -e - 1; i++)
+            buf[n++] = '0';
+        for (int i = 0; i < nd; i++)
+            buf[n++] = dig[i];
+    }
+    return n;
+}
+
+size_t out_fmt_g10(char *buf, double v)
+{
+    if (isnan(v)) {
+        memcpy(buf, "nan", 3);
+        return 3;
+    }
+    if (isinf(v)) {
+        memcpy(buf, v > 0 ? "inf" : "-inf", v > 0 ? 3 : 4);
+        return v > 0 ? 3 : 4;
+    }
+    if (v == 0) {
+        if (signbit(v)) {
+            memcpy(buf, "-0", 2);
+            return 2;
+        }
+        buf[0] = '0';
+        return 1;
+    }
+    size_t n = fast_g10(buf, v);
+    if (n > 0)
+        return n;
+    int k = snprintf(buf, OUT_G10_MAX, "%.10g", v);
+    return k > 0 && k < OUT_G10_MAX ? (size_t)k : 0;
+}
+
 void out_fmt_double(FILE *f, double v)
 {
-    if (isnan(v))
-        fputs("nan", f);
-    else if (isinf(v))
-        fputs(v > 0 ? "inf" : "-inf", f);
-    else
-        fprintf(f, "%.10g", v);
+    char buf[OUT_G10_MAX];
+    fwrite(buf, 1, out_fmt_g10(buf, v), f);
 }
 
 void out_csv_field(FILE *f, const char *t)
@@ -91,16 +214,32 @@ void out_trace_header(FILE *f)
     fputs("node,kind,start_s,end_s,peer,bytes\n", f);
 }
 
+/* A row is laid out in a buffer and written at once (one fwrite, not
+ * eight stdio calls with two printf parses); the bytes are those of the
+ * printf version. */
 void out_trace_write(FILE *f, const out_trace_row *r)
 {
-    fprintf(f, "%d,%s,", r->node, r->kind);
-    out_fmt_double(f, r->start_s);
-    fputc(',', f);
-    out_fmt_double(f, r->end_s);
-    fputc(',', f);
+    char row[4 * OUT_G10_MAX + 64];
+    size_t n = 0, kl = strlen(r->kind);
+    if (kl > 32) {   /* kinds are short names; a long one goes through stdio */
+        fprintf(f, "%d,%s,", r->node, r->kind);
+    } else {
+        if (r->node < 0)
+            row[n++] = '-';
+        n += put_u64(row + n, r->node < 0 ? -(uint64_t)r->node : (uint64_t)r->node);
+        row[n++] = ',';
+        memcpy(row + n, r->kind, kl);
+        n += kl;
+        row[n++] = ',';
+    }
+    n += out_fmt_g10(row + n, r->start_s);
+    row[n++] = ',';
+    n += out_fmt_g10(row + n, r->end_s);
+    row[n++] = ',';
     if (r->peer >= 0)
-        fprintf(f, "%d", r->peer);
-    fputc(',', f);
-    out_fmt_double(f, r->bytes);
-    fputc('\n', f);
+        n += put_u64(row + n, (uint64_t)r->peer);
+    row[n++] = ',';
+    n += out_fmt_g10(row + n, r->bytes);
+    row[n++] = '\n';
+    fwrite(row, 1, n, f);
 }

@@ -74,6 +74,9 @@ out_file *out_file_open(const char *dir, const char *name, char *err, size_t err
         snprintf(err, err_size, "%s: error: cannot open for writing: %s", o->tmp, strerror(errno));
         goto out_free;
     }
+    /* a trace writes tens of MB: 256 KiB a write(2) instead of 4 KiB
+     * (stdio allocates the buffer and frees it at fclose) */
+    setvbuf(o->f, NULL, _IOFBF, 1 << 18);
     return o;
 
 out_free:

@@ -376,7 +376,7 @@ static int execute(run_sim *r, const run_options *opt, run_result *res, char *er
     r->last_step_s = 0;
     r->last_steps = 0;
 
-    if (topo_compute_stats(r->g, &res->topo) != 0) {
+    if (run_i_topo_stats(r, r->opt->topo_cache_dir, &res->topo) != 0) {
         snprintf(err, es, "%s: error: out of memory computing topology statistics", s->path);
         return -1;
     }

@@ -68,6 +68,9 @@ typedef struct run_options {
      * at least RUN_THREADS_MIN_FLOPS, else one (the CLI's default, with
      * N the cores).  Outputs are byte-identical for every value. */
     int threads;
+    /* A folder where the topology's statistics are cached across runs
+     * (run_topo.c; a sweep passes SWEEP/.topo-cache); NULL: none. */
+    const char *topo_cache_dir;
 } run_options;
 
 /* The watchdog ends a run with status RUN_NO_PROGRESS (exit 1) when an

@@ -139,12 +139,20 @@ int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error 
  * the memory limit less the run's estimate, at least limit / 8; 0 for no
  * bound when the limit is unknown). */
 double run_i_queue_bound(const run_sim *r, size_t P);
+/* The memory estimate of the whole run as the check counts it (run.json's
+ * memory_estimate_bytes), in bytes. */
+double run_i_memory_estimate(const run_sim *r);
 /* run_watch.c: STOP_FLOOD (r->stuck set) once the messages in flight
  * passed their bound (cl_set_message_bound). */
 int run_i_flood(run_sim *r);
 /* 0, or -1 with err set when the run would take more than RUN_MAX_STEPS
  * steps in all. */
 int run_i_check_work(const run_sim *r, scn_error *err);
+
+/* The topology statistics of run.json (run_topo.c): bounded or full as
+ * output.topology_stats says, through the cache in cache_dir (NULL: none).
+ * 0, or -1 out of memory. */
+int run_i_topo_stats(const run_sim *r, const char *cache_dir, topo_stats *st);
 
 /* run_eval.c: the metrics.csv row of the average model now (evaluate),
  * writing it and node_metrics.csv (record), and whether a row is no

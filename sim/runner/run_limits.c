@@ -101,41 +101,78 @@ static double edges_estimate(const run_sim *r)
 }
 
 /* Refuses (exit 2, see docs/reliability.md) a run whose estimate exceeds
- * the limit.  Before anything is built (P == 0) only the nodes, the
- * topology and generated data are counted; once the data and model exist,
- * the whole run: P doubles x RUN_MEM_COPIES (+1 with momentum) per node
- * (servers included), the data held, RUN_MEM_PER_NODE bytes of per-node
- * state (RNG streams, queues, statistics), 64 bytes per edge and what the
- * protocol says it holds itself (alg_type.memory_bytes: the round graphs
- * of a schedule file, counted before the file's rounds are built) and the
- * models kept for time to target (metrics.target_snapshots). */
+ * the limit.  Before anything is built (P == 0) only the process, the
+ * nodes, the topology and generated data are counted; once the data and
+ * model exist, the whole run: the process itself (RUN_MEM_BASE), P
+ * doubles x RUN_MEM_COPIES (+1 with momentum) per node (servers
+ * included), the data held (data_held), RUN_MEM_PER_NODE bytes of
+ * per-node state, 64 bytes per edge and what the protocol says it holds
+ * itself (alg_type.memory_bytes: the round graphs of a schedule file,
+ * counted before the file's rounds are built) and the models kept for
+ * time to target (metrics.target_snapshots).  bench/memory.py compares the
+ * total with the measured peak resident set (bench/RESULTS.md, "Memory
+ * estimate": within 1.5x either way from 10^3 to 10^6 nodes, every model
+ * kind, generated and file data); tests/test_setup_costs.c pins the
+ * formula. */
 #define RUN_MEM_COPIES   4        /* parameters, gradient, two in flight or kept */
-#define RUN_MEM_PER_NODE 24576.0  /* four mt19937 streams and the node records */
-typedef struct mem_est { double model, data, nodes, edges, snaps, total, limit; int copies; } mem_est;
+/* The process before any run: the binary, its libraries (OpenBLAS's pages
+ * above all), stdio and the scenario: 11-14 MiB resident measured for
+ * runs of 16 to 1000 nodes. */
+#define RUN_MEM_BASE     (12.0 * 1048576)
+/* A node's records in the cluster, the engine's heap and message slots,
+ * and the protocol's state: 1.4-1.5 KiB measured for a timing-only D-PSGD
+ * node from 10^4 to 10^6 nodes, edges included.  What a protocol holds
+ * beyond that it declares (alg_type.memory_bytes: AD-PSGD's random
+ * streams, 2.5 KB a node). */
+#define RUN_MEM_PER_NODE 1536.0
+#define RUN_MEM_PER_EDGE 64.0     /* neighbour lists, weights, igraph's copy while built */
+typedef struct mem_est { double base, model, data, nodes, edges, snaps, total, limit; int copies; } mem_est;
+
+/* Bytes of a data set's arrays, as the data layer holds them: features
+ * (n x d elements of its own size), labels or targets (n each). */
+static double dataset_held(const mdl_dataset *ds)
+{
+    double n = (double)ds->n;
+    return n * (double)ds->d * (double)sizeof *ds->x
+         + (ds->y ? n * (double)sizeof *ds->y : 0) + (ds->t ? n * (double)sizeof *ds->t : 0);
+}
+
+/* The data of the run: what the data sets hold once they exist, plus the
+ * partition's index per training sample; before, a generated set's rows
+ * at 8 bytes a feature (a file's size is not known before it is read:
+ * counted once loaded, before the model is built). */
+static double data_held(const run_sim *r, size_t P)
+{
+    const scn_scenario *s = r->s;
+    if (r->train.x)   /* loaded or generated: what it really holds */
+        return dataset_held(&r->train) + dataset_held(&r->test)
+             + (double)r->train.n * (double)sizeof(size_t);
+    if (P == 0 && !r->timing_only && scn_data_generated(s->data_source))
+        return ((double)s->data_train + (double)s->data_test) * ((double)s->data_features + 2) * 8;
+    return 0;
+}
 
 static void estimate(const run_sim *r, size_t P, double data_bytes, mem_est *m)
 {
     const scn_scenario *s = r->s;
-    double data = 0;
-    if (P == 0) {
-        double rows = (double)s->data_train + (double)s->data_test;
-        data = scn_data_generated(s->data_source)
-             ? rows * ((double)s->data_features + 2) * 8 : 0;
-    }
-    if (r->train.x)   /* loaded or generated: what it really holds */
-        data = ((double)r->train.n * ((double)r->train.d + 3)
-                + (double)r->test.n * ((double)r->test.d + 2)) * 8;
-    if (data_bytes > 0)
-        data = data_bytes;
+    double data = data_bytes > 0 ? data_bytes : data_held(r, P);
     int copies = RUN_MEM_COPIES + (s->opt_momentum > 0);
     double model = (double)r->n_all * (double)P * copies * 8;
     double nodes = (double)r->n_all * RUN_MEM_PER_NODE;
-    double edges = edges_estimate(r) * 64;
+    double edges = edges_estimate(r) * RUN_MEM_PER_EDGE;
     /* the models kept to place a target's crossing (run_target.c) */
     double snaps = (double)run_i_target_snapshots(r, P) * (double)P * 8;
-    *m = (mem_est){ model, data, nodes, edges, snaps, model + data + nodes + edges + r->alg_bytes
-                    + snaps, s->limit_memory_bytes > 0 ? s->limit_memory_bytes
-                                                       : default_memory_limit(), copies };
+    *m = (mem_est){ RUN_MEM_BASE, model, data, nodes, edges, snaps,
+                    RUN_MEM_BASE + model + data + nodes + edges + r->alg_bytes + snaps,
+                    s->limit_memory_bytes > 0 ? s->limit_memory_bytes : default_memory_limit(),
+                    copies };
+}
+
+double run_i_memory_estimate(const run_sim *r)
+{
+    mem_est m;
+    estimate(r, r->model ? mdl_n_params(r->model) : 0, 0, &m);
+    return m.total;
 }
 
 /* The headroom messages in flight may fill: the limit less the estimate,
@@ -191,10 +228,12 @@ int run_i_check_memory(const run_sim *r, size_t P, double data_bytes, scn_error 
                  r->n_all, P, copies, m);
     else
         models[0] = '\0';   /* before the model exists */
+    char b[32];
+    fmt_bytes(b, sizeof b, me.base);
     snprintf(err->msg, sizeof err->msg,
-             "%s: error: this run needs about %s of memory (%sdata %s, per-node state %s, "
-             "topology %s%s), more than the limit of %s (%s); lower the size, set "
-             "limits.memory_bytes, or run with --force", s->path, t, models, d, n, e, a, l,
+             "%s: error: this run needs about %s of memory (process %s, %sdata %s, per-node "
+             "state %s, topology %s%s), more than the limit of %s (%s); lower the size, set "
+             "limits.memory_bytes, or run with --force", s->path, t, b, models, d, n, e, a, l,
              s->limit_memory_bytes > 0 ? "limits.memory_bytes" : "half this machine's memory");
     return -1;
 }

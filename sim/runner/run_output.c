@@ -85,6 +85,7 @@ int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
     /* alg_type.one_model: every worker holds one model (or a server's is
      * evaluated), so the consensus distance says nothing of the protocol */
     out_json_bool(&j, "consensus_meaningful", !(r->alg->one_model || r->alg->eval_params));
+    out_json_number(&j, "memory_estimate_bytes", run_i_memory_estimate(r));
     out_json_begin_object(&j, "topology");
     out_json_string(&j, "kind", r->s->topology);
     out_json_int(&j, "nodes", res->topo.n);
@@ -99,6 +100,7 @@ int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
     out_json_string(&j, "mixing", topo_mixing_name(r->g->mixing));
     out_json_number(&j, "lazy_alpha", r->g->lazy_alpha);
     out_json_bool(&j, "symmetric", r->g->symmetric);
+    out_json_string(&j, "statistics", res->topo.bounded ? "bounded" : "full");
     out_json_string(&j, "spectral_solver", res->topo.solver ? res->topo.solver : "dense");
     if (res->topo.spectral_ok) {
         out_json_number(&j, "lambda2", res->topo.lambda2);

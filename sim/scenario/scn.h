@@ -236,6 +236,8 @@ typedef struct scn_scenario {
 
     /* output */
     int    output_trace;     /* write trace.csv (default false) */
+    int    output_topology_full;  /* output.topology_stats "full" (1) or
+                                     "bounded" (0, default) */
 
     /* topology */
     topo_kind topo_kind;     /* "ring" (default) or another kind of

@@ -361,6 +361,8 @@ static const scn_key keys[] = {
     K("output", "object", "", "{}", "", NONE, "optional outputs"),
     K("output.trace", "boolean", "", "false", "", NONE,
       "write trace.csv (every step and transfer)"),
+    K("output.topology_stats", "string", "", "\"bounded\"", "bounded, full", NONE,
+      "run.json's diameter and spectrum: within a small budget, or all"),
 
     K("limits", "object", "", "{}", "", NONE, "what a run may use"),
     K("limits.memory_bytes", "number", "bytes", "half the physical memory", "> 0", NONE,

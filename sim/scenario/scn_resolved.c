@@ -285,10 +285,13 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
     if (s->metrics_target_snapshots > 0)
         scn_i_add(o, "target_snapshots", json_integer(s->metrics_target_snapshots), oom);
 
-    if (s->output_trace) {
+    if (s->output_trace || s->output_topology_full) {
         if (!(o = scn_i_section(root, "output", oom)))
             return root;
-        scn_i_add(o, "trace", json_true(), oom);
+        if (s->output_trace)
+            scn_i_add(o, "trace", json_true(), oom);
+        if (s->output_topology_full)
+            scn_i_add(o, "topology_stats", json_string("full"), oom);
     }
     /* only when given: the default limit is the machine's, not the run's */
     if (s->limit_memory_bytes > 0 || !s->limit_check_memory) {

@@ -350,12 +350,21 @@ static int v_metrics(scn_ctx *c, json_t *root, scn_scenario *s)
 
 static int v_output(scn_ctx *c, json_t *root, scn_scenario *s)
 {
-    static const char *const keys[] = {"trace", NULL};
+    static const char *const keys[] = {"trace", "topology_stats", NULL};
+    static const char *const stats[] = {"bounded", "full", NULL};
     char p[PTR_MAX], tp[PTR_MAX];
+    const char *mode = "bounded";
     json_t *o, *t;
+    int mi;
 
-    if (scn_i_opt_obj(c, root, "", "output", &o, p) || scn_i_check_keys(c, o, p, keys))
+    s->output_topology_full = 0;
+    if (scn_i_opt_obj(c, root, "", "output", &o, p) || scn_i_check_keys(c, o, p, keys) ||
+        scn_i_opt_str(c, o, p, "topology_stats", &mode, NULL))
         return -1;
+    scn_i_ptr_key(tp, p, "topology_stats");
+    if ((mi = scn_i_lookup(c, tp, "topology_stats", mode, stats)) < 0)
+        return -1;
+    s->output_topology_full = mi == 1;
     t = o ? json_object_get(o, "trace") : NULL;
     if (!t)
         return 0;

@@ -257,8 +257,10 @@ int swp_i_run_one(const swp_spec *spec, const swp_plan *pl, const swp_run *run,
     }
     part_path(part, sizeof part, dir, (long)getpid(), run->name, host);
     snprintf(final, sizeof final, "%s/runs/%s", dir, run->name);
+    char cache[4096];
+    snprintf(cache, sizeof cache, "%s/.topo-cache", dir);
     run_options opt = { .out_dir = part, .provenance = spec->provenance,
-                        .threads = spec_threads };
+                        .threads = spec_threads, .topo_cache_dir = cache };
     run_result res;
     if (run_execute(r, &opt, &res, err, sizeof err) != 0
         || write_summary(part, &s, &res, err, sizeof err) != 0) {
