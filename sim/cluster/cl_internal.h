@@ -66,6 +66,7 @@ typedef struct nic {
     uint32_t  version;    /* completion events of older versions are stale */
     uint32_t  s_stamp, b_stamp, x_stamp, d_stamp;  /* solve and reschedule marks */
     uint32_t  cnt, hver;  /* solve: unfixed flows, heap entry version */
+    uint32_t  frozen;     /* solve: its flows outside the region */
     double    rem;        /* solve: capacity not yet given out */
     double    max_frozen; /* solve: largest rate of its flows outside the region */
     double    sched_t;    /* time of its pending completion event, or INFINITY */

@@ -288,6 +288,7 @@ static int solve_region(cl_cluster *c)
         q->rem = res_cap(c, r) - used;
         q->cnt = cnt;
         q->max_frozen = mx;
+        q->frozen = q->n_act - cnt;
         if (!(q->rem > 0)) {   /* saturated by frozen flows: solve it too */
             q->x_stamp = ep;
             push_u32(&m->X, &m->nX, &m->capX, r);
@@ -296,9 +297,12 @@ static int solve_region(cl_cluster *c)
     }
     if (m->nX > 0)
         return 1;
-    for (size_t a = 0; a < m->nF; a++) {
+    for (size_t a = 0; a < m->nF; a++) {   /* caps that can bind */
         const msg_slot *s = &c->slots[m->F[a]];
-        if (s->bw < INFINITY)
+        double room = res_cap(c, flow_res(c, m->F[a], 0));
+        if (s->in_res[1] && res_cap(c, flow_res(c, m->F[a], 1)) < room)
+            room = res_cap(c, flow_res(c, m->F[a], 1));
+        if (s->bw < room)
             heap_push(m, s->bw, n2 + m->F[a], 0);
     }
     /* raise the level: the smallest share saturates its resource next;
@@ -335,7 +339,8 @@ static int solve_region(cl_cluster *c)
     }
     assert(unfixed == 0);
     /* an outside resource joins when a flow of the region changed its
-     * rate there, or is held there below a frozen flow */
+     * rate there, or is held there below a frozen flow (one without
+     * frozen flows is solved exactly as if it were in S already) */
     for (size_t a = 0; a < m->nF; a++) {
         const msg_slot *s = &c->slots[m->F[a]];
         for (int d = 0; d < 2; d++) {
@@ -343,7 +348,7 @@ static int solve_region(cl_cluster *c)
                 continue;
             uint32_t r = flow_res(c, m->F[a], d);
             nic *q = &c->nics[r];
-            if (q->b_stamp != ep || q->x_stamp == ep)
+            if (q->b_stamp != ep || q->x_stamp == ep || q->frozen == 0)
                 continue;
             if (s->mm_rate != s->rate
                 || (s->mm_owner == (int32_t)r && s->mm_rate < q->max_frozen)) {
