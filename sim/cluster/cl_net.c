@@ -9,7 +9,7 @@
  * FIFO: a NIC serves one transfer at a time in order at min(NIC capacity,
  * link bandwidth); the times are computed when a message is sent (uplink)
  * or its first bit arrives (downlink), with no event of their own.  Fair
- * (processor sharing between links): cl_net_fair.c.  In both, a message is
+ * (max-min sharing over the route): cl_net_fair.c.  In both, a message is
  * never received before its last bit can have arrived (last bit sent +
  * propagation), and jitter never reorders one link unless cfg.reorder.
  */
