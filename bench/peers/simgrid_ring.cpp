@@ -35,8 +35,21 @@
  * rounds last a + 2M/B in both, so the instants at which the last step
  * ends (last_step_s; dtsim's stop.steps ends its run there) agree.
  *
- * usage: simgrid_ring dpsgd|adpsgd NODES STEPS STEP_S LATENCY_S BANDWIDTH_BPS BYTES SIGMA SEED
- *   (SIGMA > 0: lognormal step times with mean STEP_S; prints one line)
+ *   ps     -- a synchronous parameter server (dtsim's ps-sync): NODES
+ *             workers and one server host; route worker -> server {up_k,
+ *             down_s}, server -> worker {up_s, down_k}.  Worker k's step
+ *             is STEP_S x (1 + 0.25 floor(4k / NODES)) (four speed groups,
+ *             dtsim: compute.groups slowdowns), SIGMA is ignored; it
+ *             computes, sends its gradient, waits for the model; the
+ *             server gathers every gradient, then sends every worker the
+ *             model.  A star of shared NICs: the check of dtsim's fair
+ *             sharing (bench/peers/star.py).
+ *
+ * usage: simgrid_ring dpsgd|adpsgd|ps NODES STEPS STEP_S LATENCY_S BANDWIDTH_BPS BYTES SIGMA SEED
+ *                     [PRECISION]
+ *   (SIGMA > 0: lognormal step times with mean STEP_S; PRECISION sets
+ *   SimGrid's maxmin/precision and surf/precision, default theirs, 1e-5;
+ *   prints one line)
  */
 #include <simgrid/s4u.hpp>
 
@@ -85,6 +98,32 @@ static int right(int i) { return (i + 1) % n_nodes; }
 static void send(sg4::Mailbox* to, int* who)
 {
     to->put_init(who, (uint64_t)msg_bytes)->detach();
+}
+
+static int ps_server;   /* ps: the server's index in hosts and inbox */
+
+static void ps_worker(int i)
+{
+    inbox[0][i]->set_receiver(sg4::Actor::self());
+    double t = step_s * (1.0 + 0.25 * std::floor(4.0 * i / n_nodes)) * 1e9;
+    for (int k = 0; k < n_steps; k++) {
+        compute(t);
+        send(inbox[0][ps_server], &ids[i]);
+        if (k + 1 < n_steps)
+            inbox[0][i]->get<int>();
+    }
+}
+
+static void ps_server_actor()
+{
+    inbox[0][ps_server]->set_receiver(sg4::Actor::self());
+    for (int k = 0; k < n_steps; k++) {
+        for (int w = 0; w < n_nodes; w++)
+            inbox[0][ps_server]->get<int>();
+        if (k + 1 < n_steps)
+            for (int w = 0; w < n_nodes; w++)
+                send(inbox[0][w], &ids[ps_server]);
+    }
 }
 
 static void dpsgd_worker(int i)
@@ -156,7 +195,7 @@ static double wall_seconds()
 
 int main(int argc, char** argv)
 {
-    if (argc != 10) {
+    if (argc != 10 && argc != 11) {
         std::fprintf(stderr, "usage: simgrid_ring dpsgd|adpsgd NODES STEPS STEP_S LATENCY_S "
                              "BANDWIDTH_BPS BYTES SIGMA SEED\n");
         return 2;
@@ -171,7 +210,7 @@ int main(int argc, char** argv)
     sigma = std::atof(argv[8]);
     unsigned long long seed = std::strtoull(argv[9], nullptr, 10);
     horizon_s = n_steps * step_s;
-    if ((alg != "dpsgd" && alg != "adpsgd") || n_nodes < 3 || n_steps < 1 ||
+    if ((alg != "dpsgd" && alg != "adpsgd" && alg != "ps") || n_nodes < 3 || n_steps < 1 ||
         (alg == "adpsgd" && n_nodes % 2)) {
         std::fprintf(stderr, "simgrid_ring: error: dpsgd or adpsgd on >= 3 nodes (adpsgd: an "
                              "even number)\n");
@@ -187,10 +226,16 @@ int main(int argc, char** argv)
     e.set_config("network/bandwidth-factor:1");
     e.set_config("network/crosstraffic:0");
     e.set_config("network/TCP-gamma:0");
+    if (argc == 11) {
+        e.set_config(std::string("maxmin/precision:") + argv[10]);
+        e.set_config(std::string("surf/precision:") + argv[10]);
+    }
 
     auto* zone = sg4::create_full_zone("ring");
-    std::vector<sg4::Link*> up(n_nodes), down(n_nodes);
-    for (int i = 0; i < n_nodes; i++) {
+    int n_hosts = alg == "ps" ? n_nodes + 1 : n_nodes;
+    ps_server = n_nodes;
+    std::vector<sg4::Link*> up(n_hosts), down(n_hosts);
+    for (int i = 0; i < n_hosts; i++) {
         std::string s = std::to_string(i);
         hosts.push_back(zone->create_host("h" + s, 1e9)->seal());
         up[i] = zone->create_link("up" + s, bandwidth)->set_latency(latency_s)->seal();
@@ -198,17 +243,29 @@ int main(int argc, char** argv)
         rngs.emplace_back(seed * 1000003ULL + (unsigned long long)i);
         ids.push_back(i);
     }
-    for (int i = 0; i < n_nodes; i++)
+    if (alg == "ps")
+        for (int i = 0; i < n_nodes; i++) {
+            int sv = ps_server;
+            zone->add_route(hosts[i]->get_netpoint(), hosts[sv]->get_netpoint(), nullptr, nullptr,
+                            {sg4::LinkInRoute(up[i]), sg4::LinkInRoute(down[sv])}, false);
+            zone->add_route(hosts[sv]->get_netpoint(), hosts[i]->get_netpoint(), nullptr, nullptr,
+                            {sg4::LinkInRoute(up[sv]), sg4::LinkInRoute(down[i])}, false);
+        }
+    for (int i = 0; alg != "ps" && i < n_nodes; i++)
         for (int j : {left(i), right(i)})
             zone->add_route(hosts[i]->get_netpoint(), hosts[j]->get_netpoint(), nullptr, nullptr,
                             {sg4::LinkInRoute(up[i]), sg4::LinkInRoute(down[j])}, false);
     zone->seal();
     for (int b = 0; b < 2; b++)
-        for (int i = 0; i < n_nodes; i++)
+        for (int i = 0; i < n_hosts; i++)
             inbox[b].push_back(sg4::Mailbox::by_name("m" + std::to_string(b) + "_" +
                                                      std::to_string(i)));
+    if (alg == "ps")
+        sg4::Actor::create("server", hosts[ps_server], ps_server_actor);
     for (int i = 0; i < n_nodes; i++) {
-        if (alg == "dpsgd") {
+        if (alg == "ps") {
+            sg4::Actor::create("w" + std::to_string(i), hosts[i], ps_worker, i);
+        } else if (alg == "dpsgd") {
             sg4::Actor::create("w" + std::to_string(i), hosts[i], dpsgd_worker, i);
         } else if (i % 2 == 0) {
             sg4::Actor::create("w" + std::to_string(i), hosts[i], adpsgd_active, i);

@@ -45,7 +45,7 @@ void cl_i_account(cl_cluster *c, int i)
     if (nd->n_down > 0) {
         nd->st.down_s += now - t0;
     } else if (!nd->computing) {
-        if (nd->rx_active > 0 || nd->up.n_act > 0)
+        if (nd->rx_active > 0 || cl_i_fair_up_busy(c, i))
             nd->st.network_s += now - t0;
         else if (nd->up_free > t0)   /* FIFO uplink still draining */
             nd->st.network_s += (nd->up_free < now ? nd->up_free : now) - t0;

@@ -8,8 +8,9 @@
  * when it ends (on_step_done); what a step computes is the caller's.  A message from i to j
  * passes i's uplink, propagates for the latency, then passes j's downlink
  * (cut-through: a message is never received faster than it was sent).  A
- * NIC serves its transfers one at a time (FIFO) or all at once with equal
- * shares of its capacity (fair: processor sharing).  Nodes may go down and
+ * NIC serves its transfers one at a time (FIFO), or all transfers share
+ * the NICs max-min fairly, each a flow through the sender's uplink and the
+ * receiver's downlink at once (fair; cl_net_fair.c).  Nodes may go down and
  * come back: a down node computes, sends and receives nothing.
  *
  * The cluster schedules its own events on the engine and hands them to the
@@ -150,7 +151,7 @@ typedef struct cl_link_rule {
 
 typedef enum cl_discipline {
     CL_NIC_FIFO = 0,      /* one transfer at a time, in order */
-    CL_NIC_FAIR           /* processor sharing: k transfers get capacity/k each */
+    CL_NIC_FAIR           /* max-min fair sharing over the route (up, down) */
 } cl_discipline;
 
 /* One row of the timeline (trace.csv).  kind: "step" (a step computed,

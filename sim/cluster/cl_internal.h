@@ -17,16 +17,20 @@ typedef struct msg_slot {
     double   lat;         /* propagation delay of this message */
     double   rx_start;    /* first bit at the receiver */
     double   bw;          /* its link's bandwidth */
-    double   rem_up, rem_down;    /* fair NICs: bytes left */
-    double   rate_up, rate_down;  /* fair NICs: current rates */
-    double   rx_done;     /* fair downlink: when reception finished, or -1 */
+    double   rem, rate, t_last;   /* fair flow: bytes left at t_last, its rate */
+    double   mm_rate;     /* fair: the rate a max-min solve is computing */
+    double   rx_done;     /* zero-byte fair message: when received, or -1 */
     uint32_t next_free;
-    uint32_t next_up, next_down;  /* fair: next message of the same link */
+    uint32_t next_up;     /* fair: next message of the same link */
+    uint32_t pos[2];      /* fair flow: index in its uplink's / downlink's act */
+    int32_t  owner, mm_owner; /* fair flow: the resource whose event ends it */
+    uint32_t mm_stamp;    /* fair: solve marks */
     uint32_t cls;
     uint8_t  live;
     uint8_t  ev_pending;  /* an ARRIVE or DELIVER event refers to it */
-    uint8_t  in_up, in_down;          /* active in a fair NIC */
-    uint8_t  queued_up, queued_down;  /* in its link's queue at a fair NIC */
+    uint8_t  in_res[2];   /* a flow through its sender's uplink / receiver's downlink */
+    uint8_t  queued_up;   /* in its link's queue at a fair uplink */
+    uint8_t  mm_fixed;    /* fair: its rate is fixed in the solve in progress */
     uint8_t  rx_counted;  /* counted in the receiver's rx_active */
     uint8_t  dead;        /* lost: dropped at its pending event */
     uint8_t  lost;        /* lost on the wire: dropped at the receiver */
@@ -36,13 +40,14 @@ typedef struct msg_slot {
     double   mem;         /* bytes it holds (counted in cl_cluster.msg_mem) */
 } msg_slot;
 
-/* One link (peer) at a node's NIC: in fair mode the messages of one link
- * pass the NIC one after the other (FIFO per link, sharing between
- * links); last_arrival keeps jitter from reordering the link. */
+/* One link (peer) at a node's uplink: in fair mode the messages of one
+ * link pass the network one after the other (FIFO per link, sharing
+ * between links); last_arrival and last_deliver keep jitter from
+ * reordering the link. */
 typedef struct pairq {
     int      peer;
     uint32_t head, tail;
-    double   last_arrival;
+    double   last_arrival, last_deliver;
 } pairq;
 
 typedef struct pairs {
@@ -52,12 +57,20 @@ typedef struct pairs {
 
 #define NO_SLOT UINT32_MAX
 
-/* A fair-sharing NIC: its active transfers progress at rate each. */
+/* A resource of the fair network (cl_net_fair.c): node i's uplink is
+ * resource 2i, its downlink 2i + 1.  act holds the flows through it; the
+ * rest is the max-min solver's and the completion event's state. */
 typedef struct nic {
-    uint32_t *act;        /* slot ids, in joining order */
-    size_t    n_act, cap_act;
-    double    last_t, rate;
+    uint32_t *act;        /* slot ids of its flows (order: see cl_net_fair.c) */
+    uint32_t  n_act, cap_act;
     uint32_t  version;    /* completion events of older versions are stale */
+    uint32_t  s_stamp, b_stamp, x_stamp, d_stamp;  /* solve and reschedule marks */
+    uint32_t  cnt, hver;  /* solve: unfixed flows, heap entry version */
+    uint32_t  frozen;     /* solve: its flows outside the region */
+    double    rem;        /* solve: capacity not yet given out */
+    double    max_frozen; /* solve: largest rate of its flows outside the region */
+    double    sched_t;    /* time of its pending completion event, or INFINITY */
+    double    busy_since; /* uplink: when its flows last went from 0 to 1 */
 } nic;
 
 typedef struct node {
@@ -78,8 +91,7 @@ typedef struct node {
     /* network */
     double   up_cap, down_cap;
     double   up_free, down_free;   /* FIFO: when the uplink / downlink is free */
-    nic      up, down;             /* fair */
-    pairs    upp, downp;           /* links by destination / by source */
+    pairs    upp;                  /* links by destination */
     gsl_rng *rng_link, *rng_loss;
     int      rx_active;            /* transfers in the downlink stage */
     /* the uplink backlog: messages whose last bit has not left (FIFO: a
@@ -128,8 +140,8 @@ struct cl_cluster {
     cl_link_rule *rules;
     size_t        n_rules;
     int           any_jitter;
-    struct wf { double bw; uint32_t k; } *wf;   /* water-filling scratch */
-    size_t        wf_cap;
+    nic          *nics;     /* fair: 2 n resources (NULL under FIFO) */
+    struct cl_mm *mm;       /* fair: the max-min solver's scratch */
     double        msg_mem, upq_bound;   /* what live messages hold, its bound */
     int           upq_flood;            /* first sender past the bound, or -1 */
 };
@@ -167,6 +179,8 @@ void cl_i_net_node_down(cl_cluster *c, int i);
 pairq *cl_i_pair_get(pairs *ps, int peer);
 /* 1 when time t falls in one of link class k's outage windows. */
 int  cl_i_in_outage(const cl_link_class *k, double t);
+/* A jitter draw of class k (0 without jitter). */
+double cl_i_draw_jitter(const cl_link_class *k, gsl_rng *r);
 /* Schedules the first bit of message k at its receiver (latency, jitter). */
 void cl_i_schedule_arrive(cl_cluster *c, uint32_t k);
 /* Schedules delivery of message k once both of its stages are known. */
@@ -175,10 +189,17 @@ void cl_i_try_deliver(cl_cluster *c, uint32_t k);
 void cl_i_drop(cl_cluster *c, uint32_t k);
 
 /* cl_net_fair.c (and cl_i_on_nic above): message k joins its link's queue
- * at the sender's uplink (dir 0) or the receiver's downlink (dir 1);
- * cl_i_fair_leave takes it out of every fair NIC and queue it is in. */
-void cl_i_fair_enter(cl_cluster *c, int dir, uint32_t k);
+ * at the sender; cl_i_fair_leave takes it out of the network (its flow and
+ * its link's queue); cl_i_fair_init / _fini hold the resources. */
+int  cl_i_fair_init(cl_cluster *c);
+void cl_i_fair_fini(cl_cluster *c);
+void cl_i_fair_enter(cl_cluster *c, uint32_t k);
 void cl_i_fair_leave(cl_cluster *c, uint32_t k);
+/* Node i's uplink carries a fair flow now. */
+static inline int cl_i_fair_up_busy(const cl_cluster *c, int i)
+{
+    return c->nics && c->nics[2 * i].n_act > 0;
+}
 
 /* cl_env.c */
 int  cl_i_env_init(cl_cluster *c);

@@ -9,7 +9,7 @@
  * FIFO: a NIC serves one transfer at a time in order at min(NIC capacity,
  * link bandwidth); the times are computed when a message is sent (uplink)
  * or its first bit arrives (downlink), with no event of their own.  Fair
- * (processor sharing between links): cl_net_fair.c.  In both, a message is
+ * (max-min sharing over the route): cl_net_fair.c.  In both, a message is
  * never received before its last bit can have arrived (last bit sent +
  * propagation), and jitter never reorders one link unless cfg.reorder.
  */
@@ -62,6 +62,8 @@ int cl_i_net_init(cl_cluster *c, const cl_config *cfg)
         c->any_jitter |= c->classes[k].jitter != CL_JITTER_NONE;
         any_loss |= c->classes[k].loss > 0;
     }
+    if (cfg->discipline == CL_NIC_FAIR && cl_i_fair_init(c) != 0)
+        return -1;
     for (int i = 0; i < c->n; i++) {
         node *nd = &c->nodes[i];
         if (c->any_jitter
@@ -78,17 +80,14 @@ void cl_i_net_fini(cl_cluster *c)
 {
     for (int i = 0; i < c->n; i++) {
         node *nd = &c->nodes[i];
-        free(nd->up.act);
-        free(nd->down.act);
         free(nd->upp.p);
-        free(nd->downp.p);
         free(nd->upq);
         gsl_rng_free(nd->rng_link);
         gsl_rng_free(nd->rng_loss);
     }
+    cl_i_fair_fini(c);
     free(c->classes);
     free(c->rules);
-    free(c->wf);
 }
 
 static uint32_t class_of(const cl_cluster *c, int from, int to)
@@ -134,7 +133,7 @@ pairq *cl_i_pair_get(pairs *ps, int peer)
     }
     memmove(ps->p + lo + 1, ps->p + lo, (ps->n - lo) * sizeof *ps->p);
     ps->n++;
-    ps->p[lo] = (pairq){ peer, NO_SLOT, NO_SLOT, -INFINITY };
+    ps->p[lo] = (pairq){ peer, NO_SLOT, NO_SLOT, -INFINITY, -INFINITY };
     return &ps->p[lo];
 }
 
@@ -159,7 +158,8 @@ static uint32_t slot_alloc(cl_cluster *c)
     memset(&c->slots[k], 0, sizeof c->slots[k]);
     c->slots[k].live = 1;
     c->slots[k].rx_done = -1;
-    c->slots[k].next_up = c->slots[k].next_down = NO_SLOT;
+    c->slots[k].next_up = NO_SLOT;
+    c->slots[k].owner = -1;
     return k;
 }
 
@@ -235,7 +235,7 @@ void cl_i_drop(cl_cluster *c, uint32_t k)
 
 /* ---- messages ---- */
 
-static double draw_jitter(const cl_link_class *k, gsl_rng *r)
+double cl_i_draw_jitter(const cl_link_class *k, gsl_rng *r)
 {
     switch (k->jitter) {
     case CL_JITTER_UNIFORM:
@@ -256,7 +256,7 @@ void cl_i_schedule_arrive(cl_cluster *c, uint32_t k)
     s->lat = cls->latency_s;
     double at = s->up_start + s->lat;
     if (cls->jitter != CL_JITTER_NONE) {
-        at += draw_jitter(cls, c->nodes[s->msg.from].rng_link);
+        at += cl_i_draw_jitter(cls, c->nodes[s->msg.from].rng_link);
         if (!c->cfg.reorder) {
             pairq *pq = cl_i_pair_get(&c->nodes[s->msg.from].upp, s->msg.to);
             if (at < pq->last_arrival)
@@ -408,7 +408,7 @@ static void transmit(cl_cluster *c, uint32_t k)
         upq_push(c, from, s->up_end, now);
         cl_i_schedule_arrive(c, k);
     } else {
-        cl_i_fair_enter(c, 0, k);
+        cl_i_fair_enter(c, k);
     }
 }
 
@@ -444,11 +444,10 @@ void cl_i_on_arrive(cl_cluster *c, uint32_t k)
         dst->down_free = rx_end;
         s->ev_pending = 1;
         cl_i_schedule(c, rx_end, CL_EV_DELIVER, j, k);
-    } else if (s->msg.bytes <= 0) {
+    } else {   /* fair: only a zero-byte message has an ARRIVE */
+        assert(s->msg.bytes <= 0);
         s->rx_done = now;
         cl_i_try_deliver(c, k);
-    } else {
-        cl_i_fair_enter(c, 1, k);
     }
 }
 
@@ -462,11 +461,13 @@ void cl_i_on_deliver(cl_cluster *c, uint32_t k)
     }
     cl_msg m = s->msg;
     double rx_start = s->rx_start;
+    int counted = s->rx_counted;
     slot_free(c, k);
     c->in_flight--;
     node *dst = &c->nodes[m.to];
     cl_i_account(c, m.to);
-    dst->rx_active--;
+    if (counted)
+        dst->rx_active--;
     dst->st.bytes_received += m.bytes;
     dst->st.msgs_received++;
     cl_i_trace(c, m.to, "recv", rx_start, sim_engine_now(c->eng), m.from, m.bytes);
@@ -495,7 +496,8 @@ void cl_i_on_retry(cl_cluster *c, uint32_t k)
     s->retries = retries;
     s->live = 1;
     s->rx_done = -1;
-    s->next_up = s->next_down = NO_SLOT;
+    s->next_up = NO_SLOT;
+    s->owner = -1;
     src->st.msgs_retransmitted++;
     transmit(c, k);
 }

@@ -65,7 +65,7 @@ const char *const scn_i_discipline_names[] = {
 
 const char *const scn_i_discipline_help[] = {
     [CL_NIC_FIFO] = "a NIC serves one transfer at a time, in order",
-    [CL_NIC_FAIR] = "processor sharing: a NIC's transfers share its capacity equally",
+    [CL_NIC_FAIR] = "max-min fair sharing of the sender's uplink and the receiver's downlink",
     [CL_NIC_FAIR + 1] = NULL,
 };
 

@@ -1,0 +1,240 @@
+/* test_maxmin.c -- the fair network's max-min sharing over the route
+ * (sender's uplink and receiver's downlink, cl_net_fair.c) against
+ * hand-computed completion times: flows with different routes sharing a
+ * downlink while their uplink gives the rest to another flow, a link cap,
+ * a change that has to travel two resources away from the flow that
+ * ended, and a star whose max-min times differ from sharing the uplink
+ * and then the downlink one after the other (the model before it).  The
+ * long-run robustness (10^9 transfer times) is in test_reliability2.
+ */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "cl_cluster.h"
+#include "sim_engine.h"
+
+#define MAXN 8
+
+typedef struct world {
+    sim_engine *eng;
+    cl_cluster *cl;
+    double step[MAXN];
+    int n_msgs, msg_from[32], msg_to[32];
+    double msg_time[32];
+} world;
+
+static void cb_step(void *ctx, int node) { (void)ctx; (void)node; }
+
+static void cb_msg(void *ctx, int node, const cl_msg *m)
+{
+    world *w = ctx;
+    (void)node;
+    if (w->n_msgs < 32) {
+        w->msg_from[w->n_msgs] = m->from;
+        w->msg_to[w->n_msgs] = m->to;
+        w->msg_time[w->n_msgs] = sim_engine_now(w->eng);
+    }
+    w->n_msgs++;
+}
+
+/* A timer of node n sends 500 B to node 1 (test_join_midway). */
+static void timer_send(void *ctx, int node, uint32_t tag)
+{
+    world *w = ctx;
+    (void)tag;
+    cl_send(w->cl, node, 1, 0, 0, NULL, 500);
+}
+
+static int handle(void *ctx, const sim_event *ev)
+{
+    world *w = ctx;
+    return cl_handle_event(w->cl, ev);
+}
+
+/* n fair nodes, latency lat, NIC capacities up/down (NULL: 1000 B/s),
+ * links at 1e9 B/s unless classes say otherwise. */
+static void world_init(world *w, int n, cl_config cfg)
+{
+    memset(w, 0, sizeof *w);
+    w->eng = sim_engine_create((uint32_t)n + 1, 64);
+    for (int i = 0; i < n; i++)
+        w->step[i] = 1.0;
+    cfg.n_nodes = n;
+    cfg.seed = 1;
+    cfg.step_time_s = w->step;
+    cfg.discipline = CL_NIC_FAIR;
+    if (cfg.bandwidth_Bps == 0)
+        cfg.bandwidth_Bps = 1000;
+    cl_callbacks cb = { .ctx = w, .on_step_done = cb_step, .on_message = cb_msg,
+                        .on_timer = timer_send };
+    w->cl = cl_create(&cfg, w->eng, cb);
+    ck_assert_ptr_nonnull(w->cl);
+}
+
+static void world_run(world *w)
+{
+    sim_engine_run(w->eng, INFINITY, handle, w);
+    ck_assert_uint_eq(cl_in_flight(w->cl), 0);
+}
+
+static void world_fini(world *w)
+{
+    cl_destroy(w->cl);
+    sim_engine_destroy(w->eng);
+}
+
+/* When the message from -> to was delivered. */
+static double when(const world *w, int from, int to)
+{
+    for (int k = 0; k < w->n_msgs && k < 32; k++)
+        if (w->msg_from[k] == from && w->msg_to[k] == to)
+            return w->msg_time[k];
+    ck_abort_msg("no message %d -> %d", from, to);
+    return NAN;
+}
+
+/* A: 0 -> 1, B: 0 -> 2, C: 3 -> 2, D: 4 -> 2, 1000 B each, every NIC at
+ * 1000 B/s, latency 0.25 s.  Node 2's downlink is the bottleneck of B, C
+ * and D (1000/3 each); node 0's uplink gives A the rest, 2000/3 (sharing
+ * the uplink first would give A only 500: done at 2 s).  A ends at 1.5 s
+ * with 500 B of each other flow done; they end together at 1.5 + 500 /
+ * (1000/3) = 3 s. */
+START_TEST(test_downlink_bottleneck_frees_uplink)
+{
+    world w;
+    world_init(&w, 5, (cl_config){ .latency_s = 0.25, .bandwidth_Bps = 1000 });
+    cl_send(w.cl, 0, 1, 0, 0, NULL, 1000);
+    cl_send(w.cl, 0, 2, 0, 0, NULL, 1000);
+    cl_send(w.cl, 3, 2, 0, 0, NULL, 1000);
+    cl_send(w.cl, 4, 2, 0, 0, NULL, 1000);
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 4);
+    ck_assert_double_eq_tol(when(&w, 0, 1), 1.75, 1e-12);
+    ck_assert_double_eq_tol(when(&w, 0, 2), 3.25, 1e-12);
+    ck_assert_double_eq_tol(when(&w, 3, 2), 3.25, 1e-12);
+    ck_assert_double_eq_tol(when(&w, 4, 2), 3.25, 1e-12);
+    ck_assert_double_eq_tol(cl_stats(w.cl, 0)->uplink_busy_s, 3.0, 1e-12);
+    world_fini(&w);
+}
+END_TEST
+
+/* A link cap and a downlink: E: 0 -> 1 (1000 B) over a 200 B/s link, F:
+ * 0 -> 2 (1000 B), G: 3 -> 2 (500 B).  E is held at its cap, 200; F and G
+ * share node 2's downlink, 500 each (node 0's uplink could give F 800).
+ * G ends at 1 s; F, 500 B left, now gets node 0's uplink's 800: ends at
+ * 1 + 500/800 = 1.625 s; E at 1000/200 = 5 s. */
+START_TEST(test_cap_and_downlink)
+{
+    world w;
+    cl_link_class cls[2] = { { .bandwidth_Bps = 1e9 }, { .bandwidth_Bps = 200 } };
+    cl_link_rule rule = { .from = (const int[]){ 0 }, .n_from = 1, .to = (const int[]){ 1 },
+                          .n_to = 1, .directed = 1, .cls = 1 };
+    world_init(&w, 4, (cl_config){ .classes = cls, .n_classes = 2, .link_rules = &rule,
+                                   .n_link_rules = 1 });
+    cl_send(w.cl, 0, 1, 0, 0, NULL, 1000);
+    cl_send(w.cl, 0, 2, 0, 0, NULL, 1000);
+    cl_send(w.cl, 3, 2, 0, 0, NULL, 500);
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 3);
+    ck_assert_double_eq_tol(when(&w, 3, 2), 1.0, 1e-12);
+    ck_assert_double_eq_tol(when(&w, 0, 2), 1.625, 1e-12);
+    ck_assert_double_eq_tol(when(&w, 0, 1), 5.0, 1e-12);
+    world_fini(&w);
+}
+END_TEST
+
+/* A change two resources away.  P: 0 -> 1 (250 B), Q: 2 -> 1 (1000 B),
+ * R: 2 -> 3 (1000 B), S: 4 -> 3 (5000 B); node 2's uplink runs at
+ * 1200 B/s, node 3's downlink at 2000, the rest at 1000.  At first node
+ * 1's downlink holds P and Q at 500; R gets the 700 left of node 2's
+ * uplink; S its own uplink's 1000.  P ends at 0.5 s; then node 2's uplink
+ * binds Q and R at 600 each: R, 650 B left, ends at 0.5 + 650/600; Q, 100
+ * B left then, at 1000 (node 1's downlink) 0.1 s later; S is never
+ * touched: 5 s. */
+START_TEST(test_change_travels)
+{
+    world w;
+    double up[5] = { 1000, 1000, 1200, 1000, 1000 }, down[5] = { 1000, 1000, 1000, 2000, 1000 };
+    world_init(&w, 5, (cl_config){ .bandwidth_Bps = 1e9, .up_Bps = up, .down_Bps = down });
+    cl_send(w.cl, 0, 1, 0, 0, NULL, 250);
+    cl_send(w.cl, 2, 1, 0, 0, NULL, 1000);
+    cl_send(w.cl, 2, 3, 0, 0, NULL, 1000);
+    cl_send(w.cl, 4, 3, 0, 0, NULL, 5000);
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 4);
+    double r_end = 0.5 + 650.0 / 600.0;
+    ck_assert_double_eq_tol(when(&w, 0, 1), 0.5, 1e-12);
+    ck_assert_double_eq_tol(when(&w, 2, 3), r_end, 1e-12);
+    ck_assert_double_eq_tol(when(&w, 2, 1), r_end + 0.1, 1e-12);
+    ck_assert_double_eq_tol(when(&w, 4, 3), 5.0, 1e-12);
+    world_fini(&w);
+}
+END_TEST
+
+/* A star where max-min differs from sharing the uplink, then the
+ * downlink: the server (node 0, 1000 B/s) sends 1000 B to each of three
+ * workers, worker 1's downlink at 250 B/s.  Max-min: worker 1's flow is
+ * held at 250 by its downlink, workers 2 and 3 share the other 750: done
+ * at 1000/375 = 8/3 s, then worker 1's flow alone at 250: 4 s; latency
+ * 0.1 s on top.  (Uplink first, then downlink: 1000/3 each, workers 2
+ * and 3 done at 3 s.)  And the gather back: the same by symmetry. */
+START_TEST(test_star_maxmin_not_sequential)
+{
+    world w;
+    double up[4] = { 1000, 250, 1000, 1000 }, down[4] = { 1000, 250, 1000, 1000 };
+    world_init(&w, 4, (cl_config){ .latency_s = 0.1, .bandwidth_Bps = 1e9, .up_Bps = up,
+                                   .down_Bps = down });
+    for (int k = 1; k <= 3; k++)
+        cl_send(w.cl, 0, k, 0, 0, NULL, 1000);
+    for (int k = 1; k <= 3; k++)
+        cl_send(w.cl, k, 0, 0, 0, NULL, 1000);
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 6);
+    for (int k = 2; k <= 3; k++) {
+        ck_assert_double_eq_tol(when(&w, 0, k), 8.0 / 3 + 0.1, 1e-12);
+        ck_assert_double_eq_tol(when(&w, k, 0), 8.0 / 3 + 0.1, 1e-12);
+    }
+    ck_assert_double_eq_tol(when(&w, 0, 1), 4.1, 1e-12);
+    ck_assert_double_eq_tol(when(&w, 1, 0), 4.1, 1e-12);
+    world_fini(&w);
+}
+END_TEST
+
+/* A flow that starts while others run: 0 -> 1 (2000 B) alone at 1000 B/s
+ * until 3 -> 1 (500 B) joins at 1 s (a timer); they share node 1's
+ * downlink at 500: the joiner ends at 2 s, the first, 500 B left, at
+ * 2.5 s.  Rates that do not change keep their bytes: a third flow 2 -> 0
+ * elsewhere leaves the first one's end alone. */
+START_TEST(test_join_midway)
+{
+    world w;
+    world_init(&w, 4, (cl_config){ .bandwidth_Bps = 1000 });
+    cl_send(w.cl, 0, 1, 0, 0, NULL, 2000);
+    cl_send(w.cl, 2, 0, 0, 0, NULL, 700);
+    cl_set_timer(w.cl, 3, 1.0, 0);
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 3);
+    ck_assert_double_eq_tol(when(&w, 2, 0), 0.7, 1e-12);
+    ck_assert_double_eq_tol(when(&w, 3, 1), 2.0, 1e-12);
+    ck_assert_double_eq_tol(when(&w, 0, 1), 2.5, 1e-12);
+    world_fini(&w);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("maxmin");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_downlink_bottleneck_frees_uplink);
+    tcase_add_test(tc, test_cap_and_downlink);
+    tcase_add_test(tc, test_change_travels);
+    tcase_add_test(tc, test_star_maxmin_not_sequential);
+    tcase_add_test(tc, test_join_midway);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
