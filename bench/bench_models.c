@@ -157,8 +157,9 @@ int main(void)
     };
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 20240601u);
-    mdl_dataset ds = { N_DATA, D, C, malloc((size_t)N_DATA * D * sizeof(double)),
-                       malloc(N_DATA * sizeof(int)), NULL };
+    mdl_dataset ds = { .n = N_DATA, .d = D, .n_classes = C,
+                       .x = malloc((size_t)N_DATA * D * sizeof(double)),
+                       .y = malloc(N_DATA * sizeof(int)) };
     for (size_t i = 0; i < (size_t)N_DATA * D; i++)
         ds.x[i] = gsl_rng_uniform(r);
     for (size_t i = 0; i < N_DATA; i++)
