@@ -7,6 +7,13 @@
  *      contiguous (a random block of the data set): dgemm forward, softmax,
  *      dgemm backward, bias sums, L2 through daxpy/ddot -- the practical
  *      limit for this BLAS.
+ *   A on doubles: A on the same values held as doubles (how runs held
+ *      Fashion-MNIST before the bytes), for the cost of the gather;
+ *   A+ A followed by the optimizer update a run applies (mdl_optim_step,
+ *      momentum 0.9 and weight decay: one fused pass), on the data held
+ *      as a run holds Fashion-MNIST (bytes, min-max scaled as rows are
+ *      gathered): the in-run step, gradient + optimizer;
+ *   B+ B followed by the same update written inline (one loop).
  * A and B alternate run by run in one process and are timed in CPU time
  * (getrusage) and wall time; each cell is the median of RUNS runs.  Both
  * compute the same loss on the same rows, checked once before timing.
@@ -14,6 +21,7 @@
  * the simulator around them.
  */
 #include "mdl.h"
+#include "mdl_optim.h"
 
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_randist.h>
@@ -157,19 +165,31 @@ int main(void)
     };
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 20240601u);
-    mdl_dataset ds = { N_DATA, D, C, malloc((size_t)N_DATA * D * sizeof(double)),
-                       malloc(N_DATA * sizeof(int)), NULL };
+    /* Bytes like Fashion-MNIST's pixels, min-max scaled as a run scales
+     * them (ds8: compact, scaled on gather); ds holds the same values as
+     * doubles (the rows B reads). */
+    unsigned char *u = malloc((size_t)N_DATA * D);
+    mdl_dataset ds8 = { .n = N_DATA, .d = D, .n_classes = C, .x8 = u, .x8_mem = u,
+                        .y = malloc(N_DATA * sizeof(int)) };
     for (size_t i = 0; i < (size_t)N_DATA * D; i++)
-        ds.x[i] = gsl_rng_uniform(r);
+        u[i] = (unsigned char)gsl_rng_uniform_int(r, 256);
     for (size_t i = 0; i < N_DATA; i++)
-        ds.y[i] = (int)gsl_rng_uniform_int(r, C);
+        ds8.y[i] = (int)gsl_rng_uniform_int(r, C);
+    if (mdl_dataset_scale(&ds8, NULL, MDL_SCALE_MINMAX) != 0)
+        return 1;
+    mdl_dataset ds = { .n = N_DATA, .d = D, .n_classes = C,
+                       .x = malloc((size_t)N_DATA * D * sizeof(double)), .y = ds8.y };
+    for (size_t i = 0; i < N_DATA; i++)
+        mdl_dataset_row(&ds8, i, ds.x + i * D);
+    const mdl_optim_spec os = { .lr = 0.01, .momentum = 0.9, .weight_decay = 1e-4 };
 
     const char *threads = getenv("OPENBLAS_NUM_THREADS");
     printf("CBLAS: %s, OPENBLAS_NUM_THREADS=%s; median of %d runs, A and B alternating\n\n",
            DTSIM_CBLAS, threads ? threads : "(unset)", RUNS);
     printf("| model | batch | A dtsim samples/s (CPU) | B direct CBLAS samples/s (CPU) | "
-           "B/A | A wall samples/s | B wall samples/s | A us/step (CPU) |\n");
-    printf("|---|---|---|---|---|---|---|---|\n");
+           "B/A | A wall samples/s | B wall samples/s | A us/step (CPU) | A on doubles "
+           "us/step | A+ us/step | B+ us/step | A+/B+ |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 
     for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
         const cell *ce = &cells[c];
@@ -178,6 +198,8 @@ int main(void)
         mdl_model *m = mdl_create_arch(ce->mlp ? &mdl_mlp : &mdl_softmax, &a, L2, ce->batch);
         const size_t P = mdl_n_params(m);
         double *p = malloc(P * sizeof *p), *g = malloc(P * sizeof *g);
+        double *mom = calloc(P, sizeof *mom);
+        mdl_optim *opt = mdl_optim_create(&os, 1, P);
         mdl_init_params(m, p, r);
         size_t *idx = malloc(ce->iters * ce->batch * sizeof *idx);
         size_t *start = malloc(ce->iters * sizeof *start);
@@ -190,7 +212,7 @@ int main(void)
         size_t blk[128];
         for (size_t i = 0; i < ce->batch; i++)
             blk[i] = start[0] + i;
-        const double la = mdl_loss_grad(m, p, &ds, blk, ce->batch, g);
+        const double la = mdl_loss_grad(m, p, &ds8, blk, ce->batch, g);
         const double lb = (ce->mlp ? direct_mlp : direct_softmax)(p, ds.x + start[0] * D,
                                                                   ds.y + start[0], ce->batch, g);
         if (fabs(la - lb) > 1e-12 * fabs(la)) {
@@ -198,11 +220,33 @@ int main(void)
             return 1;
         }
 
-        double ca[RUNS], cb[RUNS], wa[RUNS], wb[RUNS], sink = 0;
+        double ca[RUNS], cb[RUNS], wa[RUNS], wb[RUNS], cap[RUNS], cbp[RUNS], cad[RUNS];
+        double sink = 0;
         for (int run = 0; run < RUNS; run++) {
-            double c0 = cpu_now(), w0 = wall_now();
+            double c0 = cpu_now();
             for (size_t it = 0; it < ce->iters; it++)
                 sink += mdl_loss_grad(m, p, &ds, idx + it * ce->batch, ce->batch, g);
+            cad[run] = cpu_now() - c0;
+            c0 = cpu_now();
+            for (size_t it = 0; it < ce->iters; it++) {
+                sink += mdl_loss_grad(m, p, &ds8, idx + it * ce->batch, ce->batch, g);
+                mdl_optim_step(opt, 0, p, g, 1.0);
+            }
+            cap[run] = cpu_now() - c0;
+            c0 = cpu_now();
+            for (size_t it = 0; it < ce->iters; it++) {
+                sink += (ce->mlp ? direct_mlp : direct_softmax)(p, ds.x + start[it] * D,
+                                                                ds.y + start[it], ce->batch, g);
+                for (size_t k = 0; k < P; k++) {
+                    mom[k] = 0.9 * mom[k] + g[k] + 1e-4 * p[k];
+                    p[k] -= 0.01 * mom[k];
+                }
+            }
+            cbp[run] = cpu_now() - c0;
+            c0 = cpu_now();
+            double w0 = wall_now();
+            for (size_t it = 0; it < ce->iters; it++)
+                sink += mdl_loss_grad(m, p, &ds8, idx + it * ce->batch, ce->batch, g);
             ca[run] = cpu_now() - c0;
             wa[run] = wall_now() - w0;
             c0 = cpu_now();
@@ -217,11 +261,20 @@ int main(void)
         qsort(cb, RUNS, sizeof *cb, cmp_double);
         qsort(wa, RUNS, sizeof *wa, cmp_double);
         qsort(wb, RUNS, sizeof *wb, cmp_double);
+        qsort(cap, RUNS, sizeof *cap, cmp_double);
+        qsort(cbp, RUNS, sizeof *cbp, cmp_double);
+        qsort(cad, RUNS, sizeof *cad, cmp_double);
         const double samples = (double)(ce->iters * ce->batch);
         const double sa = samples / ca[RUNS / 2], sb = samples / cb[RUNS / 2];
-        printf("| %s | %zu | %.0f | %.0f | %.2f | %.0f | %.0f | %.1f |\n", ce->name, ce->batch, sa,
-               sb, sb / sa, samples / wa[RUNS / 2], samples / wb[RUNS / 2],
-               1e6 * ca[RUNS / 2] / (double)ce->iters);
+        const double iters = (double)ce->iters;
+        printf("| %s | %zu | %.0f | %.0f | %.2f | %.0f | %.0f | %.1f | %.1f | %.1f | %.1f | "
+               "%.2f |\n",
+               ce->name, ce->batch, sa, sb, sb / sa, samples / wa[RUNS / 2],
+               samples / wb[RUNS / 2], 1e6 * ca[RUNS / 2] / iters, 1e6 * cad[RUNS / 2] / iters,
+               1e6 * cap[RUNS / 2] / iters,
+               1e6 * cbp[RUNS / 2] / iters, cap[RUNS / 2] / cbp[RUNS / 2]);
+        mdl_optim_destroy(opt);
+        free(mom);
         if (!isfinite(sink))
             fprintf(stderr, "bench_models: non-finite loss\n");
         free(start);
@@ -231,7 +284,7 @@ int main(void)
         mdl_destroy(m);
     }
     free(ds.x);
-    free(ds.y);
+    mdl_dataset_fini(&ds8);
     gsl_rng_free(r);
     return 0;
 }

@@ -6,7 +6,8 @@ For each case, runs `dtsim run` with every thread count in turn, REPS times
 alike), and reports per thread count the median whole-process wall time
 (clock_gettime through time.monotonic), the median whole-process CPU time
 (getrusage of the child: user + system), and the medians of run.json's
-event-loop wall_s and cpu_s.  It also checks that metrics.csv and nodes.csv
+event-loop wall_s and cpu_s and of math_cpu_s (CPU inside the pool's jobs:
+the part that runs in parallel; nan on one thread).  It also checks that metrics.csv and nodes.csv
 are the same bytes for every thread count.  Timings only: no assertion.
 
 usage: bench/threads.py [--reps R] [--threads 1,2] [--steps N] [--base DTSIM0] DTSIM CASE...
@@ -37,7 +38,7 @@ def run_once(dtsim, scn, sets, threads, out):
     for name in ("metrics.csv", "nodes.csv"):
         with open(os.path.join(out, name), "rb") as f:
             files[name] = f.read()
-    return wall, cpu, rj["wall_s"], rj["cpu_s"], files
+    return wall, cpu, rj["wall_s"], rj["cpu_s"], rj.get("math_cpu_s") or float("nan"), files
 
 def main(argv):
     reps, threads, steps, base = 5, [1, 2], None, None
@@ -67,18 +68,18 @@ def main(argv):
             for t in threads:
                 res = run_once(dtsim, scn, sets, t, os.path.join(tmp, "out"))
                 if ref is None:
-                    ref = res[4]
-                elif res[4] != ref:
+                    ref = res[5]
+                elif res[5] != ref:
                     print(f"  OUTPUTS DIFFER with {t} threads")
-                m[t].append(res[:4])
+                m[t].append(res[:5])
         print(f"{os.path.basename(scn)} {' '.join(sets)}  (reps {reps}, load {os.getloadavg()[0]:.1f})")
         base = [statistics.median(x[k] for x in m[threads[0]]) for k in range(4)]
         for t in threads:
-            med = [statistics.median(x[k] for x in m[t]) for k in range(4)]
+            med = [statistics.median(x[k] for x in m[t]) for k in range(5)]
             name = t[0] if isinstance(t, tuple) else f"threads {t}"
             print(f"  {name:>9}: process wall {med[0]:7.2f} s cpu {med[1]:7.2f} s | "
-                  f"loop wall {med[2]:7.2f} s cpu {med[3]:7.2f} s | speed-up wall "
-                  f"{base[0] / med[0]:.2f}x loop {base[2] / med[2]:.2f}x")
+                  f"loop wall {med[2]:7.2f} s cpu {med[3]:7.2f} s math cpu {med[4]:7.2f} s | "
+                  f"speed-up wall {base[0] / med[0]:.2f}x loop {base[2] / med[2]:.2f}x")
     shutil.rmtree(tmp, ignore_errors=True)
 
 if __name__ == "__main__":

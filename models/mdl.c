@@ -132,7 +132,7 @@ void mdl_init_params(const mdl_model *m, double *params, gsl_rng *rng)
 }
 
 /* Copies the rows idx[0 .. n-1] of ds (rows first .. first+n-1 when idx
- * is NULL) and their labels or targets into the workspace. */
+ * is NULL), as doubles, and their labels or targets into the workspace. */
 static void gather(mdl_model *m, const mdl_dataset *ds, const size_t *idx, size_t first,
                    size_t n)
 {
@@ -140,7 +140,7 @@ static void gather(mdl_model *m, const mdl_dataset *ds, const size_t *idx, size_
     for (size_t i = 0; i < n; i++) {
         const size_t r = idx ? idx[i] : first + i;
         assert(r < ds->n);
-        memcpy(m->x + i * d, ds->x + r * d, d * sizeof *m->x);
+        mdl_dataset_row(ds, r, m->x + i * d);
         if (ds->y) {
             assert(ds->y[r] >= 0 && ds->y[r] < m->n_classes);
             m->y[i] = ds->y[r];
@@ -173,8 +173,9 @@ void mdl_eval_chunk(mdl_model *m, const double *params, const mdl_dataset *ds,
     const size_t k = n - start < m->max_batch ? n - start : m->max_batch;
     const double *X;
     const int *y;
-    if (idx != NULL || ds->t != NULL) {
-        /* Regression targets always travel through the workspace. */
+    if (idx != NULL || ds->t != NULL || ds->x == NULL) {
+        /* Regression targets and compact rows always travel through the
+         * workspace. */
         gather(m, ds, idx ? idx + start : NULL, start, k);
         X = m->x;
         y = m->y;

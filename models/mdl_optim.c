@@ -77,35 +77,45 @@ double mdl_optim_lr(const mdl_optim_spec *sp, uint64_t k)
     return lr;
 }
 
-void mdl_optim_step(mdl_optim *o, int node, double *x, const double *g, double g_div)
+void mdl_optim_step_range(mdl_optim *o, int node, double *x, const double *g, double g_div,
+                          size_t lo, size_t hi)
 {
     const mdl_optim_spec *sp = &o->spec;
     const size_t P = o->P;
     if (o->plain) {
-        cblas_daxpy((int)P, -sp->lr / g_div, g, 1, x, 1);
-        o->k[node]++;
+        cblas_daxpy((int)(hi - lo), -sp->lr / g_div, g + lo, 1, x + lo, 1);
         return;
     }
     const double lr = mdl_optim_lr(sp, o->k[node]), wd = sp->weight_decay;
     const double mu = sp->momentum, inv = 1.0 / g_div;
     if (o->buf == NULL) {
-        for (size_t i = 0; i < P; i++)
+        for (size_t i = lo; i < hi; i++)
             x[i] -= lr * (g[i] * inv + wd * x[i]);
     } else {
         double *b = o->buf + (size_t)node * P;
         if (sp->nesterov) {
-            for (size_t i = 0; i < P; i++) {
+            for (size_t i = lo; i < hi; i++) {
                 const double d = g[i] * inv + wd * x[i];
                 b[i] = mu * b[i] + d;
                 x[i] -= lr * (d + mu * b[i]);
             }
         } else {
-            for (size_t i = 0; i < P; i++) {
+            for (size_t i = lo; i < hi; i++) {
                 b[i] = mu * b[i] + g[i] * inv + wd * x[i];
                 x[i] -= lr * b[i];
             }
         }
     }
+}
+
+void mdl_optim_count(mdl_optim *o, int node)
+{
+    o->k[node]++;
+}
+
+void mdl_optim_step(mdl_optim *o, int node, double *x, const double *g, double g_div)
+{
+    mdl_optim_step_range(o, node, x, g, g_div, 0, o->P);
     o->k[node]++;
 }
 

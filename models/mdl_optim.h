@@ -55,6 +55,18 @@ double mdl_optim_lr(const mdl_optim_spec *spec, uint64_t k);
  * cblas_daxpy(-lr / g_div, g, x), bit for bit.  O(n_params). */
 void mdl_optim_step(mdl_optim *o, int node, double *x, const double *g, double g_div);
 
+/* The same update on x[lo .. hi) only (x and g are the whole vectors),
+ * without counting it: callers that spread one update over threads call
+ * it per block, then mdl_optim_count once.  Each element takes the same
+ * operations as in mdl_optim_step, so the result is the same bits for
+ * any cut into blocks whose bounds are multiples of MDL_OPTIM_BLOCK (the
+ * default spec's daxpy then runs every element through the same kernel
+ * path). */
+#define MDL_OPTIM_BLOCK 64
+void mdl_optim_step_range(mdl_optim *o, int node, double *x, const double *g, double g_div,
+                          size_t lo, size_t hi);
+void mdl_optim_count(mdl_optim *o, int node);
+
 /* Updates node has applied so far. */
 uint64_t mdl_optim_updates(const mdl_optim *o, int node);
 

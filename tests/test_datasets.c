@@ -182,6 +182,7 @@ END_TEST
 
 static void tiny(mdl_dataset *ds, size_t n, size_t d, int C)
 {
+    memset(ds, 0, sizeof *ds);
     ds->n = n;
     ds->d = d;
     ds->n_classes = C;

@@ -21,6 +21,7 @@ static void small_dataset(mdl_dataset *ds, size_t n, size_t d, int C, unsigned l
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, seed);
+    memset(ds, 0, sizeof *ds);
     ds->n = n;
     ds->d = d;
     ds->n_classes = C;
@@ -462,7 +463,7 @@ START_TEST(test_evaluate_closed_form)
 {
     double x[] = { 2.0, 0.0, -1.0, 5.0, 3.0, 1.0, -4.0, -2.0 };
     int y[] = { 1, 0, 0, 0 };
-    mdl_dataset ds = { 4, 2, 2, x, y, NULL };
+    mdl_dataset ds = { .n = 4, .d = 2, .n_classes = 2, .x = x, .y = y };
     /* logistic: w = (1, 0), b = 0.5, l2 = 0.2: z = 2.5, -0.5, 3.5, -3.5. */
     double pl[] = { 1.0, 0.0, 0.5 };
     mdl_model *m = mdl_create(&mdl_logistic, 2, 2, 0.2, 3);

@@ -216,6 +216,28 @@ START_TEST(mlp_dpsgd_momentum)
 }
 END_TEST
 
+/* Models of at least 16,384 parameters (21,004 here, not a multiple of
+ * the 64-element blocks): the optimizer update and D-PSGD's averaging
+ * (the neighbours' adds, the mix into the parameters) are cut into
+ * blocks spread over the threads; D-PSGD's steps read the parameters in
+ * place (no copy), AD-PSGD's switch to the copy at its first mid-step
+ * write.  Plain SGD (daxpy) and momentum (the fused loop) both. */
+START_TEST(large_model_split_passes)
+{
+    const char *plain[] = { "output.trace=true", "metrics.per_node=true",
+                            "model={\"kind\": \"mlp\", \"hidden\": [1000]}",
+                            "stop.time_s=1" };
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-dpsgd.json", plain, 4), RUN_OK);
+    const char *mom[] = { "output.trace=true", "optimizer.momentum=0.9",
+                          "optimizer.weight_decay=0.001", "optimizer.warmup_steps=50",
+                          "model={\"kind\": \"mlp\", \"hidden\": [1000]}",
+                          "stop.time_s=1" };
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-dpsgd.json", mom, 6), RUN_OK);
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-allreduce.json", mom, 6), RUN_OK);
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-adpsgd.json", mom, 6), RUN_OK);
+}
+END_TEST
+
 /* Buckets released at step marks read the gradient during the step. */
 START_TEST(allreduce_buckets)
 {
@@ -272,6 +294,7 @@ int main(void)
     tcase_add_test(tc, mlp_adpsgd);
     tcase_add_test(tc, mlp_dpsgd_momentum);
     tcase_add_test(tc, allreduce_buckets);
+    tcase_add_test(tc, large_model_split_passes);
     tcase_add_test(tc, eager_marks);
     tcase_add_test(tc, failures_restart);
     tcase_add_test(tc, fedavg_aborts);

@@ -13,9 +13,20 @@ typedef struct mdl_dataset {
     size_t  n;          /* samples */
     size_t  d;          /* features per sample */
     int     n_classes;  /* labels are 0 .. n_classes-1; 0 for regression */
-    double *x;          /* n * d, row-major, owned */
+    double *x;          /* n * d, row-major, owned; NULL when held compactly (x8) */
     int    *y;          /* n class labels, owned; NULL for regression */
     double *t;          /* n real targets, owned; NULL for classification */
+    /* Compact features, instead of x (IDX unsigned bytes, loaded with
+     * mdl_idx_load_compact or from the cache, mdl_cache.h): n * d bytes,
+     * row-major, an eighth of the memory of doubles.  Feature j of row r
+     * is the double (double)x8[r d + j], or once scaled (x8[r d + j] -
+     * sc[j]) * sc[d + j] (mdl_dataset_scale stores the statistics here
+     * instead of rewriting the rows), computed as a row is read
+     * (mdl_dataset_row): the same bits as scaling doubles in place. */
+    const unsigned char *x8;
+    double *sc;         /* NULL (unscaled), or 2 d: shift, mul; owned */
+    void   *x8_mem;     /* what x8 lives in: malloc'd, or mapped when x8_map > 0 */
+    size_t  x8_map;     /* bytes mapped (mmap), 0 when x8_mem is malloc'd */
 } mdl_dataset;
 
 /* Parameters of the synthetic Gaussian-mixture classification problem:
@@ -53,8 +64,22 @@ int mdl_synth_logistic(const mdl_synth_linear_spec *spec, uint64_t seed, mdl_dat
 int mdl_synth_regression(const mdl_synth_linear_spec *spec, uint64_t seed, mdl_dataset *train,
                          mdl_dataset *test, double *w_true);
 
-/* Frees x, y and t and empties ds; NULL does nothing. */
+/* Frees (or unmaps) x, y, t and the compact features and empties ds;
+ * NULL does nothing. */
 void mdl_dataset_fini(mdl_dataset *ds);
+
+/* ---- compact features (mdl_compact.c) ---------------------------------- */
+
+/* Writes row r's d features as doubles to out: a copy of x, or the
+ * compact bytes converted (and scaled).  O(d). */
+void   mdl_dataset_row(const mdl_dataset *ds, size_t r, double *out);
+/* Turns compact features into doubles in x (scaled as they read, sc
+ * dropped); nothing when ds holds doubles.  0, or -1 when out of memory
+ * (ds unchanged). */
+int    mdl_dataset_expand(mdl_dataset *ds);
+/* Bytes ds holds: features (doubles or bytes, mapped included), labels,
+ * targets and scale statistics. */
+double mdl_dataset_bytes(const mdl_dataset *ds);
 
 /* A partition: node i holds idx[off[i] .. off[i+1]-1], indices into one
  * dataset.  No index appears twice. */
@@ -138,6 +163,31 @@ int  mdl_partition_stats_compute(const mdl_partition *p, const mdl_dataset *ds,
  * ds left empty. */
 int mdl_idx_load(const char *images_path, const char *labels_path, mdl_dataset *ds,
                  char *err, size_t err_size);
+/* The same, but unsigned-byte images (0x08, MNIST's and Fashion-MNIST's)
+ * stay bytes: ds->x is NULL and ds->x8 holds them (see mdl_dataset).
+ * Other element types load as doubles, as above. */
+int mdl_idx_load_compact(const char *images_path, const char *labels_path, mdl_dataset *ds,
+                         char *err, size_t err_size);
+
+/* mdl_idx_load_compact through a cache directory (mdl_cache.c): a valid
+ * cache file of the same two inputs (by a hash of their whole content) is
+ * memory-mapped instead of decoding them; otherwise they are loaded and,
+ * when the images are unsigned bytes, written to cache_dir (created when
+ * missing) for the next run, atomically.  A cache file whose header, size
+ * or payload hash does not check out is rebuilt, never used.  cache_dir
+ * NULL or "": no cache.  The data set is the same, byte for byte, whether
+ * it came from the cache or not.  A cache that cannot be written is no
+ * error (outcome says so).  Returns as mdl_idx_load_compact. */
+typedef enum mdl_cache_outcome {
+    MDL_CACHE_OFF = 0,      /* no cache directory, or images not bytes */
+    MDL_CACHE_HIT,          /* mapped from a valid cache file */
+    MDL_CACHE_WRITTEN,      /* loaded, cache file written */
+    MDL_CACHE_REBUILT,      /* a cache file was there but not valid: replaced */
+    MDL_CACHE_UNWRITABLE    /* loaded, the cache file could not be written */
+} mdl_cache_outcome;
+int mdl_idx_load_cached(const char *images_path, const char *labels_path,
+                        const char *cache_dir, mdl_dataset *ds, mdl_cache_outcome *outcome,
+                        char *err, size_t err_size);
 
 /* LIBSVM/svmlight text (gzipped or plain): per line "label index:value
  * ...", indices from 1 and ascending, absent features 0, '#' starts a
@@ -179,7 +229,10 @@ extern const char *const mdl_scale_name_list[];
 
 /* Scales every feature of train, and of test when not NULL, with
  * statistics of train only (no test information leaks into training).  A
- * constant feature becomes 0.  Returns 0, or -1 when out of memory. */
+ * constant feature becomes 0.  When both hold compact features the
+ * statistics are stored with them (sc) and applied as rows are read, with
+ * the same result bit for bit; a compact set beside one of doubles is
+ * expanded first.  Returns 0, or -1 when out of memory. */
 int mdl_dataset_scale(mdl_dataset *train, mdl_dataset *test, mdl_scale how);
 
 /* Moves a seeded random fraction of all's samples into test and the rest

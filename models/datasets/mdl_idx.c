@@ -1,7 +1,8 @@
 /* mdl_idx.c -- the IDX file format of MNIST and Fashion-MNIST, read through
  * zlib so that gzipped and plain files load alike.  An image file and a
- * label file become one dataset of doubles (no scaling: mdl_prep.c does
- * that).  Every way a file can be wrong -- missing, not IDX, wrong element
+ * label file become one dataset of doubles, or with mdl_idx_load_compact
+ * of the file's bytes when they are unsigned bytes (no scaling: mdl_prep.c
+ * does that).  Every way a file can be wrong -- missing, not IDX, wrong element
  * type, truncated, trailing bytes, image and label counts that disagree --
  * is a one-line message in GNU form that names the file and says what was
  * expected; so is a float or double value that is NaN or infinite (image
@@ -184,8 +185,54 @@ static int at_end(gzFile f, const char *path, char *err, size_t es)
     return 0;
 }
 
-int mdl_idx_load(const char *images_path, const char *labels_path, mdl_dataset *ds,
-                 char *err, size_t es)
+/* Reads the n images of d unsigned bytes into ds->x8, growing the buffer
+ * as the bytes arrive (as load does for doubles). */
+static int read_bytes(gzFile fi, mdl_dataset *ds, size_t n, size_t d, const char *path,
+                      char *err, size_t es)
+{
+    const size_t total = n * d;
+    size_t cap = 0, got = 0;
+    unsigned char *x = NULL;
+    char what[96];
+    while (got < total) {
+        const size_t k = total - got < ((size_t)1 << 20) ? total - got : (size_t)1 << 20;
+        if (got + k > cap) {
+            size_t nc = cap ? 2 * cap : (size_t)1 << 20;
+            nc = nc < got + k ? got + k : nc > total ? total : nc;
+            if ((double)nc > half_memory()) {
+                free(x);
+                return fail(err, es, path, "too large: %zu images of %zu values need more "
+                            "than half this machine's memory", n, d);
+            }
+            unsigned char *nx = realloc(x, nc);
+            if (!nx) {
+                free(x);
+                return fail(err, es, path, "out of memory for %zu images of %zu values", n, d);
+            }
+            x = nx;
+            cap = nc;
+        }
+        /* read image by image, so that a short read names the image it
+         * ends in, as the double path does */
+        size_t done = 0;
+        while (done < k) {
+            const size_t r = got + done, in_img = d - r % d, part = k - done < in_img ? k - done
+                                                                                      : in_img;
+            snprintf(what, sizeof what, "image %zu of %zu", r / d + 1, n);
+            if (read_span(fi, x + r, part, d, r % d, path, what, err, es)) {
+                free(x);
+                return -1;
+            }
+            done += part;
+        }
+        got += k;
+    }
+    ds->x8 = ds->x8_mem = x;
+    return 0;
+}
+
+static int load(const char *images_path, const char *labels_path, int compact,
+                mdl_dataset *ds, char *err, size_t es)
 {
     int ti, tl, rc = -1;
     size_t n, d, nl, one;
@@ -218,14 +265,19 @@ int mdl_idx_load(const char *images_path, const char *labels_path, mdl_dataset *
      * truncated instead of allocating gigabytes. */
     enum { RAW_BYTES = 1 << 16 };
     const size_t total = n * d, per = RAW_BYTES / es_i;
-    size_t cap = 0;
+    size_t cap = 0, n_read_images = 0;
     raw = malloc(RAW_BYTES);
     if (!raw) {
         fail(err, es, images_path, "out of memory for %zu images of %zu values", n, d);
         goto out_close;
     }
     char what[96];
-    for (size_t i = 0; i < n; i++) {
+    if (compact && ti == 0x08) {
+        if (read_bytes(fi, ds, n, d, images_path, err, es) != 0)
+            goto out_close;
+        n_read_images = n;
+    }
+    for (size_t i = n_read_images; i < n; i++) {
         snprintf(what, sizeof what, "image %zu of %zu", i + 1, n);
         for (size_t j = 0; j < d;) {
             const size_t k = d - j < per ? d - j : per, at = i * d + j;
@@ -300,4 +352,16 @@ out_close:
     if (rc != 0)
         mdl_dataset_fini(ds);
     return rc;
+}
+
+int mdl_idx_load(const char *images_path, const char *labels_path, mdl_dataset *ds,
+                 char *err, size_t es)
+{
+    return load(images_path, labels_path, 0, ds, err, es);
+}
+
+int mdl_idx_load_compact(const char *images_path, const char *labels_path, mdl_dataset *ds,
+                         char *err, size_t es)
+{
+    return load(images_path, labels_path, 1, ds, err, es);
 }

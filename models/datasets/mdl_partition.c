@@ -68,19 +68,6 @@ void mdl_partition_fini(mdl_partition *p)
     p->n_nodes = 0;
 }
 
-void mdl_dataset_fini(mdl_dataset *ds)
-{
-    if (ds == NULL)
-        return;
-    free(ds->x);
-    free(ds->y);
-    free(ds->t);
-    ds->x = NULL;
-    ds->y = NULL;
-    ds->t = NULL;
-    ds->n = 0;
-}
-
 /* ---- non-IID partitions ------------------------------------------------ */
 
 static int say(char *err, size_t es, const char *fmt, ...)

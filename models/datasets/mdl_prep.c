@@ -48,11 +48,75 @@ static double feature_pow2(const mdl_dataset *train, const mdl_dataset *test, si
     return ldexp(1.0, e - 1);
 }
 
+/* Compact train and test (or no test): the statistics of the bytes, in
+ * one pass over the rows, kept with both sets (mdl_compact.c applies them
+ * as rows are read).  Every feature's power of two is 1 (bytes are at
+ * most 255) and x / 1 is x, so each statistic is the same double the
+ * column passes below compute: the minimum and maximum exactly, the sums
+ * of the standard scaling in the same order of rows. */
+static int scale_compact(mdl_dataset *train, mdl_dataset *test, mdl_scale how)
+{
+    const size_t d = train->d, n = train->n;
+    double *sc = calloc(2 * d, sizeof *sc), *hi = malloc(d * sizeof *hi);
+    double *tsc = test ? malloc(2 * d * sizeof *tsc) : NULL;
+    if (!sc || !hi || (test && !tsc)) {
+        free(sc);
+        free(hi);
+        free(tsc);
+        return -1;
+    }
+    double *shift = sc, *mul = sc + d;
+    const unsigned char *x = train->x8;
+    if (how == MDL_SCALE_MINMAX) {
+        for (size_t j = 0; j < d; j++)
+            shift[j] = hi[j] = (double)x[j];
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = 0; j < d; j++) {
+                const double v = (double)x[i * d + j];
+                shift[j] = v < shift[j] ? v : shift[j];
+                hi[j] = v > hi[j] ? v : hi[j];
+            }
+        for (size_t j = 0; j < d; j++)
+            mul[j] = hi[j] > shift[j] ? 1.0 / (hi[j] - shift[j]) : 0.0;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < d; j++)
+                shift[j] += (double)x[i * d + j];
+        for (size_t j = 0; j < d; j++) {
+            shift[j] /= (double)n;
+            hi[j] = 0.0;   /* the sum of squared deviations */
+        }
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < d; j++) {
+                const double e = (double)x[i * d + j] - shift[j];
+                hi[j] += e * e;
+            }
+        for (size_t j = 0; j < d; j++) {
+            const double sd = sqrt(hi[j] / (double)n);
+            mul[j] = sd > 0.0 ? 1.0 / sd : 0.0;
+        }
+    }
+    free(hi);
+    free(train->sc);
+    train->sc = sc;
+    if (test) {
+        memcpy(tsc, sc, 2 * d * sizeof *tsc);
+        free(test->sc);
+        test->sc = tsc;
+    }
+    return 0;
+}
+
 int mdl_dataset_scale(mdl_dataset *train, mdl_dataset *test, mdl_scale how)
 {
     const size_t d = train->d, n = train->n;
     if (how == MDL_SCALE_NONE || n == 0)
         return 0;
+    if (train->x8 && !train->sc && (!test || (test->x8 && !test->sc)))
+        return scale_compact(train, test, how);
+    /* anything else (mixed, or scaled twice) in doubles */
+    if (mdl_dataset_expand(train) != 0 || (test && mdl_dataset_expand(test) != 0))
+        return -1;
     double *shift = malloc(d * sizeof *shift), *mul = malloc(d * sizeof *mul),
            *pow2 = malloc(d * sizeof *pow2);
     if (!shift || !mul || !pow2) {

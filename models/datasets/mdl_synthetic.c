@@ -17,12 +17,10 @@
 /* Allocates an empty set of n samples; 0, or -1 when out of memory. */
 static int dataset_alloc(mdl_dataset *ds, size_t n, size_t d, int n_classes)
 {
+    memset(ds, 0, sizeof *ds);
     ds->n = n;
     ds->d = d;
     ds->n_classes = n_classes;
-    ds->x = NULL;
-    ds->y = NULL;
-    ds->t = NULL;
     if (n == 0)
         return 0;
     if (n > SIZE_MAX / sizeof(double) / d)

@@ -195,6 +195,12 @@ const double *alg_params_const(const alg_ctx *ctx, int node);
  * is exactly x <- x - (lr / g_div) g (one CBLAS daxpy). */
 void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div);
 
+/* The averaging pass of a round, over ctx->P doubles: y <- y0 + a x when
+ * y0 is not NULL (y0 copied first: y0 == y or not overlapping), else
+ * y += a x.  Exactly memcpy + cblas_daxpy, bit for bit; with --threads and
+ * a large model it is spread over the threads (the same bits). */
+void alg_axpy(const alg_ctx *ctx, double a, const double *x, double *y, const double *y0);
+
 /* Messages.  bytes is the size on the wire (alg_param_bytes for
  * parameter messages).  payload is referenced, not copied, and released
  * after delivery; NULL for a control message.  from != to.  A message

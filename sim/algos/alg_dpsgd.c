@@ -90,9 +90,7 @@ static void try_finish(alg_ctx *ctx, dp_state *st, int i)
     alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, st->round);
     double self_w = alg_nbr_self_weight(nbr_of(ctx), s, st->round, i);
     double *x = alg_params(ctx, i);
-    int P = (int)ctx->P;
-    memcpy(x, s->acc, ctx->P * sizeof(double));
-    cblas_daxpy(P, self_w, st->own->data, 1, x, 1);
+    alg_axpy(ctx, self_w, st->own->data, x, s->acc);
     alg_sgd_apply(ctx, i, x, st->grad, 1.0);
     alg_mbox_release(&st->mbox, s);
     alg_buf_put(ctx, st->own);
@@ -129,6 +127,7 @@ static int dp_init(alg_ctx *ctx, void *state, int node)
 {
     (void)node;
     dp_state *st = state;
+    st->mbox.ctx = ctx;   /* adds spread over the threads */
     return alg_mbox_init(&st->mbox, ctx->P);
 }
 

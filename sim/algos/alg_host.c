@@ -88,6 +88,11 @@ void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, dou
     trn_apply(ctx->host->trn, node, x, g, g_div);
 }
 
+void alg_axpy(const alg_ctx *ctx, double a, const double *x, double *y, const double *y0)
+{
+    trn_axpy(ctx->host->trn, a, x, y, y0);
+}
+
 void alg_send(alg_ctx *ctx, int from, int to, uint32_t tag, uint64_t round, cl_buf *payload,
               double bytes)
 {

@@ -344,7 +344,10 @@ int alg_mbox_add(alg_mbox *mb, uint64_t r, int from, double w, const double *x)
         s->from = f;
         s->from_cap = cap;
     }
-    cblas_daxpy((int)mb->len, w, x, 1, s->acc, 1);
+    if (mb->ctx)
+        alg_axpy(mb->ctx, w, x, s->acc, NULL);
+    else
+        cblas_daxpy((int)mb->len, w, x, 1, s->acc, 1);
     s->from[s->count++] = from;
     return 1;
 }

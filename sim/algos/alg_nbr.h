@@ -74,9 +74,13 @@ typedef struct alg_mbox {
     alg_mbox_slot *slots;
     int            n;
     size_t         len;
+    /* Set before alg_mbox_init (len must then be ctx->P): adds go through
+     * alg_axpy, spread over the run's threads (the same bits).  NULL: one
+     * cblas_daxpy. */
+    const alg_ctx *ctx;
 } alg_mbox;
 
-int  alg_mbox_init(alg_mbox *mb, size_t len);   /* -1 when out of memory */
+int  alg_mbox_init(alg_mbox *mb, size_t len);   /* -1 when out of memory; keeps mb->ctx */
 void alg_mbox_fini(alg_mbox *mb);
 /* Models received for round r so far. */
 int  alg_mbox_count(const alg_mbox *mb, uint64_t r);

@@ -1,5 +1,6 @@
 /* run_data.c -- the data and the model of a run: generated or loaded
- * (IDX, LIBSVM, CSV) as the scenario's data kind says, cut to size, scaled,
+ * (IDX, LIBSVM, CSV; IDX through the decoded-data cache, whose directory
+ * it picks from the environment) as the scenario's data kind says, cut to size, scaled,
  * partitioned over the workers (servers get empty slices), the evaluation
  * subsets drawn and the model built for the data's shape.  It does not
  * decide what the data costs in time or memory (run_hetero.c, run_limits.c).
@@ -84,6 +85,21 @@ static int load_text(run_sim *r, char *m, size_t ms)
     return 0;
 }
 
+/* The directory of the decoded-data cache (docs/models.md, "Data-set
+ * cache"): $DTSIM_CACHE_DIR ("" or "off": none), else
+ * $XDG_CACHE_HOME/dtsim, else $HOME/.cache/dtsim.  NULL: no cache. */
+static const char *cache_dir(char *buf, size_t n)
+{
+    const char *v = getenv("DTSIM_CACHE_DIR");
+    if (v)
+        return *v && strcmp(v, "off") != 0 ? v : NULL;
+    if ((v = getenv("XDG_CACHE_HOME")) && v[0] == '/')
+        return snprintf(buf, n, "%s/dtsim", v) < (int)n ? buf : NULL;
+    if ((v = getenv("HOME")) && v[0] == '/')
+        return snprintf(buf, n, "%s/.cache/dtsim", v) < (int)n ? buf : NULL;
+    return NULL;
+}
+
 static int load_files(run_sim *r, scn_error *err)
 {
     const scn_scenario *s = r->s;
@@ -107,8 +123,10 @@ static int load_files(run_sim *r, scn_error *err)
         run_i_data_path(s, s->data_dir, "t10k-images-idx3-ubyte.gz", vi, sizeof vi);
         run_i_data_path(s, s->data_dir, "t10k-labels-idx1-ubyte.gz", vl, sizeof vl);
     }
-    if (mdl_idx_load(ti, tl, &r->train, m, sizeof m) != 0
-        || mdl_idx_load(vi, vl, &r->test, m, sizeof m) != 0) {
+    char cd[4096];
+    const char *dir = cache_dir(cd, sizeof cd);
+    if (mdl_idx_load_cached(ti, tl, dir, &r->train, NULL, m, sizeof m) != 0
+        || mdl_idx_load_cached(vi, vl, dir, &r->test, NULL, m, sizeof m) != 0) {
         snprintf(err->msg, sizeof err->msg, "%s", m);
         return -1;
     }

@@ -128,15 +128,6 @@ static double edges_estimate(const run_sim *r)
 #define RUN_MEM_PER_EDGE 64.0     /* neighbour lists, weights, igraph's copy while built */
 typedef struct mem_est { double base, model, data, nodes, edges, snaps, total, limit; int copies; } mem_est;
 
-/* Bytes of a data set's arrays, as the data layer holds them: features
- * (n x d elements of its own size), labels or targets (n each). */
-static double dataset_held(const mdl_dataset *ds)
-{
-    double n = (double)ds->n;
-    return n * (double)ds->d * (double)sizeof *ds->x
-         + (ds->y ? n * (double)sizeof *ds->y : 0) + (ds->t ? n * (double)sizeof *ds->t : 0);
-}
-
 /* The data of the run: what the data sets hold once they exist, plus the
  * partition's index per training sample; before, a generated set's rows
  * at 8 bytes a feature (a file's size is not known before it is read:
@@ -144,8 +135,9 @@ static double dataset_held(const mdl_dataset *ds)
 static double data_held(const run_sim *r, size_t P)
 {
     const scn_scenario *s = r->s;
-    if (r->train.x)   /* loaded or generated: what it really holds */
-        return dataset_held(&r->train) + dataset_held(&r->test)
+    if (r->train.x || r->train.x8)   /* loaded or generated: what it really holds
+                                        (mdl_dataset_bytes: elements of their own size) */
+        return mdl_dataset_bytes(&r->train) + mdl_dataset_bytes(&r->test)
              + (double)r->train.n * (double)sizeof(size_t);
     if (P == 0 && !r->timing_only && scn_data_generated(s->data_source))
         return ((double)s->data_train + (double)s->data_test) * ((double)s->data_features + 2) * 8;

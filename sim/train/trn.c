@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_cblas.h>
 #include <gsl/gsl_randist.h>
 
 typedef struct cursor {
@@ -49,6 +50,27 @@ typedef struct eval_job {
     mdl_eval_part     *parts;   /* nc, grown to the largest evaluation */
 } eval_job;
 
+/* An element-wise pass over a model (an optimizer update, y <- y0 + a x)
+ * cut into blocks of bs elements, bs a multiple of MDL_OPTIM_BLOCK: block
+ * b is pool task vec_base + b.  Every element takes the same operations
+ * whatever the cut, so the result is the same bits for every N. */
+enum { VEC_OPTIM, VEC_AXPY };
+typedef struct vec_op {
+    int           kind;
+    int           node;     /* VEC_OPTIM */
+    double       *x;        /* VEC_OPTIM: updated; VEC_AXPY: read */
+    const double *g;
+    double        g_div;
+    double        a;        /* VEC_AXPY */
+    double       *y;
+    const double *y0;       /* NULL: y += a x */
+    size_t        bs;
+} vec_op;
+
+/* Below this many parameters a pass stays on the caller's thread: handing
+ * it over costs more than it saves. */
+#define TRN_SPLIT_MIN 16384
+
 struct trn_trainer {
     trn_config     cfg;
     int            n;
@@ -64,12 +86,32 @@ struct trn_trainer {
     mdl_model    **models;   /* one per thread; [0] is cfg.model (the caller's) */
     double        *snap;     /* n * P: each node's parameters at its step start */
     job           *jobs;     /* n */
+    char          *pending;  /* n: a job submitted and not yet settled */
+    /* 0: a job reads its node's parameters in place, and a write to them
+     * while it is pending (trn_params) first settles it and sets 1: from
+     * then on every job reads a copy taken at step start, as a protocol
+     * that writes mid-step (AD-PSGD) needs.  Either way the same bits. */
+    int            copy;
     eval_job       ev;
+    int            vec_base, n_vec;   /* tasks of the element-wise passes */
+    vec_op         vec;
 };
 
 static void run_job(mdl_model *m, const trn_trainer *t, job *j)
 {
     j->loss = mdl_loss_grad(m, j->params, t->cfg.train, j->batch, j->n_batch, j->grad);
+}
+
+static void run_vec(trn_trainer *t, size_t lo, size_t hi)
+{
+    const vec_op *v = &t->vec;
+    if (v->kind == VEC_OPTIM) {
+        mdl_optim_step_range(t->opt, v->node, v->x, v->g, v->g_div, lo, hi);
+        return;
+    }
+    if (v->y0 && v->y0 != v->y)
+        memcpy(v->y + lo, v->y0 + lo, (hi - lo) * sizeof(double));
+    cblas_daxpy((int)(hi - lo), v->a, v->x + lo, 1, v->y + lo, 1);
 }
 
 static void run_task(void *vt, int task, int thread)
@@ -78,6 +120,13 @@ static void run_task(void *vt, int task, int thread)
     mdl_model *m = t->models[thread];
     if (task < t->n) {
         run_job(m, t, &t->jobs[task]);
+        return;
+    }
+    if (task >= t->vec_base) {
+        const size_t b = (size_t)(task - t->vec_base), bs = t->vec.bs;
+        const size_t lo = b * bs, hi = lo + bs < t->P ? lo + bs : t->P;
+        if (lo < hi)
+            run_vec(t, lo, hi);
         return;
     }
     const eval_job *e = &t->ev;
@@ -91,15 +140,18 @@ static int pool_init(trn_trainer *t)
     int T = t->cfg.threads;
     size_t nP = (size_t)t->n * t->P;
     t->n_eval = T;
+    t->vec_base = t->n + t->n_eval;
+    t->n_vec = T;
     if (!(t->models = calloc((size_t)T, sizeof *t->models))
         || !(t->snap = malloc((nP ? nP : 1) * sizeof(double)))
-        || !(t->jobs = calloc((size_t)t->n, sizeof *t->jobs)))
+        || !(t->jobs = calloc((size_t)t->n, sizeof *t->jobs))
+        || !(t->pending = calloc((size_t)t->n, 1)))
         return -1;
     t->models[0] = t->cfg.model;
     for (int k = 1; k < T; k++)
         if (!(t->models[k] = mdl_clone(t->cfg.model)))
             return -1;
-    t->pool = sim_pool_create(T, t->n + t->n_eval, run_task, t);
+    t->pool = sim_pool_create(T, t->n + t->n_eval + t->n_vec, run_task, t);
     return t->pool ? 0 : -1;
 }
 
@@ -158,6 +210,7 @@ void trn_destroy(trn_trainer *t)
     free(t->models);
     free(t->snap);
     free(t->jobs);
+    free(t->pending);
     free(t->ev.parts);
     if (t->cur)
         for (int i = 0; i < t->n; i++) {
@@ -176,7 +229,7 @@ size_t trn_n_params(const trn_trainer *t) { return t->P; }
 int    trn_timing_only(const trn_trainer *t) { return t->cfg.model == NULL; }
 size_t trn_batch(const trn_trainer *t) { return t->cfg.batch; }
 size_t trn_local_samples(const trn_trainer *t, int i) { return t->cur ? t->cur[i].n_local : 0; }
-double *trn_params(trn_trainer *t, int i) { return t->params + (size_t)i * t->P; }
+
 const double *trn_params_const(const trn_trainer *t, int i) { return t->params + (size_t)i * t->P; }
 int    trn_threads(const trn_trainer *t) { return t->pool ? t->cfg.threads : 1; }
 double trn_worker_cpu_s(const trn_trainer *t) { return t->pool ? sim_pool_worker_cpu_s(t->pool) : 0; }
@@ -226,6 +279,17 @@ static void settle(trn_trainer *t, int i)
 {
     if (sim_pool_join(t->pool, i))
         check(t, i, &t->jobs[i]);
+    t->pending[i] = 0;
+}
+
+double *trn_params(trn_trainer *t, int i)
+{
+    /* a job reading these in place must have run before they change */
+    if (t->pool && t->pending[i] && t->jobs[i].params != t->snap + (size_t)i * t->P) {
+        t->copy = 1;
+        settle(t, i);
+    }
+    return t->params + (size_t)i * t->P;
 }
 
 void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
@@ -244,12 +308,15 @@ void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
      * the buffer the new one will */
     settle(t, i);
     job j = next_job(t, i);
-    double *snap = t->snap + (size_t)i * t->P;
-    memcpy(snap, j.params, t->P * sizeof(double));
-    j.params = snap;
+    if (t->copy) {
+        double *snap = t->snap + (size_t)i * t->P;
+        memcpy(snap, j.params, t->P * sizeof(double));
+        j.params = snap;
+    }
     j.step = step;
     j.time_s = time_s;
     t->jobs[i] = j;
+    t->pending[i] = 1;
     sim_pool_submit(t->pool, i);
 }
 
@@ -295,7 +362,43 @@ int trn_evaluate(trn_trainer *t, const double *params, const mdl_dataset *ds,
     return 0;
 }
 
+/* Runs t->vec over the pool in n_vec blocks and returns when all are
+ * done: the caller takes the blocks no worker has started (last first),
+ * so it never waits for a worker busy with a step. */
+static void spread(trn_trainer *t)
+{
+    const size_t B = MDL_OPTIM_BLOCK, per = (t->P + (size_t)t->n_vec - 1) / (size_t)t->n_vec;
+    t->vec.bs = (per + B - 1) / B * B;
+    for (int b = 0; b < t->n_vec; b++)
+        sim_pool_submit(t->pool, t->vec_base + b);
+    for (int b = t->n_vec - 1; b >= 0; b--)
+        sim_pool_join(t->pool, t->vec_base + b);
+}
+
+static int split(const trn_trainer *t)
+{
+    return t->pool && t->P >= TRN_SPLIT_MIN;
+}
+
 void trn_apply(trn_trainer *t, int i, double *x, const double *g, double g_div)
 {
-    mdl_optim_step(t->opt, i, x, g, g_div);
+    if (!split(t)) {
+        mdl_optim_step(t->opt, i, x, g, g_div);
+        return;
+    }
+    t->vec = (vec_op){ .kind = VEC_OPTIM, .node = i, .x = x, .g = g, .g_div = g_div };
+    spread(t);
+    mdl_optim_count(t->opt, i);
+}
+
+void trn_axpy(trn_trainer *t, double a, const double *x, double *y, const double *y0)
+{
+    if (!split(t)) {
+        if (y0 && y0 != y)
+            memcpy(y, y0, t->P * sizeof(double));
+        cblas_daxpy((int)t->P, a, x, 1, y, 1);
+        return;
+    }
+    t->vec = (vec_op){ .kind = VEC_AXPY, .x = (double *)x, .a = a, .y = y, .y0 = y0 };
+    spread(t);
 }

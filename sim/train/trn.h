@@ -29,10 +29,11 @@ typedef struct trn_config {
     size_t               batch;   /* samples per step, <= smallest worker's part */
     mdl_optim_spec       optim;   /* every node's optimizer (copied) */
     /* <= 1: a step's math runs inside trn_step_begin.  N >= 2: on N
-     * threads (the caller's and N - 1 workers), on a copy of the
-     * parameters taken when the step begins, joined when its gradient is
-     * asked for; evaluations are spread likewise.  Every result is the
-     * same bits for every N. */
+     * threads (the caller's and N - 1 workers), on the parameters as
+     * they were when the step began (see trn_params), joined when its
+     * gradient is asked for; evaluations, optimizer updates and
+     * trn_axpy are spread likewise.  Every result is the same bits for
+     * every N. */
     int                  threads;
 } trn_config;
 
@@ -59,7 +60,13 @@ int    trn_timing_only(const trn_trainer *t);
 size_t trn_batch(const trn_trainer *t);
 size_t trn_local_samples(const trn_trainer *t, int node);
 
-/* Node's parameters (n_params doubles), owned by the trainer. */
+/* Node's parameters (n_params doubles), owned by the trainer.  With
+ * threads a step's job reads its node's parameters in place until a
+ * caller first asks for them writable while a job is pending: that job is
+ * then settled first, and from then on jobs read a copy taken at step
+ * start (a protocol such as AD-PSGD writes mid-step; D-PSGD never does,
+ * so it pays no copy).  Write only through a pointer obtained after the
+ * job that might read them was begun, i.e. get it again in each hook. */
 double       *trn_params(trn_trainer *t, int node);
 const double *trn_params_const(const trn_trainer *t, int node);
 
@@ -103,6 +110,15 @@ int trn_evaluate(trn_trainer *t, const double *params, const mdl_dataset *ds,
  * mdl_optim_step): with the default optimizer exactly x <- x - (lr /
  * g_div) g. */
 void trn_apply(trn_trainer *t, int node, double *x, const double *g, double g_div);
+
+/* y <- y0 + a x (y0 not NULL: y0 copied first; it may not overlap y
+ * unless it is y) or y += a x (y0 NULL), over n_params doubles: the
+ * averaging of a protocol round.  With threads, and for models of at least
+ * 16,384 parameters, this and trn_apply are cut into blocks spread over
+ * the threads, each element computed as in one memcpy + cblas_daxpy over
+ * the whole vector (blocks start at multiples of 64), so the result is
+ * the same bits for every N. */
+void trn_axpy(trn_trainer *t, double a, const double *x, double *y, const double *y0);
 
 /* With threads, a step's loss is known when its job is joined, so the
  * record may come later than the step's start and need not be the first
