@@ -252,6 +252,7 @@ END_TEST
 
 /* ---- retransmission (rtx-*) ---- */
 
+
 /* Node 0 sends one message at t = 0 over a link that loses everything,
  * (loss 1 - 1e-7) with retransmission after 0.1 s doubling, at most 3 retries: attempts
  * leave at 0, 0.1, 0.1 + 0.2, 0.3 + 0.4 (each timer counts from the
@@ -273,6 +274,171 @@ static void one_msg(alg_ctx *c, void *s, int n, const cl_msg *m) { (void)c; (voi
 static const alg_type one_message = {
     .name = "one-message", .on_start = one_start, .on_step_done = one_step, .on_message = one_msg,
 };
+
+/* ---- jitter is the sender's stream (net-jitter-link) ---- */
+
+static int jit_peer;
+static double jit_at;
+static void jit_start(alg_ctx *c, void *s, int n)
+{
+    (void)s;
+    if (n == 0)
+        alg_send(c, 0, jit_peer, 1, 0, NULL, 1000);
+    alg_start_step(c, n);
+}
+static void jit_msg(alg_ctx *c, void *s, int n, const cl_msg *m)
+{
+    (void)s;
+    (void)m;
+    ck_assert_int_eq(n, jit_peer);
+    jit_at = alg_now(c);
+}
+static const alg_type jitter_one = {
+    .name = "jitter-one", .on_start = jit_start, .on_step_done = one_step, .on_message = jit_msg,
+};
+
+static double jittered_arrival(int peer, const char *jitter)
+{
+    char json[1024];
+    snprintf(json, sizeof json,
+        "{\"nodes\": 3, \"topology\": {\"kind\": \"complete\"},"
+        " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e6, \"jitter\": %s},"
+        " \"compute\": {\"step_time_s\": 0.05}, \"algorithm\": {\"name\": \"dpsgd\"},"
+        " \"stop\": {\"time_s\": 0.5}}", jitter);
+    jit_peer = peer;
+    jit_at = -1;
+    run_options opt = { .algorithm = &jitter_one };
+    run_result res;
+    run_json(json, &opt, &res);
+    ck_assert_double_ge(jit_at, 0);
+    return jit_at;
+}
+
+/* One message from node 0 on identical links: to node 1 or to node 2 it
+ * draws the same jitter (the first draw of node 0's link stream), and that
+ * jitter is not zero. */
+START_TEST(test_jitter_is_the_senders)
+{
+    const char *u = "{\"dist\": \"uniform\", \"low_s\": 0, \"high_s\": 0.01}";
+    double none = jittered_arrival(1, "{\"dist\": \"none\"}");
+    double a = jittered_arrival(1, u), b = jittered_arrival(2, u);
+    ck_assert_double_eq_tol(none, 0.002, 1e-12);   /* latency + 1000 B at 1 MB/s */
+    ck_assert_msg(a == b, "to node 1 at %.17g, to node 2 at %.17g", a, b);
+    ck_assert_double_gt(a, none);
+    ck_assert_double_lt(a, none + 0.01);
+}
+END_TEST
+
+/* ---- a Markov slowdown starts in its stationary distribution (slow-markov-start) ---- */
+
+static double first_end[64];
+static void fe_start(alg_ctx *c, void *s, int n)
+{
+    (void)s;
+    first_end[n] = -1;
+    alg_start_step(c, n);
+}
+static void fe_step(alg_ctx *c, void *s, int n, const double *g)
+{
+    (void)s;
+    (void)g;
+    if (first_end[n] < 0)
+        first_end[n] = alg_now(c);
+    alg_start_step(c, n);
+}
+static const alg_type first_steps = {
+    .name = "first-steps", .on_start = fe_start, .on_step_done = fe_step, .on_message = one_msg,
+};
+
+/* Mean sojourns 1 s slow and 3 s normal: a node starts slow with
+ * probability 1 / (1 + 3) = 1/4, so of 64 nodes 16 +- 3 SE (3.46) start
+ * with a 4x slower first step (0.04 s instead of 0.01 s). */
+START_TEST(test_markov_starts_stationary)
+{
+    const char *json =
+        "{\"nodes\": 64, \"topology\": {\"kind\": \"ring\"}, \"compute\": {\"step_time_s\": 0.01,"
+        "   \"slowdowns\": [{\"kind\": \"markov\", \"factor\": 4, \"mean_slow_s\": 1,"
+        "   \"mean_normal_s\": 3}]},"
+        " \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 0.1}}";
+    run_options opt = { .algorithm = &first_steps };
+    run_result res;
+    run_json(json, &opt, &res);
+    int slow = 0;
+    for (int i = 0; i < 64; i++) {
+        ck_assert_double_gt(first_end[i], 0);
+        slow += first_end[i] > 0.015;
+    }
+    double se = sqrt(64 * 0.25 * 0.75);
+    ck_assert_msg(fabs(slow - 16.0) <= 3 * se, "%d of 64 nodes start slow, expected 16 +- %.2f",
+                  slow, 3 * se);
+}
+END_TEST
+
+/* ---- the watchdog's count of events without a step (wd-timer) ---- */
+
+/* At t = 0 node 0 fires 301 timers (one, then 300 more of delay 0: one
+ * instant), the last sends a message of 0 bytes, and the two nodes then
+ * bounce it for ever over a 1 ms link (two events a leg: arrival and
+ * delivery) while no step completes (100 s steps).  A timer restarts the
+ * count only when it is due later than the last (a timer loop at one
+ * instant is no progress), so with a limit of 1000 the watchdog stops the
+ * run at the 1001st event: 301 timers and 350 legs, at t = 0.35 s, with
+ * 350 messages delivered.  Restarting it at every timer would give 500
+ * legs. */
+static int wt_fired, wt_delivered;
+static void wt_start(alg_ctx *c, void *s, int n)
+{
+    (void)s;
+    if (n == 0)
+        alg_set_timer(c, 0, 0.0, 1);
+    alg_start_step(c, n);
+}
+static void wt_timer(alg_ctx *c, void *s, int n, uint32_t tag)
+{
+    (void)s;
+    (void)tag;
+    if (wt_fired++ < 300)
+        alg_set_timer(c, n, 0.0, 1);
+    else
+        alg_send(c, 0, 1, 2, 0, NULL, 0);
+}
+static void wt_msg(alg_ctx *c, void *s, int n, const cl_msg *m)
+{
+    (void)s;
+    (void)m;
+    wt_delivered++;
+    alg_send(c, n, 1 - n, 2, 0, NULL, 0);
+}
+static const alg_type timer_burst = {
+    .name = "timer-burst", .on_start = wt_start, .on_step_done = one_step, .on_message = wt_msg,
+    .on_timer = wt_timer,
+};
+
+START_TEST(test_watchdog_timers_of_one_instant)
+{
+    const char *json =
+        "{\"nodes\": 2, \"topology\": {\"kind\": \"complete\"}, \"compute\": {\"step_time_s\": 100},"
+        " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e9},"
+        " \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 50}}";
+    wt_fired = wt_delivered = 0;
+    run_options opt = { .algorithm = &timer_burst, .watchdog_events = 1000 };
+    run_result res;
+    scn_scenario s;
+    scn_error err;
+    run_sim *r;
+    ck_assert_msg(prepare_json(json, &s, &r, &err) == 0, "%s", err.msg);
+    char msg[1024];
+    run_execute(r, &opt, &res, msg, sizeof msg);
+    run_destroy(r);
+    scn_fini(&s);
+    ck_assert_int_eq(res.status, RUN_NO_PROGRESS);
+    ck_assert_int_eq(wt_fired, 301);
+    ck_assert_int_eq(wt_delivered, 350);
+    ck_assert_msg(strstr(res.message, "no progress at t=0.35 s: 1001 message, timer and environment "
+                         "events without a step completing (watchdog limit 1000)") != NULL,
+                  "%s", res.message);
+}
+END_TEST
 
 static void retransmissions(const char *faults, const double *want, int n_want)
 {
@@ -376,7 +542,10 @@ int main(void)
     tcase_add_test(tc, test_rejoin_takes_a_live_neighbour);
     tcase_add_test(tc, test_loss_leaves_jitter_alone);
     tcase_add_test(tc, test_streams_independent);
+    tcase_add_test(tc, test_jitter_is_the_senders);
+    tcase_add_test(tc, test_markov_starts_stationary);
     tcase_add_test(tc, test_retransmission_schedule);
+    tcase_add_test(tc, test_watchdog_timers_of_one_instant);
     tcase_add_test(tc, test_down_node_has_no_timers);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
