@@ -149,7 +149,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=300,
                     help="seconds for the whole suite on one mutant (default 300)")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--only", default="", help="comma-separated mutant ids")
+    ap.add_argument("--only", default="", help="comma-separated mutant ids, run in that order")
     ap.add_argument("--list", action="store_true", help="list the catalogue and check it applies")
     ap.add_argument("--results", default=None, help="TSV of outcomes (default BUILD/mutation.tsv)")
     a = ap.parse_args()
@@ -159,8 +159,12 @@ def main():
 
     muts = load_catalogue(a.catalogue)
     if a.only:
-        want = set(a.only.split(","))
-        muts = [m for m in muts if m["id"] in want]
+        by_id = {m["id"]: m for m in muts}
+        want = a.only.split(",")
+        unknown = [i for i in want if i not in by_id]
+        if unknown:
+            sys.exit("mutation: error: no mutant " + ", ".join(unknown) + " in " + a.catalogue)
+        muts = [by_id[i] for i in dict.fromkeys(want)]   # in the order given
     os.makedirs(a.build, exist_ok=True)
     rest = Restorer(os.path.join(a.build, "mutation-journal.json"))
     rest.recover()
