@@ -373,6 +373,8 @@ START_TEST(edges_by_kind)
     expect_topology_bytes("{\"kind\": \"torus3d\", \"rows\": 10, \"cols\": 10, \"layers\": 10}",
                           1000, "192 KB");
     expect_topology_bytes("{\"kind\": \"ring\"}", 1000, "128 KB");
+    /* a complete graph: n (n - 1) / 2 = 499500 edges (lim-complete) */
+    expect_topology_bytes("{\"kind\": \"complete\"}", 1000, "32 MB");
     /* an edge list: its lines */
     char path[] = "/tmp/dtsim-edges-XXXXXX";
     int fd = mkstemp(path);
@@ -385,6 +387,31 @@ START_TEST(edges_by_kind)
     snprintf(topo, sizeof topo, "{\"kind\": \"edge_list\", \"file\": \"%s\"}", path);
     expect_topology_bytes(topo, 100, "192 KB");
     unlink(path);
+}
+END_TEST
+
+/* Once the model exists the estimate counts its copies: 4 per node, 5
+ * with momentum's buffer (lim-momentum).  600 KB passes the first check
+ * (no model yet) and fails the second. */
+static void expect_model_copies(double momentum, const char *want)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"nodes\": 4, \"topology\": {\"kind\": \"ring\"}, \"model\": {\"kind\": \"softmax\"},"
+             " \"data\": {\"train\": 400, \"test\": 100, \"features\": 100, \"classes\": 10},"
+             " \"algorithm\": {\"name\": \"dpsgd\"}, \"optimizer\": {\"momentum\": %g},"
+             " \"stop\": {\"steps\": 5}, \"limits\": {\"memory_bytes\": 600000}}", momentum);
+    scn_scenario s;
+    scn_error err;
+    run_sim *r;
+    ck_assert_int_eq(prepare_json(json, &s, &r, &err), -1);
+    ck_assert_msg(strstr(err.msg, want) != NULL, "%s", err.msg);
+}
+
+START_TEST(memory_counts_momentum)
+{
+    expect_model_copies(0.9, "(models 4 nodes x 1010 parameters x 5 copies = 162 KB, data 411 KB,");
+    expect_model_copies(0.0, "(models 4 nodes x 1010 parameters x 4 copies = 129 KB, data 411 KB,");
 }
 END_TEST
 
@@ -402,6 +429,7 @@ int main(void)
     tcase_add_test(tc, down_until_1e9_ends);
     tcase_add_test(tc, watchdog_counts_environment);
     tcase_add_test(tc, edges_by_kind);
+    tcase_add_test(tc, memory_counts_momentum);
     tcase_add_test(tc, compaction_in_a_run_keeps_stalls_exact);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

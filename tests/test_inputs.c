@@ -129,6 +129,12 @@ START_TEST(test_long_lines)
         "\"edges.txt\"}, \"data\": {\"train\": 400, \"test\": 100}, \"algorithm\": {\"name\": "
         "\"dpsgd\"}, \"stop\": {\"steps\": 5}}\n");
     expect(2, "edges.txt:2: error: line longer than 4096 bytes\n", BIN " validate el.json");
+    /* a file over SIM_FILE_MAX_BYTES (sparse: it costs no disk) is refused
+     * by its size before a byte is read (mutant sf-size) */
+    ck_assert_int_eq(sh("cd '%s' && truncate -s 268435457 big.csv", tmpdir), 0);
+    scenario("tb.json", "\"compute\": {\"slowdowns\": [{\"kind\": \"trace\", \"file\": \"big.csv\"}]}");
+    expect(2, "tb.json: /compute/slowdowns/0/file: error: cannot read \"big.csv\": larger than "
+           "268435456 bytes (the limit for trace files)\n", BIN " validate tb.json");
     /* a data file of NUL bytes is refused at its first chunk */
     ck_assert_int_eq(sh("cd '%s' && head -c 1000000 /dev/zero > zeros.svm", tmpdir), 0);
     put("sv.json", "{\"nodes\": 4, \"topology\": {\"kind\": \"ring\"}, \"data\": {\"kind\": "

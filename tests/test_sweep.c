@@ -410,6 +410,33 @@ START_TEST(test_shards_and_merge)
 }
 END_TEST
 
+/* A sweep whose runs stall (every message lost, no retransmission) writes
+ * its tables and still ends with exit 1 and the count of runs not "ok"
+ * (mutant swp-not-ok). */
+START_TEST(test_stalled_runs_fail_the_sweep)
+{
+    make_tmp();
+    char p[512];
+    snprintf(p, sizeof p, "%s/st.json", tmpdir);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"nodes\": 4, \"topology\": {\"kind\": \"ring\"}, \"data\": {\"train\": 400, \"test\": 100},"
+          " \"algorithm\": {\"name\": \"dpsgd\", \"batch\": 16}, \"stop\": {\"time_s\": 5},"
+          " \"network\": {\"loss\": 0.999999, \"retransmit\": false}}\n", f);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(sh("cd %s && %s sweep st.json --grid algorithm.lr=0.05,0.1 -o sw --quiet 2>err",
+                        tmpdir, DTSIM_BINARY), 1);
+    char *e = slurpf("%s/err", tmpdir);
+    ck_assert_str_eq(e, "dtsim sweep: error: 2 of 2 runs stalled (status in sw/summary.csv)\n");
+    free(e);
+    char *sum = slurpf("%s/sw/summary.csv", tmpdir);
+    ck_assert_ptr_nonnull(strstr(sum, "\n0,0.05,0,1,"));
+    ck_assert_ptr_nonnull(strstr(sum, ",stalled,stalled,"));
+    free(sum);
+    remove_tmp();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sweep");
@@ -418,6 +445,7 @@ int main(void)
     tcase_add_test(tc, test_plan_order_names_seeds);
     tcase_add_test(tc, test_plan_errors);
     tcase_add_test(tc, test_bad_grid_runs_nothing);
+    tcase_add_test(tc, test_stalled_runs_fail_the_sweep);
     tcase_add_test(tc, test_deterministic_across_jobs);
     tcase_add_test(tc, test_kill_and_resume);
     tcase_add_loop_test(tc, test_ctrl_c, 0, 2);
