@@ -291,6 +291,13 @@ void cl_set_timer(cl_cluster *c, int node, double delay_s, uint32_t tag);
 /* A pooled buffer of cfg.payload_doubles doubles, refcount 1, len its
  * capacity. */
 cl_buf *cl_buf_get(cl_cluster *c);
+/* A pooled buffer of len doubles (len <= cfg.payload_doubles), refcount 1,
+ * for a partial model: buffers of one length share a pool of that
+ * capacity (up to CL_LEN_POOLS lengths; further lengths take a whole
+ * buffer with len set), so a message holds only the memory it carries.
+ * cl_buf_put returns it to its own pool. */
+#define CL_LEN_POOLS 8
+cl_buf *cl_buf_get_len(cl_cluster *c, size_t len);
 void    cl_buf_put(cl_cluster *c, cl_buf *b);   /* release one reference */
 
 /* Handles an event of a cluster kind; returns 0. */

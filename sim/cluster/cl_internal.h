@@ -116,6 +116,7 @@ struct cl_cluster {
     int           n;
     node         *nodes;
     cl_pool       pool;
+    cl_pool       len_pools[CL_LEN_POOLS];   /* cl_buf_get_len's, capacity 0 unused */
     msg_slot     *slots;
     uint32_t      n_slots, free_slot;
     uint64_t      pending, in_flight, total_steps;
