@@ -1,5 +1,5 @@
-/* alg_divshare.c -- DivShare (Biswas, de Vos, Dhasade, Kermarrec, Pires,
- * Sharma, Vujasinovic, "Boosting Asynchronous Decentralized Learning with
+/* alg_divshare.c -- DivShare (Biswas, Kermarrec, Marouani, Pires, Sharma,
+ * de Vos, "Boosting Asynchronous Decentralized Learning with
  * Model Fragmentation", WWW 2025; the authors' code: sacs-epfl/divshare,
  * async-dp/src/asyncNodes/node/DivShare.py and sharing/DivShareSharing.py):
  * every node splits its model into Omega fragments and sends each fragment
