@@ -125,7 +125,7 @@ static const proto_case cases[] = {
     { &alg_epidemic, "epidemic", "complete", { "variant", NULL }, { 1 } },
     { &alg_epidemic, "epidemic", "complete", { "rounds", NULL }, { 1 } },
     { &alg_divshare, "divshare", "complete", { NULL }, { 0 } },
-    { &alg_divshare, "divshare", "complete", { "fragments", "fanout", "backlog", NULL }, { 5, 3, 1 } },
+    { &alg_divshare, "divshare", "complete", { "fragments", "fanout", "local_steps", NULL }, { 5, 3, 2 } },
 };
 
 #define T_STOP 3.0

@@ -4,8 +4,9 @@
  * only); with lr 0 the per-coordinate average is the hand-computed one on
  * two nodes whose only link one way carries one fragment per 8 ms (the
  * fragments that have arrived at a round are averaged, the others not;
- * what is sent is the model before the round's averaging; the backlog
- * bound holds back exactly one pair); a newer copy of a fragment replaces
+ * what is sent is the model before the round's averaging; the sender
+ * hands over one pair at a time and a round replaces the pairs it has not
+ * handed over yet: exactly one here); a newer copy of a fragment replaces
  * the older one; with every fragment sent to every neighbour the models
  * follow the hand-solved recurrence of one-round-old fragments; and the parameters are checked
  * with located errors.  Models are read at the end of the run through a
@@ -59,20 +60,24 @@ static void run_ds(const char *json, run_result *res)
 
 /* Two nodes, logistic on 3 features (P = 4), 10 ms steps, 2 fragments of
  * 2 parameters (8 bytes); link 1 -> 0 at 1000 B/s (8 ms a fragment), the
- * rest at 1 GB/s.  At 10 ms each sends both fragments to the other.  At
- * 20 ms node 1 has both of node 0's: x1 = (a + b) / 2; node 0 has the
- * first of node 1's (in at 18 ms): its 2 coordinates are (a + b) / 2, the
- * other 2 still a.  Node 1's uplink still holds one fragment (until 26
- * ms), so of its 2 new pairs it sends 1.  At 30 ms node 1 averages node
- * 0's round-2 fragments, taken before node 0's averaging at 20 ms (a):
- * x1 = ((a + b) / 2 + a) / 2; node 0 has node 1's second round-1 fragment
- * (in at 26 ms; the round-2 one leaves at 34 ms): x0 = (a + b) / 2
+ * rest at 1 GB/s.  At 10 ms each queues both fragments for the other;
+ * node 1's sender hands over the first at 10 ms and the second when the
+ * first has left, at 18 ms (it leaves at 26 ms).  At 20 ms node 1 has both
+ * of node 0's: x1 = (a + b) / 2; node 0 has the first of node 1's (in at
+ * 18 ms): its 2 coordinates are (a + b) / 2, the other 2 still a.  Node
+ * 1's round-2 pairs wait for its uplink: the first leaves from 26 ms to 34
+ * ms, the second is still queued at 30 ms and is replaced by round 3's
+ * (not sent).  At 30 ms node 1 averages node 0's round-2 fragments, taken
+ * before node 0's averaging at 20 ms (a): x1 = ((a + b) / 2 + a) / 2; node
+ * 0 has node 1's second round-1 fragment (in at 26 ms): x0 = (a + b) / 2
  * everywhere. */
-#define TWO_NODES(stop) \
+#define TWO_NODES(stop) TWO_NODES_D(stop, "fifo")
+#define TWO_NODES_D(stop, disc) \
     "{\"seed\": 3, \"nodes\": 2, \"model\": {\"kind\": \"logistic\"}," \
     " \"data\": {\"train\": 64, \"test\": 16, \"features\": 3}," \
     " \"compute\": {\"step_time_s\": 0.01}, \"topology\": {\"kind\": \"complete\"}," \
     " \"network\": {\"latency_s\": 0, \"bandwidth_Bps\": 1e9, \"bytes_per_param\": 4," \
+    "   \"discipline\": \"" disc "\"," \
     "   \"links\": [{\"from\": [1], \"to\": [0], \"directed\": true, \"bandwidth_Bps\": 1000}]}," \
     " \"algorithm\": {\"name\": \"divshare\", \"lr\": 0, \"batch\": 4, \"fragments\": 2," \
     "   \"fanout\": 1}, \"stop\": {\"time_s\": " #stop "}}"
@@ -92,17 +97,25 @@ START_TEST(test_two_nodes_per_coordinate)
         averaged += cap_x[0][k] != a;
     }
     ck_assert_int_eq(averaged, 2);   /* one fragment of two coordinates */
-    ck_assert_double_eq(stat_of(&res, "fragments_not_sent"), 1);
-    ck_assert_double_eq(stat_of(&res, "fragments_sent"), 2 + 2 + 2 + 1);
+    ck_assert_double_eq(stat_of(&res, "fragments_not_sent"), 0);
+    ck_assert_double_eq(stat_of(&res, "fragments_sent"), 2 + 2 + 2);
     ck_assert_double_eq(stat_of(&res, "fragments_averaged"), 2 + 1);
 
-    run_ds(TWO_NODES(0.035), &res);
-    for (size_t k = 0; k < 4; k++) {
-        double a = init_of(0, k), b = init_of(1, k);
-        ck_assert_double_eq(cap_x[0][k], (a + b) / 2);
-        ck_assert_double_eq(cap_x[1][k], ((a + b) / 2 + a) / 2);
+    /* the same with fair-sharing NICs: one message alone in an uplink
+     * leaves when FIFO's would (alg_uplink_idle_s is exact for it) */
+    for (int d = 0; d < 2; d++) {
+        run_ds(d ? TWO_NODES_D(0.035, "fair") : TWO_NODES(0.035), &res);
+        for (size_t k = 0; k < 4; k++) {
+            double a = init_of(0, k), b = init_of(1, k);
+            ck_assert_double_eq(cap_x[0][k], (a + b) / 2);
+            ck_assert_double_eq(cap_x[1][k], ((a + b) / 2 + a) / 2);
+        }
+        ck_assert_double_eq(stat_of(&res, "fragments_averaged"), 3 + 2 + 1);
+        /* node 0: 2 a round; node 1: its round-1 pair, then one a fragment's
+         * transfer (26 ms, 34 ms: the latter of round 3) */
+        ck_assert_double_eq(stat_of(&res, "fragments_sent"), 6 + 2 + 1 + 1);
+        ck_assert_double_eq(stat_of(&res, "fragments_not_sent"), 1);
     }
-    ck_assert_double_eq(stat_of(&res, "fragments_averaged"), 3 + 2 + 1);
 }
 END_TEST
 
@@ -160,31 +173,34 @@ START_TEST(test_all_neighbours_closed_form)
 END_TEST
 
 /* Bytes: each node's round sends Omega J fragments that together hold J
- * models: J x P x 4 bytes per step (one local step a round), whatever
- * Omega (P = 33 is not a multiple of 4: the last fragment is larger);
- * with the timing-only model each fragment is 1/Omega of message_bytes. */
+ * models: J x P x 4 bytes a round, whatever Omega (P = 33 is not a
+ * multiple of 4: the last fragment is larger).  Constant 10 ms steps, 8
+ * nodes, stop at 105 ms: 10 rounds each, the last round's 12 pairs gone
+ * 12 x 3.2 us after it.  With the timing-only model each fragment is
+ * 1/Omega of message_bytes. */
 START_TEST(test_bytes_per_round)
 {
-    char json[2048];
     run_result res;
-    snprintf(json, sizeof json,
-        "{\"nodes\": 8, %s, \"topology\": {\"kind\": \"complete\"},"
-        " \"algorithm\": {\"name\": \"divshare\", \"fragments\": 4, \"fanout\": 3},"
-        " \"stop\": {\"time_s\": 0.5}}", problem);
-    run_json(json, NULL, &res);
+    run_json("{\"nodes\": 8, \"model\": {\"kind\": \"softmax\"},"
+             " \"data\": {\"train\": 2048, \"test\": 256, \"features\": 10, \"classes\": 3},"
+             " \"compute\": {\"step_time_s\": 0.01}, \"topology\": {\"kind\": \"complete\"},"
+             " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e7},"
+             " \"algorithm\": {\"name\": \"divshare\", \"fragments\": 4, \"fanout\": 3},"
+             " \"stop\": {\"time_s\": 0.105}}", NULL, &res);
     ck_assert_int_eq(res.status, RUN_OK);
     ck_assert_int_eq(res.n_params, 33);
+    ck_assert_double_eq(res.last.steps, 80);
     ck_assert_double_eq(stat_of(&res, "fragments_not_sent"), 0);
-    ck_assert_double_eq(stat_of(&res, "fragments_sent"), 4.0 * 3 * (double)res.last.steps);
-    ck_assert_double_eq(res.last.bytes_sent, 3.0 * 33 * 4 * (double)res.last.steps);
+    ck_assert_double_eq(stat_of(&res, "fragments_sent"), 4.0 * 3 * 80);
+    ck_assert_double_eq(res.last.bytes_sent, 3.0 * 33 * 4 * 80);
 
     run_json("{\"nodes\": 6, \"model\": {\"kind\": \"none\", \"message_bytes\": 1000},"
              " \"compute\": {\"step_time_s\": 0.01}, \"topology\": {\"kind\": \"complete\"},"
              " \"algorithm\": {\"name\": \"divshare\", \"fragments\": 8, \"fanout\": 2},"
-             " \"stop\": {\"time_s\": 0.2}}", NULL, &res);
+             " \"stop\": {\"time_s\": 0.205}}", NULL, &res);
     ck_assert_int_eq(res.status, RUN_OK);
-    ck_assert_double_gt(res.last.steps, 0);
-    ck_assert_double_eq(res.last.bytes_sent, 2.0 * 1000 * (double)res.last.steps);
+    ck_assert_double_eq(res.last.steps, 120);
+    ck_assert_double_eq(res.last.bytes_sent, 2.0 * 1000 * 120);
 }
 END_TEST
 
@@ -204,9 +220,8 @@ START_TEST(test_divshare_options_checked)
                          "to have at least 3 neighbours; node 0 has 2 (use a denser or the "
                          "complete topology)");
     expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"divshare\","
-                         " \"backlog\": \"drop\"}, \"stop\": {\"steps\": 5}}",
-                         "test.json: /algorithm/backlog: error: unknown value \"drop\" "
-                         "(expected one of: bound, grow)");
+                         " \"local_steps\": 1.5}, \"stop\": {\"steps\": 5}}",
+                         "test.json: /algorithm/local_steps: error: must be an integer, got 1.5");
     expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"divshare\","
                          " \"fragments\": 0}, \"stop\": {\"steps\": 5}}",
                          "test.json: /algorithm/fragments: error: must be in [1, 1e+06], got 0");

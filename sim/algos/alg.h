@@ -172,6 +172,13 @@ int    alg_is_failed(const alg_ctx *ctx, int node);
  * (gossip); the runner stops a run whose backlogs outgrow memory
  * (docs/reliability.md). */
 uint64_t alg_uplink_queued(alg_ctx *ctx, int node);
+/* Seconds from now until node's uplink has sent everything handed to it
+ * so far (0 when idle): exact with the FIFO discipline and, with fair
+ * sharing, for one message alone in the uplink (a lower bound for
+ * several).  A protocol that keeps its own send queue (a sender thread
+ * that sends one message at a time, as DivShare's) hands over the next
+ * message at that instant with a timer. */
+double   alg_uplink_idle_s(alg_ctx *ctx, int node);
 /* Samples in node's partition, and samples per step. */
 size_t alg_local_samples(const alg_ctx *ctx, int node);
 size_t alg_batch(const alg_ctx *ctx);

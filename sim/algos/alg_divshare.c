@@ -23,29 +23,22 @@
  * (each on the parameters at its start); then the node (1) draws, for
  * every fragment, J distinct neighbours uniformly among those not declared
  * failed (all of them when fewer are live; use the complete topology for
- * the paper's uniform peers), shuffles the Omega J (peer, fragment) pairs
- * and hands them to the network in that order, each fragment's values
- * taken now, after the local steps; (2) averages per coordinate:
- * x[c] <- (x[c] + sum of the received values of c) / (1 + their count),
- * over the fragments received since its previous round, the latest one per
- * (sender, fragment) (a newer copy replaces an older one, as the authors'
- * receive queue does); (3) starts the next round at once.  Nobody ever
- * waits for a message: sending overlaps computation, the network's uplink
- * serialises a node's fragments.
+ * the paper's uniform peers), takes every fragment's values now (after the
+ * local steps), shuffles the Omega J (peer, fragment) pairs and makes them
+ * its send queue, replacing the previous round's pairs not sent yet; (2)
+ * averages per coordinate: x[c] <- (x[c] + sum of the received values of
+ * c) / (1 + their count), over the fragments received since its previous
+ * round, the latest one per (sender, fragment) (a newer copy replaces an
+ * older one, as the authors' receive queue does); (3) starts the next
+ * round at once.  Nobody ever waits for a message.
  *
- * The send queue (a deliberate deviation).  The authors' sender thread
- * empties its queue at each round (empty_sending_queue), so the fragments
- * of a round that have not left by the next one are dropped and the new
- * round's replace them.  dtsim's network cannot take back a message handed
- * to it; with `backlog` "bound" (the default) a node instead hands over
- * only as many of the new round's pairs (first ones in the shuffled order)
- * as bring its uplink backlog (alg_uplink_queued) back to Omega J, so the
- * backlog of a node on a slow link never exceeds one round's fragments,
- * as in the authors' code, but what leaves next is the older round's
- * fragments rather than the newer's; with "grow" every pair is sent and a
- * slow link's backlog grows without bound (the runner's message bound
- * stops such a run).  The pairs not handed over are counted
- * (fragments_not_sent).
+ * The send queue (the authors' sender thread, empty_sending_queue on, as
+ * in their configuration): the node hands its queue's pairs to the network
+ * one at a time, the next one when the previous has left its uplink
+ * (alg_uplink_idle_s, a timer), while it goes on computing; at a round the
+ * pairs not handed over yet are dropped (fragments_not_sent) and the new
+ * round's replace them, so what a slow uplink carries is always its
+ * latest round's fragments.  The one in transfer finishes.
  *
  * Failures.  Nobody waits, so a failure costs only the fragments sent to
  * or by the failed node: peers are drawn among the neighbours not declared
@@ -60,11 +53,9 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 
-enum { P_FRAGMENTS, P_FANOUT, P_LOCAL_STEPS, P_BACKLOG };
-enum { BACKLOG_BOUND, BACKLOG_GROW };
+enum { P_FRAGMENTS, P_FANOUT, P_LOCAL_STEPS };
 enum { TAG_FRAGMENT = 1 };   /* tag = TAG_FRAGMENT + fragment id */
-
-static const char *const backlog_names[] = { "bound", "grow", NULL };
+enum { TIMER_SEND = 1 };     /* the uplink is free: hand over the next pair */
 
 static const alg_param_spec params[] = {
     { "fragments", ALG_PARAM_INT, 4, 1, 1e6, NULL,
@@ -72,8 +63,6 @@ static const alg_param_spec params[] = {
     { "fanout", ALG_PARAM_INT, 2, 1, 1e9, NULL,
       "j: neighbours each fragment is sent to, drawn per fragment and round" },
     { "local_steps", ALG_PARAM_INT, 1, 1, 1e9, NULL, "local steps between two rounds" },
-    { "backlog", ALG_PARAM_CHOICE, BACKLOG_BOUND, 0, 0, backlog_names,
-      "bound: the uplink holds at most one round of fragments; grow: send every pair" },
     { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -95,10 +84,13 @@ typedef struct ds_state {
     int      local;     /* steps done in this round */
     ds_held *held;
     int      n_held, cap_held;
-    int     *pairs;     /* Omega J: peer * Omega + fragment, shuffled */
+    int     *pairs;     /* the send queue: Omega J of peer * Omega + fragment, shuffled */
+    int      n_pairs, next_pair;   /* queued, and the next one to hand over */
+    uint64_t pairs_round;          /* the round the queue's fragments are of */
+    int      timer_armed;          /* a TIMER_SEND is pending */
     int     *cand;      /* the node's live neighbours, for the draw */
     int     *chosen;    /* J */
-    cl_buf **frag_buf;  /* Omega: this round's fragment buffers, lazily */
+    cl_buf **frag_buf;  /* Omega: the queue's fragment buffers */
     double  *acc, *cnt; /* P: per-coordinate sums and counts */
     uint64_t sent, not_sent, received, replaced, averaged, dropped;
 } ds_state;
@@ -194,11 +186,14 @@ static void drop_held(alg_ctx *ctx, ds_state *st)
     st->n_held = 0;
 }
 
+static void drop_fragments(alg_ctx *ctx, ds_state *st);
+
 static void ds_fini(alg_ctx *ctx, void *state, int i)
 {
     (void)i;
     ds_state *st = state;
     drop_held(ctx, st);
+    drop_fragments(ctx, st);
     free(st->held);
     free(st->pairs);
     free(st->cand);
@@ -208,60 +203,75 @@ static void ds_fini(alg_ctx *ctx, void *state, int i)
     free(st->cnt);
 }
 
-/* Fragment k of node i's parameters as they are now, in a buffer of its
- * own length (made once per round, shared by the fragment's J messages). */
-static cl_buf *fragment(alg_ctx *ctx, ds_state *st, int i, int k)
+/* The queue's fragment buffers are released. */
+static void drop_fragments(alg_ctx *ctx, ds_state *st)
 {
     const ds_shared *sh = ctx->shared;
-    if (!st->frag_buf[k]) {
-        size_t len = frag_len(sh, k);
-        cl_buf *b = alg_buf_get_len(ctx, len);
-        const double *x = alg_params_const(ctx, i);
-        const size_t *idx = sh->perm + sh->off[k];
-        for (size_t t = 0; t < len; t++)
-            b->data[t] = x[idx[t]];
-        st->frag_buf[k] = b;
-    }
-    return st->frag_buf[k];
-}
-
-/* (1): the round's (peer, fragment) pairs, shuffled, handed to the network. */
-static void send_round(alg_ctx *ctx, ds_state *st, int i)
-{
-    const ds_shared *sh = ctx->shared;
-    const topo_graph *g = ctx->g;
-    gsl_rng *r = alg_rng(ctx, i);
-    int live = 0;
-    for (size_t e = g->off[i]; e < g->off[i + 1]; e++)
-        if (!alg_is_failed(ctx, g->nbr[e]))
-            st->cand[live++] = g->nbr[e];
-    int J = sh->fanout < live ? sh->fanout : live, n_pairs = 0;
-    if (J == 0)
-        return;
-    for (int k = 0; k < sh->omega; k++) {
-        gsl_ran_choose(r, st->chosen, (size_t)J, st->cand, (size_t)live, sizeof(int));
-        for (int q = 0; q < J; q++)
-            st->pairs[n_pairs++] = st->chosen[q] * sh->omega + k;
-    }
-    gsl_ran_shuffle(r, st->pairs, (size_t)n_pairs, sizeof(int));
-    int allowed = n_pairs;
-    if ((int)ctx->param[P_BACKLOG] == BACKLOG_BOUND) {
-        uint64_t queued = alg_uplink_queued(ctx, i);
-        allowed = queued >= (uint64_t)n_pairs ? 0 : n_pairs - (int)queued;
-    }
-    double share = 1.0 / sh->omega;
-    for (int p = 0; p < allowed; p++) {
-        int to = st->pairs[p] / sh->omega, k = st->pairs[p] % sh->omega;
-        alg_send(ctx, i, to, TAG_FRAGMENT + (uint32_t)k, st->round, fragment(ctx, st, i, k),
-                 alg_part_bytes(ctx, frag_len(sh, k), share));
-    }
-    st->sent += (uint64_t)allowed;
-    st->not_sent += (uint64_t)(n_pairs - allowed);
     for (int k = 0; k < sh->omega; k++)
         if (st->frag_buf[k]) {
             alg_buf_put(ctx, st->frag_buf[k]);
             st->frag_buf[k] = NULL;
         }
+}
+
+/* Hands the queue's next pair to the network and arms the timer for the
+ * instant it has left the uplink. */
+static void send_next(alg_ctx *ctx, ds_state *st, int i)
+{
+    const ds_shared *sh = ctx->shared;
+    if (st->next_pair >= st->n_pairs)
+        return;
+    int to = st->pairs[st->next_pair] / sh->omega, k = st->pairs[st->next_pair] % sh->omega;
+    st->next_pair++;
+    alg_send(ctx, i, to, TAG_FRAGMENT + (uint32_t)k, st->pairs_round, st->frag_buf[k],
+             alg_part_bytes(ctx, frag_len(sh, k), 1.0 / sh->omega));
+    st->sent++;
+    alg_set_timer(ctx, i, alg_uplink_idle_s(ctx, i), TIMER_SEND);
+    st->timer_armed = 1;
+}
+
+/* (1): the round's (peer, fragment) pairs, shuffled, replace the queue. */
+static void queue_round(alg_ctx *ctx, ds_state *st, int i)
+{
+    const ds_shared *sh = ctx->shared;
+    const topo_graph *g = ctx->g;
+    st->not_sent += (uint64_t)(st->n_pairs - st->next_pair);
+    drop_fragments(ctx, st);
+    st->n_pairs = st->next_pair = 0;
+    st->pairs_round = st->round;
+    gsl_rng *r = alg_rng(ctx, i);
+    int live = 0;
+    for (size_t e = g->off[i]; e < g->off[i + 1]; e++)
+        if (!alg_is_failed(ctx, g->nbr[e]))
+            st->cand[live++] = g->nbr[e];
+    int J = sh->fanout < live ? sh->fanout : live;
+    if (J == 0)
+        return;
+    for (int k = 0; k < sh->omega; k++) {
+        gsl_ran_choose(r, st->chosen, (size_t)J, st->cand, (size_t)live, sizeof(int));
+        for (int q = 0; q < J; q++)
+            st->pairs[st->n_pairs++] = st->chosen[q] * sh->omega + k;
+    }
+    gsl_ran_shuffle(r, st->pairs, (size_t)st->n_pairs, sizeof(int));
+    const double *x = alg_params_const(ctx, i);
+    for (int k = 0; k < sh->omega; k++) {
+        size_t len = frag_len(sh, k);
+        cl_buf *b = alg_buf_get_len(ctx, len);
+        const size_t *idx = sh->perm + sh->off[k];
+        for (size_t t = 0; t < len; t++)
+            b->data[t] = x[idx[t]];
+        st->frag_buf[k] = b;
+    }
+    if (!st->timer_armed)   /* the uplink is free: the sender starts at once */
+        send_next(ctx, st, i);
+}
+
+static void ds_on_timer(alg_ctx *ctx, void *state, int i, uint32_t tag)
+{
+    (void)tag;
+    ds_state *st = state;
+    st->timer_armed = 0;
+    send_next(ctx, st, i);
 }
 
 /* (2): every coordinate averaged with the values of it in hand. */
@@ -298,7 +308,7 @@ static void ds_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
         alg_start_step(ctx, i);
         return;
     }
-    send_round(ctx, st, i);
+    queue_round(ctx, st, i);
     average(ctx, st, i);
     st->round++;
     st->local = 0;
@@ -338,12 +348,15 @@ static void ds_on_failure(alg_ctx *ctx, int peer, int failed)
     sh->failures += (uint64_t)(failed != 0);
 }
 
+/* Back up: the fragments it held predate its model; it lost its timer
+ * (a down node has none) and what it was sending. */
 static void ds_on_return(alg_ctx *ctx, void *state, int i)
 {
-    (void)i;
     ds_state *st = state;
     st->dropped += (uint64_t)st->n_held;
     drop_held(ctx, st);
+    st->timer_armed = 0;
+    send_next(ctx, st, i);
 }
 
 static int ds_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
@@ -389,6 +402,7 @@ const alg_type alg_divshare = {
     .init = ds_init,
     .on_step_done = ds_on_step_done,
     .on_message = ds_on_message,
+    .on_timer = ds_on_timer,
     .on_failure = ds_on_failure,
     .on_return = ds_on_return,
     .stats = ds_stats,

@@ -59,6 +59,10 @@ uint64_t alg_uplink_queued(alg_ctx *ctx, int node)
 {
     return cl_uplink_queued(ctx->host->cl, node);
 }
+double alg_uplink_idle_s(alg_ctx *ctx, int node)
+{
+    return cl_uplink_idle_s(ctx->host->cl, node);
+}
 void alg_start_step(alg_ctx *ctx, int node) { cl_start_step(ctx->host->cl, node); }
 void alg_start_step_marks(alg_ctx *ctx, int node, const double *fractions, int m)
 {

@@ -323,6 +323,11 @@ double   cl_total_bytes_sent(const cl_cluster *c);
  * left its uplink (queued or in transfer; retransmissions included).
  * O(1) amortised. */
 uint64_t cl_uplink_queued(cl_cluster *c, int node);
+/* Seconds from now until node's uplink has sent everything handed to it
+ * so far (0 when idle): exact with the FIFO discipline, and with fair
+ * sharing for one message alone in the uplink; with several under fair
+ * sharing a lower bound (their bytes left at the NIC's whole capacity). */
+double   cl_uplink_idle_s(cl_cluster *c, int node);
 /* The bound on the memory that messages sent and not yet delivered or
  * lost hold together (bytes: each one's slot, and its payload unless a
  * broadcast shares it; 0, the default, for none).  The first send that

@@ -137,6 +137,7 @@ struct cl_cluster {
 
 /* cl_net.c: message k enters (+1) or leaves (-1) a fair uplink stage */
 void cl_i_upq_fair(cl_cluster *c, uint32_t k, int delta);
+double cl_i_fair_up_idle_s(const cl_cluster *c, int i);
 
 /* Schedules a cluster event targeted at node target (counted as pending). */
 void cl_i_schedule(cl_cluster *c, double at, uint32_t kind, int target, uint32_t data);
