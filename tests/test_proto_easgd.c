@@ -142,6 +142,28 @@ START_TEST(test_waits_for_the_reply)
 }
 END_TEST
 
+/* Two workers, 12 ms latency, no retransmission; worker 1 is down from 5
+ * ms to 50 ms, so the reply to its exchange of time 0 (due at 24 ms) is
+ * lost: back up, it abandons that exchange and goes on (its step restarts
+ * at 50 ms and ends at 60 ms, where its next exchange begins, then every
+ * 24 ms: steps ending at 60, 70, 94, 118, 142, 166, 190 ms); worker 0's
+ * end at 10, 34, ..., 178 ms (8 steps).  Kept waiting, worker 1 would
+ * take one step. */
+START_TEST(test_lost_reply_abandoned)
+{
+    run_result res;
+    run_ea("{\"seed\": 2, \"nodes\": 2," SOFTMAX
+           " \"compute\": {\"step_time_s\": 0.01},"
+           " \"network\": {\"latency_s\": 0.012, \"bandwidth_Bps\": 1e9, \"retransmit\": false},"
+           " \"faults\": {\"events\": [{\"kind\": \"schedule\", \"nodes\": [1],"
+           "   \"down_s\": 0.005, \"up_s\": 0.05}]},"
+           " \"algorithm\": {\"name\": \"easgd\", \"lr\": 0, \"period\": 1},"
+           " \"stop\": {\"time_s\": 0.2}}", 1, 0.9, &res);
+    ck_assert_double_eq(stat_of(&res, "exchanges_abandoned"), 1);
+    ck_assert_double_eq(res.last.steps, 8 + 7);
+}
+END_TEST
+
 START_TEST(test_easgd_options_checked)
 {
     expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"easgd\", \"beta\": 0},"
@@ -161,6 +183,7 @@ int main(void)
     tcase_add_test(tc, test_one_worker_closed_form);
     tcase_add_test(tc, test_sum_kept_and_exchanges_counted);
     tcase_add_test(tc, test_waits_for_the_reply);
+    tcase_add_test(tc, test_lost_reply_abandoned);
     tcase_add_test(tc, test_easgd_options_checked);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
