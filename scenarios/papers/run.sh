@@ -127,7 +127,7 @@ for name in $names; do
       sweep "$here/easgd.json" -o "$dir" --replicates 2 \
         --zip network.latency_s=5e-05,0.005 --zip network.bandwidth_Bps=1.25e9,1.25e7 \
         --grid 'algorithm={"name":"ps-async"},{"name":"easgd","period":1},{"name":"easgd","period":4},{"name":"easgd","period":16}' \
-        --grid algorithm.lr=0.05,0.1,0.2,0.5
+        --grid algorithm.lr=0.1,0.2,0.5
       "$table" "$dir" --best algorithm.lr time_to_target_accuracy_s steps_per_s
       ;;
   esac
