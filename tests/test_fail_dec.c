@@ -1,5 +1,5 @@
 /* test_fail_dec.c -- the decentralized protocols (hop, adpsgd, gossip,
- * epidemic) when a worker fails (issue 13, section 3): with one worker
+ * epidemic, divshare) when a worker fails (issue 13, section 3): with one worker
  * down for good from 30% of the run, and down from 30% to 50%, every run
  * ends at its stop time with status ok, every worker that never failed
  * keeps at least half its steps per simulated second, once the node is
@@ -23,7 +23,7 @@
 #include "alg.h"
 #include "test_util.h"
 
-extern const alg_type alg_hop, alg_adpsgd, alg_gossip, alg_epidemic;
+extern const alg_type alg_hop, alg_adpsgd, alg_gossip, alg_epidemic, alg_divshare;
 
 #define MAXN 8
 #define MAXREC 400
@@ -124,6 +124,8 @@ static const proto_case cases[] = {
     { &alg_epidemic, "epidemic", "complete", { "fanout", NULL }, { 3 } },
     { &alg_epidemic, "epidemic", "complete", { "variant", NULL }, { 1 } },
     { &alg_epidemic, "epidemic", "complete", { "rounds", NULL }, { 1 } },
+    { &alg_divshare, "divshare", "complete", { NULL }, { 0 } },
+    { &alg_divshare, "divshare", "complete", { "fragments", "fanout", "local_steps", NULL }, { 5, 3, 2 } },
 };
 
 #define T_STOP 3.0

@@ -245,6 +245,8 @@ static const char *const table[][2] = {
     { "fedavg", "fedavg\", \"fraction\": 0.5" },
     { "fedavg", "fedavg\", \"fraction\": 0.5, \"over_selection\": 1.5, \"deadline_s\": 0.3" },
     { "delay-adaptive", "delay-adaptive\", \"threshold\": 2" },
+    { "easgd", "easgd\"" },
+    { "easgd", "easgd\", \"period\": 1" },
 };
 
 START_TEST(test_rate_after_failure)

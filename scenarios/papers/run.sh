@@ -7,7 +7,7 @@
 #
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
-#   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | all
+#   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -27,15 +27,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -107,6 +107,32 @@ for name in $names; do
       "$table" "$dir" --speedup algorithm.local_steps=1 time_to_target_accuracy_s
       "$table" "$dir" --ratio algorithm.local_steps=1 --tag throughput steps_per_s
       ;;
+    divshare)
+      # Biswas et al. 2025: 0%, 10%, 20%, 30% of 20 workers on 10x slower
+      # uplinks, DivShare against AD-PSGD and Epidemic Learning; links
+      # where a model takes 0.3x a step (divshare) and 1x (divshare-bw)
+      for v in divshare divshare-bw; do
+        d=$out/$v
+        sweep "$here/$v.json" -o "$d" --replicates 3 \
+          --grid 'algorithm={"name":"divshare","lr":0.05,"batch":32,"fragments":4,"fanout":2},{"name":"adpsgd","lr":0.05,"batch":32},{"name":"epidemic","lr":0.05,"batch":32,"fanout":2}' \
+          --zip network.nics.0.fraction=0.1,0.1,0.2,0.3 --zip network.nics.0.up_Bps=$([ $v = divshare ] && echo 3.5e5,3.5e4,3.5e4,3.5e4 || echo 1e5,1e4,1e4,1e4)
+        "$table" "$d" --ratio 'algorithm={"name":"divshare","lr":0.05,"batch":32,"fragments":4,"fanout":2}' time_to_target_loss_s steps_per_s
+      done
+      ;;
+    easgd)
+      # Zhang, Choromanska, LeCun 2015: asynchronous EASGD with tau = 1,
+      # 4, 16 against DOWNPOUR (asynchronous SGD through a server), each at
+      # its best learning rate of the grid; fast (10 Gbit/s, 50 us) and slow
+      # (100 Mbit/s, 5 ms) links
+      sweep "$here/easgd.json" -o "$dir" --replicates 2 \
+        --zip network.latency_s=5e-05,0.005 --zip network.bandwidth_Bps=1.25e9,1.25e7 \
+        --grid 'algorithm={"name":"ps-async"},{"name":"easgd","period":1},{"name":"easgd","period":4},{"name":"easgd","period":16}' \
+        --grid algorithm.lr=0.1,0.2,0.5
+      "$table" "$dir" --best algorithm.lr time_to_target_accuracy_s steps_per_s
+      ;;
+  esac
+  case $name in divshare|easgd)
+    echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"
   echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"

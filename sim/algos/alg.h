@@ -181,6 +181,13 @@ int    alg_is_failed(const alg_ctx *ctx, int node);
  * (gossip); the runner stops a run whose backlogs outgrow memory
  * (docs/reliability.md). */
 uint64_t alg_uplink_queued(alg_ctx *ctx, int node);
+/* Seconds from now until node's uplink has sent everything handed to it
+ * so far (0 when idle): exact with the FIFO discipline and, with fair
+ * sharing, for one message alone in the uplink (a lower bound for
+ * several).  A protocol that keeps its own send queue (a sender thread
+ * that sends one message at a time, as DivShare's) hands over the next
+ * message at that instant with a timer. */
+double   alg_uplink_idle_s(alg_ctx *ctx, int node);
 /* Samples in node's partition, and samples per step. */
 size_t alg_local_samples(const alg_ctx *ctx, int node);
 size_t alg_batch(const alg_ctx *ctx);
@@ -213,6 +220,11 @@ void   alg_send(alg_ctx *ctx, int from, int to, uint32_t tag, uint64_t round,
  * timing-only model every parameter message is a whole model of the
  * scenario's message_bytes and n_params is ignored. */
 double alg_param_bytes(const alg_ctx *ctx, size_t n_params);
+/* Wire bytes of a partial-model message (a fragment) of n_params of the
+ * model's parameters: n_params times the bytes per parameter, as
+ * alg_param_bytes; with the timing-only model (no parameters) the share
+ * (in (0, 1]) of the scenario's whole-model message_bytes instead. */
+double alg_part_bytes(const alg_ctx *ctx, size_t n_params, double share);
 /* Nonzero for the timing-only "none" model (no parameters, payloads of
  * length 0). */
 int    alg_timing_only(const alg_ctx *ctx);
@@ -223,6 +235,11 @@ int    alg_timing_only(const alg_ctx *ctx);
  * releasing one reference (cl_buf_ref in cl_buf.h takes one). */
 cl_buf *alg_buf_get(alg_ctx *ctx);
 cl_buf *alg_snapshot(alg_ctx *ctx, int node);
+/* A pooled buffer of len <= ctx->P doubles, refcount 1, for a partial
+ * model (a fragment travels in a buffer of its own size, never a whole
+ * model's); what its doubles mean (which coordinates) is the protocol's.
+ * Released with alg_buf_put like the others. */
+cl_buf *alg_buf_get_len(alg_ctx *ctx, size_t len);
 void    alg_buf_put(alg_ctx *ctx, cl_buf *b);
 
 /* Calls on_timer(node, tag) after delay_s seconds (>= 0); a node that

@@ -59,6 +59,10 @@ uint64_t alg_uplink_queued(alg_ctx *ctx, int node)
 {
     return cl_uplink_queued(ctx->host->cl, node);
 }
+double alg_uplink_idle_s(alg_ctx *ctx, int node)
+{
+    return cl_uplink_idle_s(ctx->host->cl, node);
+}
 void alg_start_step(alg_ctx *ctx, int node) { cl_start_step(ctx->host->cl, node); }
 void alg_start_step_marks(alg_ctx *ctx, int node, const double *fractions, int m)
 {
@@ -107,6 +111,14 @@ double alg_param_bytes(const alg_ctx *ctx, size_t n_params)
     return (double)n_params * h->bytes_per_param;
 }
 
+double alg_part_bytes(const alg_ctx *ctx, size_t n_params, double share)
+{
+    const alg_host *h = ctx->host;
+    if (trn_timing_only(h->trn))
+        return share * h->message_bytes;
+    return (double)n_params * h->bytes_per_param;
+}
+
 int alg_timing_only(const alg_ctx *ctx) { return trn_timing_only(ctx->host->trn); }
 
 cl_buf *alg_buf_get(alg_ctx *ctx)
@@ -114,6 +126,11 @@ cl_buf *alg_buf_get(alg_ctx *ctx)
     cl_buf *b = cl_buf_get(ctx->host->cl);
     b->len = ctx->P;
     return b;
+}
+
+cl_buf *alg_buf_get_len(alg_ctx *ctx, size_t len)
+{
+    return cl_buf_get_len(ctx->host->cl, len);
 }
 
 cl_buf *alg_snapshot(alg_ctx *ctx, int node)

@@ -46,6 +46,7 @@ cl_buf *cl_pool_get(cl_pool *p)
             p->shared->refs = 0;
             p->shared->len = 0;
             p->shared->next_free = NULL;
+            p->shared->home = p;
             p->n_allocated++;
         }
         p->shared->refs++;
@@ -64,6 +65,7 @@ cl_buf *cl_pool_get(cl_pool *p)
     b->refs = 1;
     b->len = p->capacity;
     b->next_free = NULL;
+    b->home = p;
     return b;
 }
 
@@ -71,6 +73,7 @@ void cl_pool_put(cl_pool *p, cl_buf *b)
 {
     if (!b)
         return;
+    p = b->home;
     assert(b->refs > 0);
     if (--b->refs > 0 || b == p->shared)
         return;

@@ -140,6 +140,8 @@ void cl_destroy(cl_cluster *c)
             cl_pool_put(&c->pool, c->slots[s].msg.payload);
     cl_i_env_fini(c);
     cl_pool_fini(&c->pool);
+    for (int k = 0; k < CL_LEN_POOLS; k++)
+        cl_pool_fini(&c->len_pools[k]);
     free(c->slows);
     free(c->faults);
     free(c->slots);
@@ -396,6 +398,30 @@ cl_buf *cl_buf_get(cl_cluster *c)
     cl_buf *b = cl_pool_get(&c->pool);
     if (!b)
         sim_die_oom();
+    return b;
+}
+
+cl_buf *cl_buf_get_len(cl_cluster *c, size_t len)
+{
+    assert(len <= c->pool.capacity);
+    cl_pool *p = &c->pool;
+    if (len > 0 && len < c->pool.capacity)
+        for (int k = 0; k < CL_LEN_POOLS; k++) {
+            cl_pool *q = &c->len_pools[k];
+            if (q->capacity == len) {
+                p = q;
+                break;
+            }
+            if (q->capacity == 0) {   /* a length not seen yet */
+                cl_pool_init(q, len);
+                p = q;
+                break;
+            }
+        }
+    cl_buf *b = cl_pool_get(p);
+    if (!b)
+        sim_die_oom();
+    b->len = len < b->len ? len : b->len;
     return b;
 }
 

@@ -292,6 +292,13 @@ void cl_set_timer(cl_cluster *c, int node, double delay_s, uint32_t tag);
 /* A pooled buffer of cfg.payload_doubles doubles, refcount 1, len its
  * capacity. */
 cl_buf *cl_buf_get(cl_cluster *c);
+/* A pooled buffer of len doubles (len <= cfg.payload_doubles), refcount 1,
+ * for a partial model: buffers of one length share a pool of that
+ * capacity (up to CL_LEN_POOLS lengths; further lengths take a whole
+ * buffer with len set), so a message holds only the memory it carries.
+ * cl_buf_put returns it to its own pool. */
+#define CL_LEN_POOLS 8
+cl_buf *cl_buf_get_len(cl_cluster *c, size_t len);
 void    cl_buf_put(cl_cluster *c, cl_buf *b);   /* release one reference */
 
 /* Handles an event of a cluster kind; returns 0. */
@@ -317,6 +324,11 @@ double   cl_total_bytes_sent(const cl_cluster *c);
  * left its uplink (queued or in transfer; retransmissions included).
  * O(1) amortised. */
 uint64_t cl_uplink_queued(cl_cluster *c, int node);
+/* Seconds from now until node's uplink has sent everything handed to it
+ * so far (0 when idle): exact with the FIFO discipline, and with fair
+ * sharing for one message alone in the uplink; with several under fair
+ * sharing a lower bound (their bytes left at the NIC's whole capacity). */
+double   cl_uplink_idle_s(cl_cluster *c, int node);
 /* The bound on the memory that messages sent and not yet delivered or
  * lost hold together (bytes: each one's slot, and its payload unless a
  * broadcast shares it; 0, the default, for none).  The first send that

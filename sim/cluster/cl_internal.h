@@ -128,6 +128,7 @@ struct cl_cluster {
     int           n;
     node         *nodes;
     cl_pool       pool;
+    cl_pool       len_pools[CL_LEN_POOLS];   /* cl_buf_get_len's, capacity 0 unused */
     msg_slot     *slots;
     uint32_t      n_slots, free_slot;
     uint64_t      pending, in_flight, total_steps;
@@ -148,6 +149,7 @@ struct cl_cluster {
 
 /* cl_net.c: message k enters (+1) or leaves (-1) a fair uplink stage */
 void cl_i_upq_fair(cl_cluster *c, uint32_t k, int delta);
+double cl_i_fair_up_idle_s(const cl_cluster *c, int i);
 
 /* Schedules a cluster event targeted at node target (counted as pending). */
 void cl_i_schedule(cl_cluster *c, double at, uint32_t kind, int target, uint32_t data);

@@ -330,6 +330,19 @@ uint64_t cl_uplink_queued(cl_cluster *c, int i)
     return c->nodes[i].upq_n;
 }
 
+double cl_uplink_idle_s(cl_cluster *c, int i)
+{
+    assert(i >= 0 && i < c->n);
+    double now = sim_engine_now(c->eng);
+    upq_release(c, i, now);
+    if (c->nodes[i].upq_n == 0)
+        return 0;
+    if (c->cfg.discipline != CL_NIC_FIFO)
+        return cl_i_fair_up_idle_s(c, i);
+    double left = c->nodes[i].up_free - now;
+    return left > 0 ? left : 0;
+}
+
 void cl_set_message_bound(cl_cluster *c, double bytes)
 {
     c->upq_bound = bytes > 0 ? bytes : 0;

@@ -638,3 +638,25 @@ void cl_i_on_nic(cl_cluster *c, int i, uint32_t data)
         flow_done(c, m->done[d]);
     resolve(c);
 }
+
+/* Seconds until node i's fair uplink has sent what it holds, without
+ * bringing its transfers up to date (a query changes no state): exact for
+ * one message alone in the uplink (its rate is fixed while nothing
+ * joins), otherwise the bytes left of the active transfers at the whole
+ * capacity, a lower bound. */
+double cl_i_fair_up_idle_s(const cl_cluster *c, int i)
+{
+    const node *nd = &c->nodes[i];
+    const nic *q = &nd->up;
+    double dt = sim_engine_now(c->eng) - q->last_t, left = 0;
+    if (nd->upq_n == 0 || q->n_act == 0)
+        return 0;
+    for (size_t a = 0; a < q->n_act; a++) {
+        const msg_slot *s = &c->slots[q->act[a]];
+        double rem = s->rem_up - s->rate_up * (dt > 0 ? dt : 0);
+        left += rem > 0 ? rem : 0;
+        if (nd->upq_n == 1 && q->n_act == 1 && s->rate_up > 0)
+            return left / s->rate_up;
+    }
+    return left / nd->up_cap;
+}
