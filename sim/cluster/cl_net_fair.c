@@ -641,22 +641,23 @@ void cl_i_on_nic(cl_cluster *c, int i, uint32_t data)
 
 /* Seconds until node i's fair uplink has sent what it holds, without
  * bringing its transfers up to date (a query changes no state): exact for
- * one message alone in the uplink (its rate is fixed while nothing
- * joins), otherwise the bytes left of the active transfers at the whole
- * capacity, a lower bound. */
+ * one message alone in the uplink while its max-min rate holds (nothing
+ * joins its uplink or its receiver's downlink), otherwise the bytes left
+ * of the active transfers at the whole capacity, a lower bound. */
 double cl_i_fair_up_idle_s(const cl_cluster *c, int i)
 {
     const node *nd = &c->nodes[i];
-    const nic *q = &nd->up;
-    double dt = sim_engine_now(c->eng) - q->last_t, left = 0;
+    const nic *q = &c->nics[2 * (size_t)i];   /* resource 2i: i's uplink */
+    double now = sim_engine_now(c->eng), left = 0;
     if (nd->upq_n == 0 || q->n_act == 0)
         return 0;
-    for (size_t a = 0; a < q->n_act; a++) {
+    for (uint32_t a = 0; a < q->n_act; a++) {
         const msg_slot *s = &c->slots[q->act[a]];
-        double rem = s->rem_up - s->rate_up * (dt > 0 ? dt : 0);
+        double dt = now - s->t_last;
+        double rem = s->rem - s->rate * (dt > 0 ? dt : 0);
         left += rem > 0 ? rem : 0;
-        if (nd->upq_n == 1 && q->n_act == 1 && s->rate_up > 0)
-            return left / s->rate_up;
+        if (nd->upq_n == 1 && q->n_act == 1 && s->rate > 0)
+            return left / s->rate;
     }
     return left / nd->up_cap;
 }
