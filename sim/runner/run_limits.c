@@ -122,9 +122,12 @@ static void estimate(const run_sim *r, size_t P, double data_bytes, mem_est *m)
         data = scn_data_generated(s->data_source)
              ? rows * ((double)s->data_features + 2) * 8 : 0;
     }
-    if (r->train.x || r->train.x8)   /* loaded or generated: what it really holds */
+    if (r->train.x)   /* loaded or generated: what it really holds */
+        data = ((double)r->train.n * ((double)r->train.d + 3)
+                + (double)r->test.n * ((double)r->test.d + 2)) * 8;
+    else if (r->train.x8)   /* IDX bytes (mdl_compact.c), plus the partition's indices */
         data = mdl_dataset_bytes(&r->train) + mdl_dataset_bytes(&r->test)
-               + (double)r->train.n * 8;   /* the partition's indices */
+               + (double)r->train.n * 8;
     if (data_bytes > 0)
         data = data_bytes;
     int copies = RUN_MEM_COPIES + (s->opt_momentum > 0);
