@@ -231,6 +231,10 @@ aggregate() {
           for (i = 1; i <= cnt[c]; i++) xs[i] = X[c, i]
           band(xs, cnt[c], B)
           M[c] = B[0]
+          # the floor of a log axis: the smallest positive mean or band edge
+          fc = c == 4 ? 2 : 1
+          if (c != 3) for (i = 0; i <= 1; i++)
+            if (B[i] != "NaN" && B[i] > 0 && (!(fc in fl) || B[i] < fl[fc])) fl[fc] = B[i]
           printf " %s %s %s", g10(B[0]), g10(B[1]), g10(B[2]) > out
         }
         printf " %d\n", alive > out
@@ -242,6 +246,7 @@ aggregate() {
       if (!nstop) print "NaN NaN NaN NaN NaN" > stops
       printf "%s\t%d\t%s\t%.10g\n", glab[g], gn[g], grun[g], gmax > gt
     }
+    printf "%.10g %.10g\n", (1 in fl) ? fl[1] : 1, (2 in fl) ? fl[2] : 1 > (TMPD "/floors")
     if (!anystop) printf "" > (TMPD "/nostops")
   }' "$1"
 }
@@ -309,6 +314,9 @@ draw_curves() {
   cp "$tmp/curves.dat" "$work/convergence.dat"
   [ -f "$tmp/nostops" ] || cp "$tmp/stops.dat" "$work/convergence-stops.dat"
   hasband=$(awk '!/^$/ && $3 != "NaN" { print 1; exit }' "$tmp/curves.dat")
+  # a band reaching 0 or below on a log axis is drawn down to the axis
+  # floor (the smallest positive mean or band edge), not cut out
+  read -r lfloor cfloor < "$tmp/floors"
   # few evaluations (a run stopped early): points too, or a line of one
   # point would not show
   lw=$(awk '/^$/ { next } { n++ } END { print (n < 8 * grp ? "linespoints pt 7 ps 0.5" : "lines") }' \
@@ -325,30 +333,35 @@ draw_curves() {
     else
       printf '%s\n' "set multiplot layout 1,2 title $(gps "$title: $sub")"
     fi
-    echo "set grid; set xlabel 'simulated time (s)'; set key off"
+    # the key below both panels, in one or two columns, with the room it needs
+    entries=$((ng + stops))
+    cols=$(awk -F'\t' 'length($1) > m { m = length($1) } END { print (m > 40 ? 1 : 2) }' "$tmp/groups.tsv")
+    rows=$(( (entries + cols - 1) / cols ))
+    echo "set grid; set xlabel 'simulated time (s)'; set key off; set bmargin $((rows + 4))"
     echo "set logscale y; set ylabel 'loss (train solid, test dashed)'"
     printf 'plot '
     i=0
     while IFS="	" read -r lab nrep first tmax; do
       [ $i -gt 0 ] && printf ', '
-      [ -n "$hasband" ] && printf "'convergence.dat' index %d using 1:3:4 with filledcurves fs transparent solid 0.2 noborder lc %d notitle, " $i $((i + 1))
+      [ -n "$hasband" ] && printf "'convergence.dat' index %d using 1:(\$3 > 0 ? \$3 : $lfloor):4 with filledcurves fs transparent solid 0.2 noborder lc %d notitle, " $i $((i + 1))
       printf "'convergence.dat' index %d using 1:2 with $lw lw 2 lc %d notitle, " $i $((i + 1))
       printf "'' index %d using 1:5 with $lw lw 1 dt 2 lc %d notitle" $i $((i + 1))
-      [ $stops = 1 ] && printf ", 'convergence-stops.dat' index %d using 1:2 with points pt 6 ps 1.3 lc %d notitle" $i $((i + 1))
+      [ $stops = 1 ] && printf ", 'convergence-stops.dat' index %d using 1:2 with points pt 6 ps 1 lc %d notitle" $i $((i + 1))
       i=$((i + 1))
     done < "$tmp/groups.tsv"
     echo
-    echo "unset logscale y; set ylabel 'test accuracy'; set key bottom right opaque box font small"
+    echo "unset logscale y; set ylabel 'test accuracy'"
+    echo "set key at screen 0.5, screen 0.01 center bottom horizontal maxcols $cols maxrows $rows font small"
     printf 'plot '
     i=0
     while IFS="	" read -r lab nrep first tmax; do
       [ $i -gt 0 ] && printf ', '
-      [ -n "$hasband" ] && printf "'convergence.dat' index %d using 1:9:10 with filledcurves fs transparent solid 0.2 noborder lc %d notitle, " $i $((i + 1))
+      [ -n "$hasband" ] && printf "'convergence.dat' index %d using 1:(\$9 < 0 ? 0 : \$9):(\$10 > 1 ? 1 : \$10) with filledcurves fs transparent solid 0.2 noborder lc %d notitle, " $i $((i + 1))
       printf "'convergence.dat' index %d using 1:8 with $lw lw 2 lc %d title %s" $i $((i + 1)) "$(q "$lab")"
-      [ $stops = 1 ] && printf ", 'convergence-stops.dat' index %d using 1:4 with points pt 6 ps 1.3 lc %d notitle" $i $((i + 1))
+      [ $stops = 1 ] && printf ", 'convergence-stops.dat' index %d using 1:4 with points pt 6 ps 1 lc %d notitle" $i $((i + 1))
       i=$((i + 1))
     done < "$tmp/groups.tsv"
-    [ $stops = 1 ] && printf ", NaN with points pt 6 ps 1.3 lc black title 'a replicate stopped'"
+    [ $stops = 1 ] && printf ", NaN with points pt 6 ps 1 lc black title 'a replicate stopped'"
     echo
     echo "unset multiplot"
   } > "$body"
@@ -398,9 +411,9 @@ draw_curves() {
       lab=$(sed -n "$((i + 1))p" "$tmp/groups.tsv" | cut -f1)
       [ $k -gt 0 ] && printf ', '
       # zero (identical models) has no place on a log scale
-      [ -n "$hasband" ] && printf "'consensus.dat' index %d using 1:(\$12 > 0 ? \$12 : NaN):(\$13 > 0 ? \$13 : NaN) with filledcurves fs transparent solid 0.2 noborder lc %d notitle, " $i $((i + 1))
+      [ -n "$hasband" ] && printf "'consensus.dat' index %d using 1:(\$12 > 0 ? \$12 : $cfloor):(\$13 > 0 ? \$13 : NaN) with filledcurves fs transparent solid 0.2 noborder lc %d notitle, " $i $((i + 1))
       printf "'consensus.dat' index %d using 1:(\$11 > 0 ? \$11 : NaN) with $lw lw 2 lc %d title %s" $i $((i + 1)) "$(q "$lab")"
-      [ $stops = 1 ] && printf ", 'consensus-stops.dat' index %d using 1:(\$5 > 0 ? \$5 : NaN) with points pt 6 ps 1.3 lc %d notitle" $i $((i + 1))
+      [ $stops = 1 ] && printf ", 'consensus-stops.dat' index %d using 1:(\$5 > 0 ? \$5 : NaN) with points pt 6 ps 1 lc %d notitle" $i $((i + 1))
       k=$((k + 1))
     done < "$tmp/cons.ok"
     echo
