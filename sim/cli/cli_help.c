@@ -166,7 +166,6 @@ static const cli_command commands[] = {
         { "--label PATH=TEXT", "call the swept parameter PATH TEXT in legends and axis "
                                "labels (default: the full path, algorithm.name=dpsgd); "
                                "an empty TEXT shows the values alone; repeatable" },
-        { "--quiet", "print only errors" },
         STD_OPTS },
       "0 drawn; 1 gnuplot missing or a figure failed; 2 bad usage or a folder that "
       "is not a readable run or sweep",
