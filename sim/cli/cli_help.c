@@ -36,7 +36,8 @@ static const cli_command commands[] = {
         { "--set PATH=VALUE", SET_TEXT },
         { "--seed N", SEED_TEXT },
         { "--quiet", "no progress line and no summary" },
-        { "--force", "skip the memory check (same as --set limits.check_memory=false)" },
+        { "--force", "skip the memory check and the event estimate (same as --set "
+                     "limits.check_memory=false --set limits.check_events=false)" },
         { "--threads N", "threads of the model math, 1 to 4096; the outputs are the same "
                          "bytes for every N (default: the number of cores when a step "
                          "costs at least 5e5 flops, else 1)" },
