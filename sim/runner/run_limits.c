@@ -8,9 +8,10 @@
  * output a run would write (evaluations, node_metrics.csv and trace.csv
  * rows); and the run's events in all against limits.events (steps, their
  * messages and retransmissions, protocol timers, evaluations weighted by
- * the samples they evaluate, environment switches; docs/reliability.md).  It only estimates and reports (exit 2
- * through the caller); it allocates nothing of the run, and what is
- * enforced while the run goes on is run_watch.c's.
+ * the samples they evaluate, environment switches; docs/reliability.md).
+ * It only estimates and reports (exit 2 through the caller); it allocates
+ * nothing of the run, and what is enforced while the run goes on is
+ * run_watch.c's.
  */
 #include "run_internal.h"
 
