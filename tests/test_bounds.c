@@ -187,8 +187,11 @@ START_TEST(accepted_at_the_bounds)
         ", \"stop\": {\"steps\": 100000}, \"metrics\": {\"every_s\": 0.0010001}",
         ", \"stop\": {\"time_s\": 1000}, \"metrics\": {\"every_s\": 0.001, \"per_node\": true}",
         ", \"stop\": {\"time_s\": 25000}, \"output\": {\"trace\": true}",
+        /* 4e9 switches: inside the environment bound (10^12) once the
+         * event budget is raised past them (event_budget_refuses below) */
         ", \"stop\": {\"time_s\": 10}, \"compute\": {\"step_time_s\": 0.01, \"slowdowns\": "
-        "[{\"kind\": \"markov\", \"factor\": 2, \"mean_slow_s\": 1e-8, \"mean_normal_s\": 1e-8}]}",
+        "[{\"kind\": \"markov\", \"factor\": 2, \"mean_slow_s\": 1e-8, \"mean_normal_s\": 1e-8}]}, "
+        "\"limits\": {\"events\": 1e10}",
     };
     for (size_t k = 0; k < sizeof ok / sizeof *ok; k++) {
         snprintf(json, sizeof json, base, ok[k]);

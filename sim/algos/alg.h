@@ -103,6 +103,12 @@ typedef struct alg_type {
      * the parameters are set (ctx->n, ctx->param, ctx->path only).  0 when
      * unknown (an unreadable file: check reports it).  NULL: none. */
     double (*memory_bytes)(const alg_ctx *ctx);
+    /* Timer events per second of simulated time that the protocol sets
+     * whatever its steps (periodic ticks, e.g. gossip's n / period_s), for
+     * the estimate of the run's events before it starts (limits.events,
+     * docs/reliability.md); called once the parameters are set (ctx->n,
+     * ctx->param).  NULL: none (timers only per step or per round). */
+    double (*timer_rate)(const alg_ctx *ctx);
     /* Hooks marked "may be NULL" have defaults: init does nothing, on_start
      * starts a step on every worker, describe_wait says "its step" while
      * the node computes, fini does nothing. */

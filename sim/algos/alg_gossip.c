@@ -71,6 +71,12 @@ static int gl_check(const alg_ctx *ctx, char *err, size_t size)
     return 0;
 }
 
+/* With send "timer", every node ticks every period_s whatever its steps. */
+static double gl_timer_rate(const alg_ctx *ctx)
+{
+    return (int)ctx->param[P_SEND] == SEND_TIMER ? ctx->n / ctx->param[P_PERIOD] : 0;
+}
+
 /* The next tick at base + k * period (not a running sum of periods, whose
  * rounding would drift: the k-th send falls at k * period_s exactly). */
 static void arm(alg_ctx *ctx, gl_state *st, int i)
@@ -191,6 +197,7 @@ const alg_type alg_gossip = {
     .state_size = sizeof(gl_state),
     .params = params,
     .check = gl_check,
+    .timer_rate = gl_timer_rate,
     .on_start = gl_on_start,
     .on_step_done = gl_on_step_done,
     .on_message = gl_on_message,

@@ -96,7 +96,7 @@ typedef struct cli_args {
     const char **files;       /* argv entries; n_files of them */
     int          n_files;
     const char  *out;         /* -o */
-    const char  *sets[CLI_MAX_SETS + 2];
+    const char  *sets[CLI_MAX_SETS + 3];   /* --seed and --force (two) added */
     size_t       n_sets;
     char         seed_set[64];
     int          quiet, force, edges, dot;

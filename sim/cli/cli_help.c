@@ -48,7 +48,8 @@ static const cli_command commands[] = {
                                 "time, share of the stop condition done, test accuracy, train "
                                 "loss, events per second, elapsed and left)" },
         { "--force", "replace the previous run in DIR (refused without it: exit 2), and skip "
-                     "the memory check (same as --set limits.check_memory=false)" },
+                     "the memory check and the event estimate (same as --set "
+                     "limits.check_memory=false --set limits.check_events=false)" },
         { "--threads N", "threads of the model math, 1 to 4096; the outputs are the same "
                          "bytes for every N (default: the number of cores when a step "
                          "costs at least 5e5 flops, else 1)" },

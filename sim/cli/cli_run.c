@@ -19,7 +19,7 @@
 
 static int add_set(const char *cmd, cli_args *a, const char *v)
 {
-    if (a->n_sets >= CLI_MAX_SETS + 2)
+    if (a->n_sets >= CLI_MAX_SETS + 3)
         return cli_usage_error(cmd, "too many --set options (at most %d)", CLI_MAX_SETS);
     a->sets[a->n_sets++] = v;
     return -1;
@@ -103,7 +103,7 @@ int cli_args_parse(const char *cmd, int argc, char **argv, int allow, cli_args *
                 return cli_usage_error(cmd, "--threads needs a whole number from 1 to 4096");
             i++;
         } else if ((allow & CLI_OPT_FORCE) && strcmp(s, "--force") == 0) {
-            a->force = 1;   /* skip the memory check (docs/reliability.md) */
+            a->force = 1;   /* skip the memory and event checks (docs/reliability.md) */
         } else if ((allow & CLI_OPT_GRAPH) && strcmp(s, "--edges") == 0) {
             a->edges = 1;
         } else if ((allow & CLI_OPT_GRAPH) && strcmp(s, "--dot") == 0) {
@@ -125,7 +125,8 @@ int cli_args_parse(const char *cmd, int argc, char **argv, int allow, cli_args *
     int rc;
     if (a->seed_set[0] && (rc = add_set(cmd, a, a->seed_set)) >= 0)
         return rc;
-    if (a->force && (rc = add_set(cmd, a, "limits.check_memory=false")) >= 0)
+    if (a->force && ((rc = add_set(cmd, a, "limits.check_memory=false")) >= 0
+                     || (rc = add_set(cmd, a, "limits.check_events=false")) >= 0))
         return rc;
     return -1;
 }

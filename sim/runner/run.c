@@ -171,6 +171,8 @@ static int handle(void *vr, const sim_event *ev)
         code = run_i_output_limit(r, ev);
     if (code == 0)
         code = run_i_flood(r);
+    if (code == 0)
+        code = run_i_event_budget(r);
     if (code == 0 && trn_divergence_get(r->trn)->diverged) {
         const trn_divergence *d = trn_divergence_get(r->trn);
         snprintf(r->diverged, sizeof r->diverged,

@@ -85,6 +85,7 @@ void run_i_record(run_sim *r, const out_metrics_row *row)
     if (r->nmf)
         record_nodes(r, row->time_s);
     r->rows_metrics++;
+    r->eval_events += run_i_eval_events(r);
     r->rows_nodes += r->s->metrics_per_node ? (uint64_t)r->s->n_nodes : 0;
     if (r->opt->on_metrics)
         r->opt->on_metrics(r->opt->hook_ctx, row);

@@ -105,6 +105,9 @@ struct run_sim {
     /* output written so far, and the limits (run_i_output_limit) */
     uint64_t      rows_metrics, rows_nodes, rows_trace;
     uint64_t      max_metrics_rows, max_node_rows, max_trace_rows;
+    /* the event budget (run_i_event_budget): evaluations' extra count so
+     * far (one per sample evaluated and per node row), the budget */
+    uint64_t      eval_events, max_events;
 };
 
 /* run_prepare.c: "PATH: PTR: error: MSG" into err (a bad value of the
@@ -148,6 +151,12 @@ int run_i_flood(run_sim *r);
 /* 0, or -1 with err set when the run would take more than RUN_MAX_STEPS
  * steps in all. */
 int run_i_check_work(const run_sim *r, scn_error *err);
+/* run_limits.c: what one evaluation adds to the event count beyond its
+ * own event: the samples it evaluates (train, test, and test again per
+ * node with per_node) and its node_metrics.csv rows. */
+uint64_t run_i_eval_events(const run_sim *r);
+/* run_limits.c: the event budget, limits.events or RUN_MAX_EVENTS. */
+double run_i_events_limit(const run_sim *r);
 
 /* The topology statistics of run.json (run_topo.c): bounded or full as
  * output.topology_stats says, through the cache in cache_dir (NULL: none).
@@ -198,6 +207,9 @@ void   run_i_describe_stall(run_sim *r, run_result *res, int code);
  * metrics.csv (stop.steps alone) or node_metrics.csv past theirs; else 0.
  * run_i_limits_reset sets the counts to 0 and the limits from opt. */
 int    run_i_output_limit(run_sim *r, const sim_event *ev);
+/* run_watch.c: STOP_LIMIT (r->stuck set) once the events handled plus the
+ * evaluations' extra count reach the budget.  O(1). */
+int    run_i_event_budget(run_sim *r);
 void   run_i_limits_reset(run_sim *r);
 
 /* run_output.c: nodes.csv and run.json, written to temporary names and

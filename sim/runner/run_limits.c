@@ -4,11 +4,14 @@
  * own structures such as a schedule file's rounds) against
  * limits.memory_bytes or half the physical memory; a bound on the total
  * number of steps and of environment events (slowdown and fault
- * switches), at the fastest pace the noise and slowdowns allow; and the
+ * switches), at the fastest pace the noise and slowdowns allow; the
  * output a run would write (evaluations, node_metrics.csv and trace.csv
- * rows; docs/reliability.md).  It only estimates and reports (exit 2
- * through the caller); it allocates nothing of the run, and what is
- * enforced while the run goes on is run_watch.c's.
+ * rows); and the run's events in all against limits.events (steps, their
+ * messages and retransmissions, protocol timers, evaluations weighted by
+ * the samples they evaluate, environment switches; docs/reliability.md).
+ * It only estimates and reports (exit 2 through the caller); it allocates
+ * nothing of the run, and what is enforced while the run goes on is
+ * run_watch.c's.
  */
 #include "run_internal.h"
 
@@ -306,6 +309,72 @@ static double env_events(const run_sim *r, double horizon, int rates_only, char 
     return total;
 }
 
+uint64_t run_i_eval_events(const run_sim *r)
+{
+    const scn_scenario *s = r->s;
+    /* n_eval 0: every sample (run_data.c's pick_subset) */
+    uint64_t train = r->timing_only ? 0 : r->n_eval ? r->n_eval : r->train.n;
+    uint64_t test = r->timing_only ? 0 : r->n_test_eval ? r->n_test_eval : r->test.n;
+    uint64_t samples = train + test;
+    if (s->metrics_per_node)
+        samples += (uint64_t)s->n_nodes * (1 + test);
+    return samples;
+}
+
+double run_i_events_limit(const run_sim *r)
+{
+    return r->s->limit_events > 0 ? r->s->limit_events : RUN_MAX_EVENTS;
+}
+
+/* The events a run makes, estimated before it starts and refused above
+ * limits.events (exit 2) unless limits.check_events is false (--force):
+ *   steps: one event each, and each sends to the node's neighbours on
+ *     average (a server protocol: one message up, one down), a message
+ *     making two events (its NIC or arrival, its delivery) times the
+ *     sends a lossy link takes on average with retransmissions;
+ *   protocol timers: the protocol's rate (alg_type.timer_rate, gossip's
+ *     ticks) over the horizon;
+ *   evaluations: one event each plus run_i_eval_events;
+ *   environment switches: env_events over the horizon.
+ * A protocol whose rounds send more per step (ring all-reduce: about 2n)
+ * is counted low here; the budget, enforced while the run goes on
+ * (run_i_event_budget), stops what the estimate missed. */
+static int check_events(const run_sim *r, double steps, double horizon, double evals,
+                        double env, scn_error *err)
+{
+    const scn_scenario *s = r->s;
+    if (!s->limit_check_events)
+        return 0;
+    double per_step = r->n_all > s->n_nodes ? 2
+                    : r->g && s->n_nodes > 0 ? 2.0 * (double)r->g->n_edges / s->n_nodes : 0;
+    double sends = 1, worst = 0;
+    for (size_t k = 0; k <= s->n_links; k++)
+        worst = fmax(worst, r->classes[k].loss);
+    if (worst > 0 && s->retransmit_timeout_s > 0)
+        sends = (1 - pow(worst, s->retransmit_max + 1)) / (1 - worst);
+    double msgs = steps * per_step * 2 * sends;
+    double ticks = r->alg->timer_rate ? r->alg->timer_rate(&r->ctx) * horizon : 0;
+    double ev_evals = evals * (1 + (double)run_i_eval_events(r));
+    double total = steps + msgs + ticks + ev_evals + env, limit = run_i_events_limit(r);
+    if (total <= limit)
+        return 0;
+    /* the pointer of the largest part */
+    const char *ptr = steps + msgs >= fmax(ticks, fmax(ev_evals, env))
+                    ? (isinf(s->stop_time_s) ? "/stop/steps" : "/stop/time_s")
+                    : ticks >= fmax(ev_evals, env) ? "/algorithm" : ev_evals >= env
+                    ? "/metrics/every_s" : (s->n_faults ? "/faults" : "/compute/slowdowns");
+    char m[768];
+    snprintf(m, sizeof m, "this run would make about %.3g events (%.3g steps, %.3g message "
+             "events, %.3g protocol timers, %.3g evaluations x %.0f, %.3g environment "
+             "switches, over %g s of simulated time%s), more than the limit of %.3g "
+             "(limits.events); shorten the run, evaluate less often, raise limits.events, "
+             "or run with --force (the run then stops at the limit)", total, steps, msgs,
+             ticks, evals, 1 + (double)run_i_eval_events(r), env, horizon,
+             isinf(s->stop_time_s) ? ", the least time stop.steps can take" : "", limit);
+    run_i_value_error(err, s, ptr, m);
+    return -1;
+}
+
 /* Refuses a run that would take more than RUN_MAX_STEPS steps or as many
  * environment events in all (at a million events per second, eleven
  * days), or write more than the output limits: a stop time far beyond the
@@ -411,5 +480,5 @@ int run_i_check_work(const run_sim *r, scn_error *err)
         run_i_value_error(err, s, "/output/trace", m);
         return -1;
     }
-    return 0;
+    return check_events(r, steps, horizon, evals, env, err);
 }

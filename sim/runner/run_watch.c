@@ -3,9 +3,10 @@
  * the watchdog on events without progress (environment events included),
  * the bound on training that stopped (no step completed for too long), the
  * output limits (rows of metrics.csv, node_metrics.csv and trace.csv), the
- * bound on the memory of the uplink backlogs (a protocol that floods), and
- * the report of who waits for what.  It handles no event and writes no
- * file; the limits checked before a run are run_limits.c's.
+ * bound on the memory of the uplink backlogs (a protocol that floods), the
+ * event budget (limits.events), and the report of who waits for what.  It
+ * handles no event and writes no file; the limits checked before a run are
+ * run_limits.c's.
  */
 #include "run_internal.h"
 uint64_t run_watchdog_limit(int n_all)
@@ -217,6 +218,26 @@ void run_i_limits_reset(run_sim *r)
     r->max_metrics_rows = o->max_metrics_rows ? o->max_metrics_rows : RUN_MAX_METRICS_ROWS;
     r->max_node_rows = o->max_node_rows ? o->max_node_rows : RUN_MAX_NODE_ROWS;
     r->max_trace_rows = o->max_trace_rows ? o->max_trace_rows : RUN_MAX_TRACE_ROWS;
+    r->eval_events = 0;
+    r->max_events = o->max_events ? o->max_events : (uint64_t)run_i_events_limit(r);
+}
+
+/* The catch-all bound on a run's work: whatever the estimate before the
+ * run missed (a protocol's messages per step, retransmissions, a process
+ * the estimate does not model), the count of events handled, plus what
+ * evaluations add (run_i_eval_events), cannot pass limits.events.  A count,
+ * not a clock: a rerun stops at the same event. */
+int run_i_event_budget(run_sim *r)
+{
+    uint64_t ev = sim_engine_events_processed(r->eng), all = ev + r->eval_events;
+    if (all < r->max_events)
+        return 0;
+    snprintf(r->stuck, sizeof r->stuck, "event limit at t=%.10g s: %" PRIu64 " events "
+             "handled and %" PRIu64 " more counted for evaluations (one per sample evaluated "
+             "and per node row) reach the limit of %" PRIu64 " (limits.events); shorten the "
+             "run, evaluate less often, or raise limits.events", sim_engine_now(r->eng), ev,
+             r->eval_events, r->max_events);
+    return STOP_LIMIT;
 }
 
 /* O(1) per event.  The evaluation limits apply only after an evaluation

@@ -349,6 +349,12 @@ typedef struct scn_scenario {
     double limit_memory_bytes;  /* bytes, > 0; 0 when absent: half the
                                    machine's physical memory */
     int    limit_check_memory;  /* default true; false (or --force) skips it */
+    /* the work a run may do (docs/reliability.md, "Bounds"): engine events,
+     * an evaluation counting one per sample it evaluates; refused before the
+     * run when the estimate exceeds it (unless check_events is false), and
+     * stopped with status "limit" when the count reaches it */
+    double limit_events;        /* > 0; 0 when absent: RUN_MAX_EVENTS */
+    int    limit_check_events;  /* default true; false (or --force) skips the estimate */
 
     /* the resolved scenario (defaults filled, overrides applied) as compact
      * JSON text, for run.json */

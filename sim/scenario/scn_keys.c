@@ -369,6 +369,11 @@ static const scn_key keys[] = {
       "a run whose estimate exceeds it is refused"),
     K("limits.check_memory", "boolean", "", "true", "", NONE,
       "false skips the memory check (dtsim run --force)"),
+    K("limits.events", "number", "events", "1e9", "1 .. 1e18", NONE,
+      "the run's work: engine events, an evaluation counting one per sample it evaluates; "
+      "an estimate above it is refused, a run reaching it stops (status limit)"),
+    K("limits.check_events", "boolean", "", "true", "", NONE,
+      "false skips the event estimate before the run, not the stop (dtsim run --force)"),
 };
 
 const scn_key *scn_keys(size_t *n)

@@ -294,13 +294,18 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
             scn_i_add(o, "topology_stats", json_string("full"), oom);
     }
     /* only when given: the default limit is the machine's, not the run's */
-    if (s->limit_memory_bytes > 0 || !s->limit_check_memory) {
+    if (s->limit_memory_bytes > 0 || !s->limit_check_memory || s->limit_events > 0
+        || !s->limit_check_events) {
         if (!(o = scn_i_section(root, "limits", oom)))
             return root;
         if (s->limit_memory_bytes > 0)
             scn_i_add(o, "memory_bytes", json_real(s->limit_memory_bytes), oom);
         if (!s->limit_check_memory)
             scn_i_add(o, "check_memory", json_false(), oom);
+        if (s->limit_events > 0)
+            scn_i_add(o, "events", json_real(s->limit_events), oom);
+        if (!s->limit_check_events)
+            scn_i_add(o, "check_events", json_false(), oom);
     }
     return root;
 }

@@ -375,26 +375,45 @@ static int v_output(scn_ctx *c, json_t *root, scn_scenario *s)
     return 0;
 }
 
-/* limits: the memory check of the runner (docs/reliability.md). */
+/* limits: the memory check and the event budget of the runner
+ * (docs/reliability.md). */
+static int opt_bool(scn_ctx *c, json_t *o, const char *p, const char *key, int *out)
+{
+    char tp[PTR_MAX];
+    json_t *t = o ? json_object_get(o, key) : NULL;
+    if (!t)
+        return 0;
+    scn_i_ptr_key(tp, p, key);
+    if (!json_is_boolean(t))
+        return scn_i_fail(c, tp, "must be true or false, got %s", scn_i_type_name(t));
+    *out = json_is_true(t);
+    return 0;
+}
+
 static int v_limits(scn_ctx *c, json_t *root, scn_scenario *s)
 {
-    static const char *const keys[] = {"memory_bytes", "check_memory", NULL};
+    static const char *const keys[] = {"memory_bytes", "check_memory", "events",
+                                       "check_events", NULL};
     char p[PTR_MAX], tp[PTR_MAX];
-    json_t *o, *t;
+    json_t *o;
+    int given = 0;
 
     s->limit_memory_bytes = 0;
     s->limit_check_memory = 1;
+    s->limit_events = 0;
+    s->limit_check_events = 1;
     if (scn_i_opt_obj(c, root, "", "limits", &o, p) || scn_i_check_keys(c, o, p, keys) ||
-        scn_i_opt_num(c, o, p, "memory_bytes", GT0, &s->limit_memory_bytes, NULL))
+        scn_i_opt_num(c, o, p, "memory_bytes", GT0, &s->limit_memory_bytes, NULL) ||
+        scn_i_opt_num(c, o, p, "events", GT0, &s->limit_events, &given))
         return -1;
-    t = o ? json_object_get(o, "check_memory") : NULL;
-    if (!t)
-        return 0;
-    scn_i_ptr_key(tp, p, "check_memory");
-    if (!json_is_boolean(t))
-        return scn_i_fail(c, tp, "must be true or false, got %s", scn_i_type_name(t));
-    s->limit_check_memory = json_is_true(t);
-    return 0;
+    if (given && !(s->limit_events >= 1 && s->limit_events <= 1e18)) {
+        scn_i_ptr_key(tp, p, "events");
+        return scn_i_fail(c, tp, "must be between 1 and 1e18 events, got %g", s->limit_events);
+    }
+    if (given)
+        s->limit_events = floor(s->limit_events);
+    return opt_bool(c, o, p, "check_memory", &s->limit_check_memory)
+        || opt_bool(c, o, p, "check_events", &s->limit_check_events);
 }
 
 int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s)

@@ -6,7 +6,9 @@ network and fault feature, with degenerate sizes (1-2 nodes, every node down,
 every message lost, zero latency, huge and tiny times), runs each through
 dtsim (built with or without sanitizers) under a time limit, and checks:
 
-  - exit status 0, 1 or 2, with a message on stderr for 1 and 2;
+  - exit status 0, 1 or 2, with a message on stderr for 1 and 2 (every
+    scenario sets limits.events to 2e5 or 2e6, so that every run ends
+    well within the time limit under the sanitizers);
   - nothing written on 2;
   - no watchdog ("no_progress") and no sanitizer report on a scenario
     dtsim accepted;
@@ -23,6 +25,11 @@ lists: the libFuzzer harnesses cover those).
 
 usage: scenarios.py DTSIM [--cases N] [--seed S] [--timeout SECONDS]
                           [--findings DIR] [--work DIR] [--quiet]
+                          [--only K] [--print]
+
+--only K runs case K of the seed alone (the scenario a campaign's
+seedS-caseK was); --print writes the scenarios drawn to stdout as JSON
+lines instead of running them.
 """
 import argparse
 import csv
@@ -220,6 +227,12 @@ def scenario(rng, seed):
             s["metrics"]["per_node"] = True
     if rng.random() < 0.2:
         s["output"] = {"trace": True}
+    # a budget every run ends within under the sanitizers: the default
+    # (10^9 events) would let a valid run go on for an hour; with it the
+    # fuzzer checks the estimate (exit 2) and the stop at the limit (exit 1).
+    # Drawn from the scenario's seed, not rng, so that the cases of the
+    # campaigns before it (seedS-caseK) are drawn as they were.
+    s["limits"] = {"events": 2e5 if seed % 2 else 2e6}
     return s
 
 
@@ -324,13 +337,21 @@ def main():
     ap.add_argument("--findings", default=None)
     ap.add_argument("--work", default=None)
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--only", type=int, default=None)
+    ap.add_argument("--print", action="store_true")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     exits = {}
     failed = 0
     base = a.work or tempfile.mkdtemp(prefix="dtsim-fuzz-")
-    for k in range(a.cases):
+    cases = a.cases if a.only is None else a.only + 1
+    for k in range(cases):
         s = scenario(rng, rng.randrange(1 << 31))
+        if a.only is not None and k != a.only:
+            continue
+        if a.print:
+            print(json.dumps(s))
+            continue
         work = os.path.join(base, "case")
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
@@ -350,7 +371,9 @@ def main():
             print("ok   case %d (exit %s)" % (k, rc), flush=True)
     if not a.work:
         shutil.rmtree(base, ignore_errors=True)
-    print("%d cases, %d failed; exits: %s" % (a.cases, failed, ", ".join(
+    if a.print:
+        return 0
+    print("%d cases, %d failed; exits: %s" % (sum(exits.values()), failed, ", ".join(
         "%s: %d" % (k, v) for k, v in sorted(exits.items(), key=lambda x: str(x[0])))))
     return 1 if failed else 0
 
