@@ -194,6 +194,10 @@ uint64_t alg_uplink_queued(alg_ctx *ctx, int node);
  * that sends one message at a time, as DivShare's) hands over the next
  * message at that instant with a timer. */
 double   alg_uplink_idle_s(alg_ctx *ctx, int node);
+/* For a stats hook: copies the first min(n, max) of the n keys k and
+ * values v into keys and values, and returns how many. */
+int      alg_stats_copy(const char *const *k, const double *v, int n,
+                        const char **keys, double *values, int max);
 /* Samples in node's partition, and samples per step. */
 size_t alg_local_samples(const alg_ctx *ctx, int node);
 size_t alg_batch(const alg_ctx *ctx);

@@ -381,14 +381,7 @@ static int ds_stats(const alg_ctx *ctx, const char **keys, double *values, int m
                         "fragments_received", "fragments_replaced", "fragments_averaged",
                         "fragments_dropped", "failures_declared" };
     double v[] = { rmin, rmax, sent, not_sent, recv, repl, avg, drop, (double)sh->failures };
-    int m = (int)(sizeof k / sizeof k[0]);
-    if (m > max)
-        m = max;
-    for (int j = 0; j < m; j++) {
-        keys[j] = k[j];
-        values[j] = v[j];
-    }
-    return m;
+    return alg_stats_copy(k, v, (int)(sizeof k / sizeof k[0]), keys, values, max);
 }
 
 const alg_type alg_divshare = {

@@ -190,14 +190,7 @@ static int ea_stats(const alg_ctx *ctx, const char **keys, double *values, int m
     }
     const char *k[] = { "exchanges", "exchanges_abandoned", "waits", "alpha" };
     double v[] = { done, ab, waits, alpha_of(ctx) };
-    int m = (int)(sizeof k / sizeof k[0]);
-    if (m > max)
-        m = max;
-    for (int j = 0; j < m; j++) {
-        keys[j] = k[j];
-        values[j] = v[j];
-    }
-    return m;
+    return alg_stats_copy(k, v, (int)(sizeof k / sizeof k[0]), keys, values, max);
 }
 
 const alg_type alg_easgd = {

@@ -525,14 +525,7 @@ static int el_stats(const alg_ctx *ctx, const char **keys, double *values, int m
     double v[] = { cmin, cmax, rmin, rmax, got ? sh->round_min : 0, got ? sh->round_max : 0,
                    sh->sends_max >= 0 ? sh->sends_min : 0, sh->sends_max >= 0 ? sh->sends_max : 0,
                    (double)sh->foreign, (double)sh->late, (double)sh->rejoins };
-    int m = (int)(sizeof k / sizeof k[0]);
-    if (m > max)
-        m = max;
-    for (int j = 0; j < m; j++) {
-        keys[j] = k[j];
-        values[j] = v[j];
-    }
-    return m;
+    return alg_stats_copy(k, v, (int)(sizeof k / sizeof k[0]), keys, values, max);
 }
 
 const alg_type alg_epidemic = {

@@ -63,6 +63,16 @@ double alg_uplink_idle_s(alg_ctx *ctx, int node)
 {
     return cl_uplink_idle_s(ctx->host->cl, node);
 }
+int alg_stats_copy(const char *const *k, const double *v, int n,
+                   const char **keys, double *values, int max)
+{
+    int m = n < max ? n : max;
+    for (int j = 0; j < m; j++) {
+        keys[j] = k[j];
+        values[j] = v[j];
+    }
+    return m;
+}
 void alg_start_step(alg_ctx *ctx, int node) { cl_start_step(ctx->host->cl, node); }
 void alg_start_step_marks(alg_ctx *ctx, int node, const double *fractions, int m)
 {

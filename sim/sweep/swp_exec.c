@@ -123,12 +123,10 @@ static void remove_stale_parts(const char *dir, const char *host)
     closedir(d);
 }
 
-/* The text of DIR/NAME (NULL when absent or unreadable). */
-static char *read_text(const char *dir, const char *name)
+/* The text of a file (NULL when absent or unreadable); the caller frees. */
+char *swp_i_read_file(const char *path)
 {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "rb");
+    FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
     char *buf = NULL;
@@ -145,6 +143,14 @@ static char *read_text(const char *dir, const char *name)
     }
     fclose(f);
     return buf;
+}
+
+/* The text of DIR/NAME (NULL when absent or unreadable). */
+static char *read_text(const char *dir, const char *name)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return swp_i_read_file(p);
 }
 
 static int write_text(const char *dir, const char *name, const char *text, char *err, size_t es)

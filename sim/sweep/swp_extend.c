@@ -29,27 +29,6 @@
 
 #define KEEP_PREFIX ".keep."
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *m = open_memstream(&buf, &size);
-    int c;
-    if (m) {
-        while ((c = fgetc(f)) != EOF)
-            fputc(c, m);
-        if (fclose(m) != 0) {
-            free(buf);
-            buf = NULL;
-        }
-    }
-    fclose(f);
-    return buf;
-}
-
 /* The string value of a top-level key in JSON that out_json indented
  * (sweep.json, run.json): "\n  \"KEY\": \"VALUE\""; NULL when absent. */
 static char *top_string(const char *text, const char *key)
@@ -209,7 +188,7 @@ int swp_i_adopt(const swp_spec *spec, const swp_plan *pl, const char *dir, const
             continue;
         char p[4096 + 512];
         snprintf(p, sizeof p, "%s/%s/run.json", runs, name);
-        char *text = slurp(p), *scen = text ? run_scenario(text) : NULL;
+        char *text = swp_i_read_file(p), *scen = text ? run_scenario(text) : NULL;
         char *made_by = text ? top_string(text, "git_commit") : NULL;
         free(text);
         size_t lo = 0, hi = pl->n_runs, hit = SIZE_MAX;

@@ -28,6 +28,9 @@ void   swp_i_finish_adopt(const swp_plan *pl, const char *dir);
 /* runs.csv's text for pl with commits[i] (NULL: commit) as run i's
  * git_commit; NULL when out of memory.  The caller frees it. */
 char  *swp_i_render_runs(const swp_plan *pl, const char *const *commits, const char *commit);
+/* The whole text of the file at path, NUL-terminated (NULL when absent,
+ * unreadable or out of memory); the caller frees it (swp_exec.c). */
+char  *swp_i_read_file(const char *path);
 /* Whether runs/NAME under dir holds a complete run (run.json and summary.csv). */
 int    swp_i_complete(const char *dir, const char *name);
 size_t swp_i_todo(const swp_plan *pl, const char *dir, int shard_k, int shard_n, size_t *todo,
