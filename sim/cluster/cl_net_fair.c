@@ -26,8 +26,10 @@
  * and the result is the global max-min allocation (the outside flows see
  * the same resources as before).  Cost per start or end: O((F + R) log F)
  * for the F flows and R resources of the final region (a handful on a ring;
- * every flow of a star's hub, where every rate changes).  Rates that do not
- * change are left alone, bytes and all.
+ * every flow of a star's hub, where every rate changes).  A region that
+ * starts with more than EAGER_FLOWS flows is solved once per instant, at a
+ * flush event at now (a star's n simultaneous starts: one solve, not n).
+ * Rates that do not change are left alone, bytes and all.
  *
  * Completions.  Each flow belongs to the resource (or cap) that fixed its
  * rate; each resource has one completion event, at the earliest end among
