@@ -454,6 +454,11 @@ int cl_handle_event(cl_cluster *c, const sim_event *ev)
         cl_i_on_env(c, ev->data);
         return 0;
     }
+    if (ev->kind == CL_EV_NIC && ev->target == (uint32_t)c->n) {   /* fair: flush */
+        c->pending--;
+        cl_i_fair_flush(c);
+        return 0;
+    }
     if (ev->kind == CL_EV_RETRY) {   /* on the never-cancelled target n */
         c->pending--;
         cl_i_on_retry(c, ev->data);

@@ -197,6 +197,8 @@ int  cl_i_fair_init(cl_cluster *c);
 void cl_i_fair_fini(cl_cluster *c);
 void cl_i_fair_enter(cl_cluster *c, uint32_t k);
 void cl_i_fair_leave(cl_cluster *c, uint32_t k);
+/* The flush event (CL_EV_NIC on target n): solves this instant's changes. */
+void cl_i_fair_flush(cl_cluster *c);
 /* Node i's uplink carries a fair flow now. */
 static inline int cl_i_fair_up_busy(const cl_cluster *c, int i)
 {

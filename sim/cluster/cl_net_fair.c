@@ -26,8 +26,10 @@
  * and the result is the global max-min allocation (the outside flows see
  * the same resources as before).  Cost per start or end: O((F + R) log F)
  * for the F flows and R resources of the final region (a handful on a ring;
- * every flow of a star's hub, where every rate changes).  Rates that do not
- * change are left alone, bytes and all.
+ * every flow of a star's hub, where every rate changes).  A region that
+ * starts with more than EAGER_FLOWS flows is solved once per instant, at a
+ * flush event at now (a star's n simultaneous starts: one solve, not n).
+ * Rates that do not change are left alone, bytes and all.
  *
  * Completions.  Each flow belongs to the resource (or cap) that fixed its
  * rate; each resource has one completion event, at the earliest end among
@@ -62,6 +64,7 @@ typedef struct cl_mm {
     size_t    nh, caph;
     uint32_t  epoch;      /* stamps: region, boundary, flows, expansion */
     uint32_t  d_epoch;    /* reschedule marks */
+    int       flush_pending;  /* a flush event is queued at now */
 } cl_mm;
 
 static void push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
@@ -509,9 +512,42 @@ static void flow_stop(cl_cluster *c, uint32_t k)
     s->owner = -1;
 }
 
+/* Solves what changed: at once when the region starts small (a handful
+ * of flows, as on a ring), else once for every change of this instant,
+ * at a flush event at now on the cluster's never-cancelled target (a
+ * star's hub: the n flows that start or end together cost one solve, not
+ * n).  Nothing moves in no time, so the rates are needed only once the
+ * clock moves on. */
+#define EAGER_FLOWS 16
+
 static void resolve(cl_cluster *c)
 {
-    if (c->mm->nS > 0)
+    cl_mm *m = c->mm;
+    if (m->nS == 0 && m->nD == 0)
+        return;
+    size_t load = 0;
+    for (size_t a = 0; a < m->nS && load <= EAGER_FLOWS; a++)
+        load += c->nics[m->S[a]].n_act;
+    if (load > EAGER_FLOWS) {
+        if (!m->flush_pending) {
+            m->flush_pending = 1;
+            if (sim_engine_schedule_at(c->eng, sim_engine_now(c->eng), CL_EV_NIC,
+                                       (uint32_t)c->n, 0) != 0)
+                sim_die_oom();
+            c->pending++;
+        }
+        return;
+    }
+    if (m->nS > 0)
+        solve(c);
+    reschedule_dirty(c);
+}
+
+void cl_i_fair_flush(cl_cluster *c)
+{
+    cl_mm *m = c->mm;
+    m->flush_pending = 0;
+    if (m->nS > 0)
         solve(c);
     reschedule_dirty(c);
 }
@@ -628,7 +664,8 @@ void cl_i_on_nic(cl_cluster *c, int i, uint32_t data)
         if (s->owner == (int32_t)r && s->t_last + s->rem / s->rate <= now)
             push_u32(&m->done, &m->ndone, &m->capdone, q->act[f]);
     }
-    assert(m->ndone > 0);
+    /* none when a change of this instant, not yet solved (a pending
+     * flush), took away the flow it was scheduled for */
     for (size_t d = 0; d < m->ndone; d++)
         flow_stop(c, m->done[d]);
     /* the ends may start the next messages of their links (flow_done);
