@@ -9,7 +9,7 @@ ASAN_BUILD ?= build-asan
 TEST_BUILD ?= build-check
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build install demo test test-fast test-asan bench golden plots replications fuzz fuzz-scenarios valgrind clean mutation
+.PHONY: all deps build install demo test test-fast test-asan bench bench-full bench-peers golden plots replications fuzz fuzz-scenarios valgrind clean mutation
 
 all: build
 
@@ -115,35 +115,57 @@ replications: build
 	@scripts/install-deps --plots
 	scenarios/papers/run.sh all -j $(JOBS) -o results/papers
 
-# Benchmarks print markdown tables; bench/RESULTS.md records them.  The
-# SimGrid peer builds in a tree of its own ($(PEERS_BUILD), -DDTSIM_PEERS=ON)
-# so that the normal build never needs SimGrid.
+# Benchmarks print markdown tables; bench/RESULTS.md records them (by
+# hand: no bench target edits a tracked file).  Every table and figure goes
+# to $(BENCH_OUT) (default results/bench/, untracked); `make bench-full
+# UPDATE_DOCS=1` also redraws docs/figures/scaling.png.  The SimGrid peer
+# builds in a tree of its own ($(PEERS_BUILD), -DDTSIM_PEERS=ON) so that the
+# normal build never needs SimGrid.
+#   make bench       the quick set (a few minutes on two idle cores): the
+#                    headline ratios side by side in one run
+#   make bench-full  every table of bench/RESULTS.md (more than 10 minutes)
 PEERS_BUILD ?= build-peers
+BENCH_OUT   ?= results/bench
+# a benchmark that fails fails the target (its output goes through tee)
+bench bench-full: SHELL := /bin/bash
+bench bench-full: .SHELLFLAGS := -o pipefail -c
 
-bench: build
+bench-peers: build
 	@scripts/install-deps --bench
 	cmake -S . -B $(PEERS_BUILD) -DCMAKE_BUILD_TYPE=Release -DDTSIM_PEERS=ON >/dev/null
 	cmake --build $(PEERS_BUILD) -j $(JOBS) --target simgrid_ring
-	mkdir -p $(BUILD)/bench-results
+
+bench: bench-peers
+	mkdir -p $(BENCH_OUT)
 	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 3 \
-	  16,64,256,1024,4096,16384 | tee $(BUILD)/bench-results/timing-only-dpsgd.md
-	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 1 100000 \
-	  | tail -1 | tee -a $(BUILD)/bench-results/timing-only-dpsgd.md
+	  64,1024,16384 | tee $(BENCH_OUT)/quick-timing-only-dpsgd.md
+	bench/peers/compare.py $(BUILD)/dtsim $(PEERS_BUILD)/bench/simgrid_ring 3 200 64,256 \
+	  | tee $(BENCH_OUT)/quick-simgrid.md
+	$(BUILD)/bench/bench_quickstart scenarios/quickstart.json 3 | tee $(BENCH_OUT)/quick-quickstart.md
+	OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_models | tee $(BENCH_OUT)/quick-models.md
+
+bench-full: bench-peers
+	mkdir -p $(BENCH_OUT)
 	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 3 \
-	  16,64,256,1024,4096,16384 algorithm.name=adpsgd | tee $(BUILD)/bench-results/timing-only-adpsgd.md
+	  16,64,256,1024,4096,16384 | tee $(BENCH_OUT)/timing-only-dpsgd.md
 	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 1 100000 \
-	  algorithm.name=adpsgd | tail -1 | tee -a $(BUILD)/bench-results/timing-only-adpsgd.md
+	  | tail -1 | tee -a $(BENCH_OUT)/timing-only-dpsgd.md
+	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 3 \
+	  16,64,256,1024,4096,16384 algorithm.name=adpsgd | tee $(BENCH_OUT)/timing-only-adpsgd.md
+	$(BUILD)/bench/bench_timing bench/scenarios/ring-none-dpsgd.json 1 100000 \
+	  algorithm.name=adpsgd | tail -1 | tee -a $(BENCH_OUT)/timing-only-adpsgd.md
 	$(BUILD)/bench/bench_timing bench/scenarios/ring-softmax-dpsgd.json 3 \
-	  16,64,256,1024,4096,10000 | tee $(BUILD)/bench-results/softmax-dpsgd.md
-	bench/plot_scaling.sh docs/figures/scaling.png $(BUILD)/bench-results/timing-only-dpsgd.md \
-	  $(BUILD)/bench-results/timing-only-adpsgd.md $(BUILD)/bench-results/softmax-dpsgd.md
-	bench/peers/compare.py $(BUILD)/dtsim $(PEERS_BUILD)/bench/simgrid_ring 3 200 16,64,256,1024
-	$(BUILD)/bench/bench_engine
-	$(BUILD)/bench/bench_quickstart scenarios/quickstart.json 7
-	$(BUILD)/bench/bench_quickstart scenarios/ring16-allreduce.json 7
-	$(BUILD)/bench/bench_quickstart scenarios/ring16-adpsgd.json 7
-	OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_models
-	$(BUILD)/bench/bench_topo 3
+	  16,64,256,1024,4096,10000 | tee $(BENCH_OUT)/softmax-dpsgd.md
+	bench/plot_scaling.sh $(if $(UPDATE_DOCS),docs/figures/scaling.png,$(BENCH_OUT)/scaling.png) \
+	  $(BENCH_OUT)/timing-only-dpsgd.md $(BENCH_OUT)/timing-only-adpsgd.md $(BENCH_OUT)/softmax-dpsgd.md
+	bench/peers/compare.py $(BUILD)/dtsim $(PEERS_BUILD)/bench/simgrid_ring 3 200 16,64,256,1024 \
+	  | tee $(BENCH_OUT)/simgrid.md
+	$(BUILD)/bench/bench_engine | tee $(BENCH_OUT)/engine.md
+	$(BUILD)/bench/bench_quickstart scenarios/quickstart.json 7 | tee $(BENCH_OUT)/quickstart.md
+	$(BUILD)/bench/bench_quickstart scenarios/ring16-allreduce.json 7 | tee -a $(BENCH_OUT)/quickstart.md
+	$(BUILD)/bench/bench_quickstart scenarios/ring16-adpsgd.json 7 | tee -a $(BENCH_OUT)/quickstart.md
+	OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_models | tee $(BENCH_OUT)/models.md
+	$(BUILD)/bench/bench_topo 3 | tee $(BENCH_OUT)/topo.md
 
 # Compares every tests/data/golden-NAME.json run with tests/golden/NAME/
 # and shows the diff; overwrites only with `make golden ACCEPT=1`, for a

@@ -37,6 +37,7 @@ def timed(cmd):
 
 
 def run_dtsim(dtsim, alg, n, steps, sigma, outdir):
+    shutil.rmtree(outdir, ignore_errors=True)   # a run folder is never reused (dtsim run refuses it)
     cmd = [dtsim, "run", SCENARIO, "-o", outdir, "--quiet",
            "--set", "nodes=%d" % n, "--set", "stop.steps=%d" % steps,
            "--set", "algorithm.name=%s" % alg, "--set", "model.message_bytes=%g" % BYTES,

@@ -44,6 +44,7 @@ def groups(n):
 
 
 def run_dtsim(dtsim, n, steps, outdir):
+    shutil.rmtree(outdir, ignore_errors=True)   # a run folder is never reused (dtsim run refuses it)
     _, cpu, _ = timed([dtsim, "run", SCENARIO, "-o", outdir, "--quiet", "--set", "nodes=%d" % n,
                        "--set", "algorithm.name=ps-sync", "--set", "stop.steps=%d" % steps,
                        "--set", "network.discipline=fair",
