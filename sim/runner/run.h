@@ -182,6 +182,22 @@ typedef struct run_result {
 run_sim *run_prepare(const scn_scenario *s, scn_error *err);
 void     run_destroy(run_sim *r);
 
+/* Prepared data sets kept across runs (run_data_cache.c): runs prepared
+ * with run_prepare_cached borrow the training and test sets of an earlier
+ * run whose data keys match (source, files, sizes, scaling, and the data
+ * seed where the source draws with it) instead of loading them again;
+ * partitions, evaluation subsets and models are still each run's own, so
+ * a run is the same whether its data came from the cache or not.  Entries
+ * beyond max_bytes are dropped, oldest first, when no run holds them.
+ * The cache outlives every run prepared from it. */
+typedef struct run_data_cache run_data_cache;
+run_data_cache *run_data_cache_create(double max_bytes);
+void            run_data_cache_destroy(run_data_cache *c);
+/* How many times the cache loaded or generated data (its misses). */
+size_t          run_data_cache_loads(const run_data_cache *c);
+/* run_prepare with the data from c (NULL: run_prepare). */
+run_sim *run_prepare_cached(const scn_scenario *s, run_data_cache *c, scn_error *err);
+
 /* The scenario's graph alone, built as run_prepare builds it (same seed,
  * same checks of the graph itself: connectivity, the kind's parameters)
  * but without data, model or the algorithm's own checks: what `dtsim

@@ -31,7 +31,8 @@ static void keep_first(mdl_dataset *ds, size_t n)
 
 /* LIBSVM or CSV: a training file and a test file, or one file split by a
  * seeded test_fraction; labels compacted to 0 .. K-1 over both. */
-static int load_text(run_sim *r, char *m, size_t ms)
+static int load_text(run_sim *r, mdl_dataset *train, mdl_dataset *test, double *check_bytes,
+                     char *m, size_t ms)
 {
     const scn_scenario *s = r->s;
     const int csv = s->data_source == SCN_DATA_CSV;
@@ -44,35 +45,36 @@ static int load_text(run_sim *r, char *m, size_t ms)
     /* Loading touched only the nonzero entries of sparse rows; splitting,
      * widening and scaling touch them all (twice, for the split) */
     scn_error me;
-    if (run_i_check_memory(r, 0, 2.0 * (double)all.n * ((double)all.d + 1) * 8, &me) != 0) {
+    *check_bytes = 2.0 * (double)all.n * ((double)all.d + 1) * 8;
+    if (run_i_check_memory(r, 0, *check_bytes, &me) != 0) {
         snprintf(m, ms, "%s", me.msg);
         mdl_dataset_fini(&all);
         return -1;
     }
     if (s->data_test_file) {
-        r->train = all;
+        *train = all;
         run_i_data_path(s, NULL, s->data_test_file, vf, sizeof vf);
-        if (csv ? mdl_csv_load(vf, s->data_label_column, s->data_header, &r->test, m, ms)
-                : mdl_libsvm_load(vf, r->train.d, &r->test, m, ms))
+        if (csv ? mdl_csv_load(vf, s->data_label_column, s->data_header, test, m, ms)
+                : mdl_libsvm_load(vf, train->d, test, m, ms))
             return -1;
-        if (!csv && mdl_dataset_widen(&r->train, r->test.d) != 0) {
+        if (!csv && mdl_dataset_widen(train, test->d) != 0) {
             snprintf(m, ms, "%.400s: error: out of memory", tf);
             return -1;
         }
-        if (r->test.d != r->train.d) {
+        if (test->d != train->d) {
             snprintf(m, ms, "%.400s: error: rows have %zu features, the training file's "
-                     "(%.400s) %zu", vf, r->test.d, tf, r->train.d);
+                     "(%.400s) %zu", vf, test->d, tf, train->d);
             return -1;
         }
     } else if (mdl_dataset_split(&all, s->data_test_fraction,
                                  sim_rng_derive(s->data_seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
-                                 &r->train, &r->test) != 0) {
+                                 train, test) != 0) {
         snprintf(m, ms, "%.400s: error: %zu samples cannot be split into non-empty training "
                  "and test sets by test_fraction %g", tf, all.n, s->data_test_fraction);
         mdl_dataset_fini(&all);
         return -1;
     }
-    const int K = mdl_labels_compact(&r->train, &r->test);
+    const int K = mdl_labels_compact(train, test);
     if (K < 0) {
         snprintf(m, ms, "%.400s: error: out of memory", tf);
         return -1;
@@ -100,17 +102,18 @@ static const char *cache_dir(char *buf, size_t n)
     return NULL;
 }
 
-static int load_files(run_sim *r, scn_error *err)
+static int load_files(run_sim *r, mdl_dataset *train, mdl_dataset *test, double *check_bytes,
+                      scn_error *err)
 {
     const scn_scenario *s = r->s;
     char ti[4096], tl[4096], vi[4096], vl[4096];
-    char m[sizeof err->msg], v[256];
+    char m[sizeof err->msg];
     if (s->data_source == SCN_DATA_LIBSVM || s->data_source == SCN_DATA_CSV) {
-        if (load_text(r, m, sizeof m) != 0) {
+        if (load_text(r, train, test, check_bytes, m, sizeof m) != 0) {
             snprintf(err->msg, sizeof err->msg, "%s", m);
             return -1;
         }
-        goto out_subsets;
+        return 0;
     }
     if (s->data_source == SCN_DATA_IDX) {
         run_i_data_path(s, NULL, s->data_train_images, ti, sizeof ti);
@@ -125,28 +128,18 @@ static int load_files(run_sim *r, scn_error *err)
     }
     char cd[4096];
     const char *dir = cache_dir(cd, sizeof cd);
-    if (mdl_idx_load_cached(ti, tl, dir, &r->train, NULL, m, sizeof m) != 0
-        || mdl_idx_load_cached(vi, vl, dir, &r->test, NULL, m, sizeof m) != 0) {
+    if (mdl_idx_load_cached(ti, tl, dir, train, NULL, m, sizeof m) != 0
+        || mdl_idx_load_cached(vi, vl, dir, test, NULL, m, sizeof m) != 0) {
         snprintf(err->msg, sizeof err->msg, "%s", m);
         return -1;
     }
-    if (r->test.d != r->train.d) {
+    if (test->d != train->d) {
         snprintf(err->msg, sizeof err->msg, "%.400s: error: images have %zu values, the training "
-                 "images (%.400s) %zu", vi, r->test.d, ti, r->train.d);
+                 "images (%.400s) %zu", vi, test->d, ti, train->d);
         return -1;
     }
-    const int C = r->train.n_classes > r->test.n_classes ? r->train.n_classes
-                                                         : r->test.n_classes;
-    r->train.n_classes = r->test.n_classes = C;
-out_subsets:
-    keep_first(&r->train, s->data_train);
-    keep_first(&r->test, s->data_test);
-    if (r->train.n < (size_t)s->n_nodes) {
-        snprintf(v, sizeof v, "%zu training samples for %d nodes: every node must hold data",
-                 r->train.n, s->n_nodes);
-        run_i_value_error(err, s, "/data", v);
-        return -1;
-    }
+    const int C = train->n_classes > test->n_classes ? train->n_classes : test->n_classes;
+    train->n_classes = test->n_classes = C;
     return 0;
 }
 
@@ -170,18 +163,17 @@ static int pick_subset(size_t n_all, size_t n, uint64_t seed, size_t **out, size
     return *out ? 0 : -1;
 }
 
-int run_i_build_data(run_sim *r, scn_error *err)
+int run_i_data_acquire(run_sim *r, mdl_dataset *train, mdl_dataset *test, double *check_bytes,
+                       scn_error *err)
 {
     const scn_scenario *s = r->s;
-    char m[512];
-    if (r->timing_only)
-        return 0;   /* no model, no data: nothing to build */
+    *check_bytes = 0;
     if (s->data_source == SCN_DATA_SYNTHETIC) {
         mdl_synth_spec sp = { .n_train = s->data_train, .n_test = s->data_test,
                               .d = s->data_features, .n_classes = s->data_classes,
                               .separation = s->data_separation };
         if (mdl_synth_generate(&sp, sim_rng_derive(s->data_seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN),
-                               &r->train, &r->test) != 0)
+                               train, test) != 0)
             goto out_oom;
     } else if (scn_data_generated(s->data_source)) {
         mdl_synth_linear_spec sp = { .n_train = s->data_train, .n_test = s->data_test,
@@ -189,17 +181,43 @@ int run_i_build_data(run_sim *r, scn_error *err)
                                      .noise = s->data_noise };
         const uint64_t seed = sim_rng_derive(s->data_seed, SIM_RNG_NO_NODE, SIM_RNG_DATAGEN);
         if ((s->data_source == SCN_DATA_SYNTH_LOGISTIC
-                 ? mdl_synth_logistic(&sp, seed, &r->train, &r->test, NULL)
-                 : mdl_synth_regression(&sp, seed, &r->train, &r->test, NULL)) != 0)
+                 ? mdl_synth_logistic(&sp, seed, train, test, NULL)
+                 : mdl_synth_regression(&sp, seed, train, test, NULL)) != 0)
             goto out_oom;
-    } else if (load_files(r, err) != 0) {
+    } else {
+        if (load_files(r, train, test, check_bytes, err) != 0)
+            return -1;
+        keep_first(train, s->data_train);
+        keep_first(test, s->data_test);
+    }
+    if (mdl_dataset_scale(train, test, s->data_scale) != 0)
+        goto out_oom;
+    return 0;
+
+out_oom:
+    snprintf(err->msg, sizeof err->msg, "%s: error: out of memory building the data", s->path);
+    return -1;
+}
+
+int run_i_build_data(run_sim *r, scn_error *err)
+{
+    const scn_scenario *s = r->s;
+    char m[512];
+    if (r->timing_only)
+        return 0;   /* no model, no data: nothing to build */
+    double check_bytes;
+    if ((r->data_cache ? run_i_data_from_cache(r, r->data_cache, err)
+                       : run_i_data_acquire(r, &r->train, &r->test, &check_bytes, err)) != 0)
+        return -1;
+    if (r->train.n < (size_t)s->n_nodes) {
+        snprintf(m, sizeof m, "%zu training samples for %d nodes: every node must hold data",
+                 r->train.n, s->n_nodes);
+        run_i_value_error(err, s, "/data", m);
         return -1;
     }
-    /* a file's size is known only now: check before touching it again */
+    /* a file's size is known only now: check before building on it */
     if (run_i_check_memory(r, 0, 0, err) != 0)
         return -1;
-    if (mdl_dataset_scale(&r->train, &r->test, s->data_scale) != 0)
-        goto out_oom;
 
     mdl_partition_spec ps = { .kind = s->partition_kind, .n_nodes = s->n_nodes,
                               .alpha = s->partition_alpha,

@@ -30,9 +30,13 @@ enum { EV_METRICS = CL_EV_USER, EV_DETECT };
 enum { STOP_STEPS = 1, STOP_TARGET_LOSS, STOP_TARGET_ACCURACY, STOP_STALL, STOP_INTERRUPT,
        STOP_DIVERGED, STOP_NO_PROGRESS, STOP_FROZEN, STOP_LIMIT, STOP_FLOOD };
 
+typedef struct run_data_entry run_data_entry;
+
 struct run_sim {
     const scn_scenario *s;
-    mdl_dataset   train, test;
+    mdl_dataset   train, test;  /* owned, or borrowed from data_entry */
+    run_data_cache *data_cache; /* where train and test come from; NULL: loaded here */
+    run_data_entry *data_entry; /* the borrowed entry, or NULL */
     mdl_partition part;
     mdl_model    *model;
     topo_graph   *g;
@@ -122,6 +126,18 @@ void run_i_data_path(const scn_scenario *s, const char *dir, const char *name, c
 /* run_data.c: train, test, part, pstats, model, eval_idx and test_idx of
  * r (nothing for the timing-only model).  Returns 0, or -1 with err set. */
 int run_i_build_data(run_sim *r, scn_error *err);
+/* run_data.c: the training and test sets of r's scenario as loaded or
+ * generated, cut to size and scaled, into train and test (the caller's,
+ * finished with mdl_dataset_fini even on failure); *check_bytes receives
+ * the data size the load's own memory check used (0: none).  0, or -1
+ * with err set. */
+int run_i_data_acquire(run_sim *r, mdl_dataset *train, mdl_dataset *test, double *check_bytes,
+                       scn_error *err);
+/* run_data_cache.c: r->train and r->test borrowed from c's entry for r's
+ * scenario, acquired into it first when there is none (run_i_data_release
+ * gives it back).  0, or -1 with err set. */
+int run_i_data_from_cache(run_sim *r, run_data_cache *c, scn_error *err);
+void run_i_data_release(run_sim *r);
 
 /* run_hetero.c: step_times (allocated by the caller, n_all), noise, NIC
  * capacities, slowdowns, faults, their points, link classes, rules and

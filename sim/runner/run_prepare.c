@@ -138,12 +138,18 @@ static int check_message_size(const run_sim *r, scn_error *err)
 
 run_sim *run_prepare(const scn_scenario *s, scn_error *err)
 {
+    return run_prepare_cached(s, NULL, err);
+}
+
+run_sim *run_prepare_cached(const scn_scenario *s, run_data_cache *data, scn_error *err)
+{
     run_sim *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(err->msg, sizeof err->msg, "%s: error: out of memory", s->path);
         return NULL;
     }
     r->s = s;
+    r->data_cache = data;
     r->alg = alg_find(s->algorithm);
     if (!r->alg) {
         char m[512];
@@ -231,6 +237,7 @@ void run_destroy(run_sim *r)
     topo_destroy(r->g);
     mdl_destroy(r->model);
     mdl_partition_fini(&r->part);
+    run_i_data_release(r);
     mdl_dataset_fini(&r->train);
     mdl_dataset_fini(&r->test);
     free(r);

@@ -70,6 +70,8 @@ typedef struct swp_plan {
     size_t   n_skipped;    /* grid points left out by keep_going */
     char    *skipped;      /* their messages, one or more lines each, each
                               ending in a newline; NULL when none */
+    struct run_data_cache *data;  /* the data sets planning loaded, for the
+                              runs (forked workers borrow them); may be NULL */
 } swp_plan;
 
 /* Parses the axes, expands the grid (first axis slowest; the --zip axes

@@ -256,7 +256,7 @@ int swp_i_run_one(const swp_spec *spec, const swp_plan *pl, const swp_run *run,
         goto out_free;
     }
     loaded = 1;
-    if (!(r = run_prepare(&s, &se))) {
+    if (!(r = run_prepare_cached(&s, pl->data, &se))) {
         fprintf(stderr, "%s\n", se.msg);
         rc = 2;
         goto out_free;

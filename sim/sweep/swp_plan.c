@@ -148,6 +148,10 @@ static int digits(size_t n)
     return d;
 }
 
+/* The bytes of data sets a plan keeps for its runs beyond the one in use:
+ * a sweep over data.seed of generated data holds several. */
+#define SWP_DATA_CACHE_BYTES (1024.0 * 1024 * 1024)
+
 /* The overrides of grid point p: spec's sets, then path=value per
  * parameter.  strs holds the path=value texts (caller frees them). */
 static int point_overrides(const swp_spec *spec, const swp_plan *pl, size_t p,
@@ -169,7 +173,7 @@ static int point_overrides(const swp_spec *spec, const swp_plan *pl, size_t p,
 /* Loads and prepares grid point p; on a bad point err receives the
  * scenario's message, with "--set P=V" said as the option the user typed,
  * and a note naming the point. */
-static int check_point(const swp_spec *spec, const swp_plan *pl, const axis *ax, size_t p,
+static int check_point(const swp_spec *spec, swp_plan *pl, const axis *ax, size_t p,
                        uint64_t *seed, char *err, size_t es)
 {
     size_t n_ov = spec->n_sets + pl->n_params;
@@ -184,7 +188,7 @@ static int check_point(const swp_spec *spec, const swp_plan *pl, const axis *ax,
     scn_error se;
     run_sim *r = NULL;
     if (scn_load(spec->scenario, ov, n_ov, &s, &se) == 0) {
-        if ((r = run_prepare(&s, &se)) != NULL) {
+        if ((r = run_prepare_cached(&s, pl->data, &se)) != NULL) {
             *seed = s.seed;
             rc = 0;
         }
@@ -318,6 +322,9 @@ int swp_plan_build(const swp_spec *spec, swp_plan *pl, char *err, size_t es)
     scn_scenario base;
     scn_error se;
     int rc = -1, have_base = 0;
+    /* the data sets of the points, loaded once per distinct data
+     * (docs/sweeps.md, "Planning"); NULL (out of memory) loads per point */
+    pl->data = run_data_cache_create(SWP_DATA_CACHE_BYTES);
     if (!ax)
         goto out_oom;
     if (spec->replicates < 1) {
@@ -501,5 +508,6 @@ void swp_plan_fini(swp_plan *pl)
     free(pl->manifest);
     free(pl->runs_csv);
     free(pl->skipped);
+    run_data_cache_destroy(pl->data);
     memset(pl, 0, sizeof *pl);
 }
