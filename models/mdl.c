@@ -238,7 +238,7 @@ void mdl_i_init_weights(double *params, size_t n_weights, size_t n_params,
     mdl_i_init_weights_scaled(params, n_weights, n_params, 0.01, rng);
 }
 
-size_t mdl_i_one_output_n_params(const mdl_arch *a) { return a->d + 1; }
+size_t mdl_i_one_output_n_params(const mdl_arch *a) { return a->d + (a->no_bias ? 0 : 1); }
 
 void *mdl_i_one_output_alloc(const mdl_arch *a, size_t max_batch)
 {

@@ -29,6 +29,8 @@ typedef struct mdl_arch {
     size_t n_hidden;
     size_t hidden[MDL_MAX_HIDDEN];
     mdl_activation act;
+    int    no_bias;     /* linear and logistic: no bias term (P = d); the
+                           other types do not support it */
 } mdl_arch;
 
 /* One model family, in the manner of GSL's *_type tables.  The public

@@ -1,5 +1,6 @@
 /* mdl_linear.c -- linear regression: prediction w.x + b, loss half the
- * mean squared error, L2 on w only.  Parameters are w (d) then b.  The
+ * mean squared error, L2 on w only.  Parameters are w (d) then b, or w
+ * alone without a bias (arch.no_bias: prediction w.x).  The
  * data set has no classes (n_classes 0) and real targets, which mdl.c
  * gathers into the instance's workspace (m->t) with the rows; accuracy is
  * undefined (mdl_evaluate reports NaN).  The batch products are CBLAS
@@ -15,6 +16,12 @@ static int supports(const mdl_arch *a)
     return a->n_classes == 0 && a->n_hidden == 0;
 }
 
+/* The bias: params[d], or 0 without one (arch.no_bias). */
+static double bias(const mdl_model *m, const double *params)
+{
+    return m->arch.no_bias ? 0.0 : params[m->d];
+}
+
 
 /* Writes the n residuals w.x_i + b - t_i to r and returns half their sum of
  * squares. */
@@ -22,9 +29,10 @@ static double forward(const mdl_model *m, double *r, const double *params, const
                       size_t n)
 {
     const size_t d = m->d;
+    const double b = bias(m, params);
     double sum = 0.0;
     for (size_t i = 0; i < n; i++)
-        r[i] = params[d] - m->t[i];
+        r[i] = b - m->t[i];
     cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)d, 1.0, X, (int)d, params, 1, 1.0,
                 r, 1);
     for (size_t i = 0; i < n; i++)
@@ -41,10 +49,12 @@ static double loss_grad(const mdl_model *m, void *ws, const double *params,
     const double inv_n = 1.0 / (double)n;
     const double sum = forward(m, r, params, X, n);
     cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, (int)d, inv_n, X, (int)d, r, 1, 0.0, grad, 1);
-    double gb = 0.0;
-    for (size_t i = 0; i < n; i++)
-        gb += r[i];
-    grad[d] = gb * inv_n;
+    if (!m->arch.no_bias) {
+        double gb = 0.0;
+        for (size_t i = 0; i < n; i++)
+            gb += r[i];
+        grad[d] = gb * inv_n;
+    }
     return sum * inv_n + mdl_i_l2(m->l2, params, d, grad);
 }
 

@@ -1,6 +1,6 @@
 /* mdl_logistic.c -- binary logistic regression: P(y = 1 | x) = sigmoid(w.x
  * + b), labels 0/1 (n_classes must be 2), mean log-loss, L2 on w only.
- * Parameters are w (d) then b.  The loss and the residual sigmoid(z) - y are
+ * Parameters are w (d) then b, or w alone (arch.no_bias).  The loss and the residual sigmoid(z) - y are
  * computed in forms that neither overflow nor cancel for large |z|
  * (log1p(exp(-|z|)), sigmoid of a nonpositive argument).  Matrix-vector
  * products on a gathered batch go through CBLAS dgemv.  This file does not
@@ -36,7 +36,7 @@ static double forward(const mdl_model *m, double *z, const double *params,
                       const double *X, const int *y, size_t n, size_t *n_correct)
 {
     const size_t d = m->d;
-    const double *w = params, b = params[d];
+    const double *w = params, b = m->arch.no_bias ? 0.0 : params[d];
     double sum = 0.0;
     size_t correct = 0;
 
@@ -76,10 +76,12 @@ static double loss_grad(const mdl_model *m, void *ws, const double *params,
 
     cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, (int)d, inv_n, X, (int)d,
                 r, 1, 0.0, grad, 1);
-    double gb = 0.0;
-    for (size_t i = 0; i < n; i++)
-        gb += r[i];
-    grad[d] = gb * inv_n;
+    if (!m->arch.no_bias) {
+        double gb = 0.0;
+        for (size_t i = 0; i < n; i++)
+            gb += r[i];
+        grad[d] = gb * inv_n;
+    }
 
     return sum * inv_n + mdl_i_l2(m->l2, params, d, grad);
 }

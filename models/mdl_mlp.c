@@ -44,7 +44,7 @@ static size_t n_params(const mdl_arch *a)
 static int supports(const mdl_arch *a)
 {
     return a->n_classes >= 2 && a->n_hidden >= 1 && a->n_hidden <= MDL_MAX_HIDDEN
-        && (a->act == MDL_ACT_RELU || a->act == MDL_ACT_TANH);
+        && (a->act == MDL_ACT_RELU || a->act == MDL_ACT_TANH) && !a->no_bias;
 }
 
 static void release(void *v)

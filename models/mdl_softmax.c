@@ -18,7 +18,7 @@ static size_t n_params(const mdl_arch *a)
 
 static int supports(const mdl_arch *a)
 {
-    return a->n_classes >= 2 && a->n_hidden == 0;
+    return a->n_classes >= 2 && a->n_hidden == 0 && !a->no_bias;
 }
 
 /* The scratch is the n x C matrix of logits, then probabilities, then

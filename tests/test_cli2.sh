@@ -119,13 +119,13 @@ t "$dtsim" sweep --
 t "$dtsim" topo --e
 t "$dtsim" help me
 t "$dtsim" list no
-t "$dtsim" explain algorithm.h
+t "$dtsim" explain algorithm.ri
 t "$dtsim" keys network.retransmit.m
 EOF
   bash "$tmp/comp.sh" >"$tmp/comp" 2>&1
   printf '%s\n' "run validate resolve topo sweep merge plot table list explain keys help --help --version" "resolve" \
     "--grid --zip --replicates --jobs --threads --shard --set --seed --quiet --output --keep-going --force --progress --help --version" \
-    "--edges" "merge" "noise" "algorithm.hop" "network.retransmit.max_retries" >"$tmp/comp.want"
+    "--edges" "merge" "noise" "algorithm.ringmaster" "network.retransmit.max_retries" >"$tmp/comp.want"
   same "$tmp/comp" "$tmp/comp.want" "bash completion"
 fi
 

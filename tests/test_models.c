@@ -201,6 +201,42 @@ START_TEST(test_mlp_every_layer_checked)
 }
 END_TEST
 
+/* model.bias false: logistic with d parameters, gradient against finite
+ * differences, and the loss and gradient of the biased model whose bias
+ * is 0; only the one-output models take it. */
+START_TEST(test_no_bias)
+{
+    const mdl_arch a = { .d = 5, .n_classes = 2, .no_bias = 1 };
+    gradient_check_arch(&mdl_logistic, &a, 0.7);
+    mdl_dataset ds;
+    small_dataset(&ds, 9, 5, 2, 13);
+    mdl_model *nb = mdl_create_arch(&mdl_logistic, &a, 0.1, 16);
+    mdl_model *wb = mdl_create_arch(&mdl_logistic, &(mdl_arch){ .d = 5, .n_classes = 2 }, 0.1, 16);
+    ck_assert_uint_eq(mdl_n_params(nb), 5);
+    ck_assert_uint_eq(mdl_n_params(wb), 6);
+    const double p[6] = { 0.3, -0.2, 0.7, 0.1, -0.5, 0.0 };
+    const size_t batch[] = { 0, 2, 4, 6, 8 };
+    double g_nb[5], g_wb[6];
+    const double f_nb = mdl_loss_grad(nb, p, &ds, batch, 5, g_nb);
+    const double f_wb = mdl_loss_grad(wb, p, &ds, batch, 5, g_wb);
+    ck_assert_double_eq(f_nb, f_wb);
+    for (int k = 0; k < 5; k++)
+        ck_assert_double_eq(g_nb[k], g_wb[k]);
+    /* a bias of 1 moves the biased model, not the other */
+    const double p1[6] = { 0.3, -0.2, 0.7, 0.1, -0.5, 1.0 };
+    ck_assert_double_eq(mdl_loss_grad(nb, p1, &ds, batch, 5, g_nb), f_nb);
+    ck_assert_double_ne(mdl_loss_grad(wb, p1, &ds, batch, 5, g_wb), f_wb);
+    ck_assert_uint_eq(mdl_linear.n_params(&(mdl_arch){ .d = 7, .no_bias = 1 }), 7);
+    ck_assert_ptr_null(mdl_create_arch(&mdl_softmax, &(mdl_arch){ .d = 5, .n_classes = 3,
+                                                                  .no_bias = 1 }, 0.0, 8));
+    ck_assert_ptr_null(mdl_create_arch(&mdl_mlp, &(mdl_arch){ .d = 5, .n_classes = 3,
+                                       .n_hidden = 1, .hidden = { 4 }, .no_bias = 1 }, 0.0, 8));
+    mdl_destroy(nb);
+    mdl_destroy(wb);
+    mdl_dataset_fini(&ds);
+}
+END_TEST
+
 START_TEST(test_mlp_shapes)
 {
     mdl_arch a = { .d = 784, .n_classes = 10, .n_hidden = 1, .hidden = { 100 } };
@@ -838,6 +874,7 @@ static Suite *models_suite(void)
     tcase_add_test(tc, test_registry);
     tcase_add_test(tc, test_softmax_gradient_fd);
     tcase_add_test(tc, test_logistic_gradient_fd);
+    tcase_add_test(tc, test_no_bias);
     tcase_add_test(tc, test_mlp_gradient_fd);
     tcase_add_test(tc, test_mlp_every_layer_checked);
     tcase_add_test(tc, test_mlp_shapes);

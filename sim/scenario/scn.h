@@ -273,6 +273,7 @@ typedef struct scn_scenario {
     size_t model_hidden[8];  /* mlp: hidden widths, input side first */
     size_t model_n_hidden;   /* mlp: 1..8 (default 1 layer of 100); else 0 */
     mdl_activation model_activation; /* mlp: relu (default) or tanh */
+    int    model_bias;       /* linear, logistic: a bias term (default 1) */
 
     /* data */
     scn_data_kind data_source;  /* data.kind: "synthetic" (default),

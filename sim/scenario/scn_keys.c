@@ -239,6 +239,8 @@ static const scn_key keys[] = {
       "the model (dtsim list)"),
     K("model.l2", "number", "", "0.0001", ">= 0; not with none", NONE,
       "the loss adds l2/2 ||W||^2 (biases excluded)"),
+    K("model.bias", "boolean", "", "true", "only with linear or logistic", NONE,
+      "a bias term b in w.x + b (false: w.x, and no coordinate every sample updates)"),
     K("model.hidden", "array of integers", "", "[100] with mlp",
       "1 to 8 widths, each 1 .. 1048576; only with mlp", NONE,
       "hidden layer widths, input side first"),

@@ -14,9 +14,11 @@
 
 int scn_i_v_model(scn_ctx *c, json_t *root, scn_scenario *s)
 {
-    static const char *const keys[] = {"kind", "l2", "hidden", "activation", "message_bytes",
-                                       "params", "profile", "flops_per_sample", NULL};
+    static const char *const keys[] = {"kind", "l2", "bias", "hidden", "activation",
+                                       "message_bytes", "params", "profile",
+                                       "flops_per_sample", NULL};
     static const char *const plain_keys[] = {"kind", "l2", NULL};
+    static const char *const linear_keys[] = {"kind", "l2", "bias", NULL};
     static const char *const none_keys[] = {"kind", "message_bytes", "params", "profile",
                                             "flops_per_sample", NULL};
     const char *const *kinds = scn_i_model_names, *const *acts = mdl_activation_name_list;
@@ -101,6 +103,10 @@ int scn_i_v_model(scn_ctx *c, json_t *root, scn_scenario *s)
     }
     if (scn_i_opt_num(c, o, p, "l2", GE0, &s->l2, NULL))
         return -1;
+    s->model_bias = 1;
+    if (s->model_type == &mdl_linear || s->model_type == &mdl_logistic)
+        return scn_i_kind_keys(c, o, p, linear_keys, "kind", kind)
+            || scn_i_opt_bool(c, o, p, "bias", &s->model_bias) ? -1 : 0;
     if (s->model_type != &mdl_mlp)
         return scn_i_kind_keys(c, o, p, plain_keys, "kind", kind);
 

@@ -160,6 +160,8 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
             scn_i_add(o, "flops_per_sample", json_real(s->model_flops_per_sample), oom);
     } else {
         scn_i_add(o, "l2", json_real(s->l2), oom);
+        if (s->model_type == &mdl_linear || s->model_type == &mdl_logistic)
+            scn_i_add(o, "bias", json_boolean(s->model_bias), oom);
     }
     if (s->model_n_hidden > 0) {
         arr = json_array();
