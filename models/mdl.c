@@ -159,6 +159,48 @@ double mdl_loss_grad(mdl_model *m, const double *params, const mdl_dataset *ds,
     return m->type->loss_grad(m, m->ws, params, m->x, m->y, n_batch, grad);
 }
 
+int mdl_has_hessian(const mdl_model *m) { return m->type->hess_apply != NULL; }
+
+int mdl_hessian_apply(mdl_model *m, const double *params, const mdl_dataset *ds,
+                      const size_t *batch, size_t n_batch, const double *V, size_t k,
+                      double *out, double *work)
+{
+    if (!m->type->hess_apply)
+        return -1;
+    assert(n_batch >= 1 && n_batch <= m->max_batch);
+    assert(ds->d == m->d && ds->n_classes == m->n_classes);
+    gather(m, ds, batch, 0, n_batch);
+    m->type->hess_apply(m, params, m->x, m->y, n_batch, V, k, out, work);
+    return 0;
+}
+
+void mdl_i_one_output_hess(const mdl_model *m, const double *X, const double *D, size_t n,
+                           const double *V, size_t k, double *out, double *T)
+{
+    const size_t d = m->d;
+    const int bias = !m->arch.no_bias;
+    /* T = X~ V: the weights' rows of V, then the bias row added */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)k, (int)d, 1.0, X,
+                (int)d, V, (int)k, 0.0, T, (int)k);
+    for (size_t i = 0; i < n; i++) {
+        const double s = (D ? D[i] : 1.0) / (double)n;
+        for (size_t c = 0; c < k; c++)
+            T[i * k + c] = (T[i * k + c] + (bias ? V[d * k + c] : 0.0)) * s;
+    }
+    /* out = X~^T T, plus l2 on the weights */
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)d, (int)k, (int)n, 1.0, X,
+                (int)d, T, (int)k, 0.0, out, (int)k);
+    for (size_t j = 0; j < d * k; j++)
+        out[j] += m->l2 * V[j];
+    if (bias)
+        for (size_t c = 0; c < k; c++) {
+            double sb = 0.0;
+            for (size_t i = 0; i < n; i++)
+                sb += T[i * k + c];
+            out[d * k + c] = sb;
+        }
+}
+
 size_t mdl_eval_chunks(const mdl_model *m, size_t n)
 {
     return (n + m->max_batch - 1) / m->max_batch;

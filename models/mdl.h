@@ -65,6 +65,13 @@ typedef struct mdl_type {
     /* Floating-point operations of one forward and backward pass per
      * sample (multiply-adds count two), for compute-time models. */
     double (*flops)(const mdl_arch *a);
+    /* The Hessian of the mean loss over the n samples (with the L2 term)
+     * at params, applied to the k columns of V (n_params x k, row-major):
+     * out (n_params x k) = H V; work holds n * k doubles.  NULL: the type
+     * has none (softmax, mlp). */
+    void   (*hess_apply)(const mdl_model *m, const double *params, const double *X,
+                         const int *y, size_t n, const double *V, size_t k, double *out,
+                         double *work);
 } mdl_type;
 
 extern const mdl_type mdl_softmax, mdl_logistic, mdl_mlp, mdl_linear;
@@ -115,6 +122,18 @@ void mdl_init_params(const mdl_model *m, double *params, gsl_rng *rng);
  * n_classes.  O(n_batch * n_params); no allocation. */
 double mdl_loss_grad(mdl_model *m, const double *params, const mdl_dataset *ds,
                      const size_t *batch, size_t n_batch, double *grad);
+
+/* The Hessian of mdl_loss_grad's loss on the same batch at params applied
+ * to the k columns of V (n_params x k, row-major): out = H V (n_params x
+ * k); work holds n_batch * k doubles.  For least squares H = X~^T X~ / n
+ * (X~: the rows with a column of ones for the bias), for the logistic
+ * model X~^T diag(s (1 - s)) X~ / n with s the sigmoid of each row's
+ * logit, plus l2 on the weights' diagonal.  -1 (nothing written) for the
+ * types without one (softmax, mlp); O(n_batch * n_params * k). */
+int mdl_has_hessian(const mdl_model *m);
+int mdl_hessian_apply(mdl_model *m, const double *params, const mdl_dataset *ds,
+                      const size_t *batch, size_t n_batch, const double *V, size_t k,
+                      double *out, double *work);
 
 /* Mean loss (with the L2 term) and accuracy (NaN for regression) of params
  * over the samples idx

@@ -38,6 +38,11 @@ void  *mdl_i_one_output_alloc(const mdl_arch *a, size_t max_batch);
 void   mdl_i_one_output_free(void *ws);
 void   mdl_i_one_output_init(const mdl_model *m, double *params, gsl_rng *rng);
 double mdl_i_one_output_penalty(const mdl_model *m, const double *params);
+/* The Hessian of a one-output model applied to V (mdl_type.hess_apply):
+ * X~^T diag(D / n) X~ V plus l2 on the weights, with D NULL for all ones
+ * (least squares); T holds n * k doubles. */
+void   mdl_i_one_output_hess(const mdl_model *m, const double *X, const double *D, size_t n,
+                             const double *V, size_t k, double *out, double *T);
 
 void mdl_i_init_weights(double *params, size_t n_weights, size_t n_params,
                         gsl_rng *rng);

@@ -67,6 +67,15 @@ static void evaluate(const mdl_model *m, void *ws, const double *params,
     *n_correct = 0;
 }
 
+static void hess_apply(const mdl_model *m, const double *params, const double *X,
+                       const int *y, size_t n, const double *V, size_t k, double *out,
+                       double *work)
+{
+    (void)params;
+    (void)y;
+    mdl_i_one_output_hess(m, X, NULL, n, V, k, out, work);
+}
+
 /* Forward X w (2d) and backward X^T r (2d). */
 static double flops(const mdl_arch *a)
 {
@@ -84,4 +93,5 @@ const mdl_type mdl_linear = {
     .evaluate = evaluate,
     .penalty = mdl_i_one_output_penalty,
     .flops = flops,
+    .hess_apply = hess_apply,
 };

@@ -93,6 +93,23 @@ static void evaluate(const mdl_model *m, void *ws, const double *params,
     *loss_sum = forward(m, ws, params, X, y, n, n_correct);
 }
 
+/* H V with H = X~^T diag(s (1 - s)) X~ / n + l2 (weights): s (1 - s) is
+ * taken as e / (1 + e)^2 with e = exp(-|z|), which neither overflows nor
+ * cancels.  The per-row curvatures go to the type's scratch. */
+static void hess_apply(const mdl_model *m, const double *params, const double *X,
+                       const int *y, size_t n, const double *V, size_t k, double *out,
+                       double *work)
+{
+    double *D = m->ws;
+    size_t correct;
+    forward(m, D, params, X, y, n, &correct);
+    for (size_t i = 0; i < n; i++) {
+        const double e = exp(-fabs(D[i]));
+        D[i] = e / ((1.0 + e) * (1.0 + e));
+    }
+    mdl_i_one_output_hess(m, X, D, n, V, k, out, work);
+}
+
 /* Forward X w (2d) and backward X^T r (2d). */
 static double flops(const mdl_arch *a)
 {
@@ -110,4 +127,5 @@ const mdl_type mdl_logistic = {
     .evaluate = evaluate,
     .penalty = mdl_i_one_output_penalty,
     .flops = flops,
+    .hess_apply = hess_apply,
 };

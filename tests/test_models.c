@@ -237,6 +237,65 @@ START_TEST(test_no_bias)
 }
 END_TEST
 
+/* H V against central differences of the gradient, (g(w + h v) - g(w -
+ * h v)) / 2h column by column, for least squares (exact up to rounding:
+ * its gradient is affine) and the logistic model with and without bias;
+ * the types without a Hessian say so. */
+static void hessian_check(mdl_model *m, const mdl_dataset *ds, double tol)
+{
+    const size_t P = mdl_n_params(m), k = 3;
+    const size_t batch[] = { 0, 1, 2, 3, 4, 5, 6, 7, 1 };
+    const size_t nb = sizeof batch / sizeof batch[0];
+    double w[16], V[16 * 3], HV[16 * 3], work[16 * 3], gp[16], gm[16], x[16];
+    ck_assert_uint_le(P, 16);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 17);
+    for (size_t j = 0; j < P; j++)
+        w[j] = gsl_ran_gaussian(r, 0.5);
+    for (size_t j = 0; j < P * k; j++)
+        V[j] = gsl_ran_gaussian(r, 1.0);
+    ck_assert_int_eq(mdl_hessian_apply(m, w, ds, batch, nb, V, k, HV, work), 0);
+    const double h = 1e-5;
+    for (size_t c = 0; c < k; c++) {
+        for (size_t j = 0; j < P; j++)
+            x[j] = w[j] + h * V[j * k + c];
+        mdl_loss_grad(m, x, ds, batch, nb, gp);
+        for (size_t j = 0; j < P; j++)
+            x[j] = w[j] - h * V[j * k + c];
+        mdl_loss_grad(m, x, ds, batch, nb, gm);
+        for (size_t j = 0; j < P; j++)
+            ck_assert_double_eq_tol(HV[j * k + c], (gp[j] - gm[j]) / (2 * h), tol);
+    }
+    gsl_rng_free(r);
+}
+
+START_TEST(test_hessian_apply)
+{
+    mdl_dataset ds, te;
+    small_dataset(&ds, 9, 5, 2, 19);
+    for (int no_bias = 0; no_bias < 2; no_bias++) {
+        mdl_model *m = mdl_create_arch(&mdl_logistic, &(mdl_arch){ .d = 5, .n_classes = 2,
+                                       .no_bias = no_bias }, 0.1, 16);
+        hessian_check(m, &ds, 1e-7);
+        mdl_destroy(m);
+    }
+    mdl_synth_linear_spec sp = { .n_train = 20, .n_test = 5, .d = 5, .noise = 0.1 };
+    mdl_dataset tr;
+    ck_assert_int_eq(mdl_synth_regression(&sp, 3, &tr, &te, NULL), 0);
+    mdl_model *lin = mdl_create_arch(&mdl_linear, &(mdl_arch){ .d = 5 }, 0.05, 16);
+    hessian_check(lin, &tr, 1e-9);
+    mdl_destroy(lin);
+    mdl_model *sm = mdl_create_arch(&mdl_softmax, &(mdl_arch){ .d = 5, .n_classes = 2 }, 0, 16);
+    double w[12] = { 0 }, V[12] = { 0 }, out[12], work[27];
+    const size_t b[] = { 0 };
+    ck_assert_int_eq(mdl_hessian_apply(sm, w, &ds, b, 1, V, 1, out, work), -1);
+    mdl_destroy(sm);
+    mdl_dataset_fini(&tr);
+    mdl_dataset_fini(&te);
+    mdl_dataset_fini(&ds);
+}
+END_TEST
+
 START_TEST(test_mlp_shapes)
 {
     mdl_arch a = { .d = 784, .n_classes = 10, .n_hidden = 1, .hidden = { 100 } };
@@ -875,6 +934,7 @@ static Suite *models_suite(void)
     tcase_add_test(tc, test_softmax_gradient_fd);
     tcase_add_test(tc, test_logistic_gradient_fd);
     tcase_add_test(tc, test_no_bias);
+    tcase_add_test(tc, test_hessian_apply);
     tcase_add_test(tc, test_mlp_gradient_fd);
     tcase_add_test(tc, test_mlp_every_layer_checked);
     tcase_add_test(tc, test_mlp_shapes);

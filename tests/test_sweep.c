@@ -142,9 +142,9 @@ START_TEST(test_bad_grid_runs_nothing)
     ck_assert(!exists(p));
     char *e = slurpf("%s/err", tmpdir);
     ck_assert_str_eq(e, QUICKSTART ": /algorithm/name: error: unknown algorithm \"sgd\" "
-                     "(expected one of: adpsgd, allreduce, backup, delay-adaptive, divshare, dpsgd, eager, "
-                     "easgd, epidemic, fedavg, gossip, hogwild, hop, local-sgd, prague, ps-async, ps-sync, rennala, "
-                     "ringmaster, sdfeel, sgp, ssp)\n"
+                     "(expected one of: adpsgd, allreduce, backup, delay-adaptive, divshare, "
+                     "dpsgd, eager, easgd, epidemic, fedavg, gossip, hogwild, hop, local-sgd, "
+                     "prague, ps-async, ps-sync, rennala, ringmaster, sdfeel, sgp, ssp, symsgd)\n"
                      "dtsim sweep: note: at grid point --grid algorithm.name=sgd\n");
     free(e);
     ck_assert_int_eq(sh("%s sweep %s --shard 3/2 2>/dev/null", DTSIM_BINARY, QUICKSTART), 2);

@@ -7,7 +7,8 @@
 #
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
-#   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd | all
+#   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd |
+#         hogwild | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -27,15 +28,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -128,8 +129,24 @@ for name in $names; do
         --grid 'algorithm={"name":"ps-async","lr":0.1},{"name":"easgd","lr":0.1,"period":1},{"name":"easgd","lr":0.1,"period":4},{"name":"easgd","lr":0.1,"period":16}'
       "$table" "$dir" --speedup 'algorithm={"name":"ps-async","lr":0.1}' time_to_target_accuracy_s steps_per_s
       ;;
+    hogwild)
+      # Niu et al. 2011: 1 to 16 cores on a sparse problem (generated: 10 of
+      # 1000 features a row, skewed popularity) and on a dense one (100
+      # features), lock-free writes added or stored over
+      mkdir -p "$dir"
+      [ -f "$dir/sparse.svm.gz" ] || python3 "$here/gen-sparse-libsvm.py" "$dir/sparse.svm.gz"
+      for kind in sparse dense; do
+        if [ $kind = sparse ]; then set -- --set "data.train_file=$dir/sparse.svm.gz"
+        else set -- --set 'data={"kind":"synthetic-logistic","train":16000,"test":4000,"features":100,"separation":2,"scale":"none"}'
+        fi
+        sweep "$here/hogwild.json" -o "$dir/$kind" --replicates 3 "$@" \
+          --grid nodes=1,2,4,8,16 --grid algorithm.write=add,overwrite
+        "$dtsim" table "$dir/$kind" time_to_target_1_s steps_per_s --baseline nodes=1 \
+          -o "$dir/table-$kind.md"
+      done
+      ;;
   esac
-  case $name in divshare|easgd)
+  case $name in divshare|easgd|hogwild)
     echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"

@@ -62,6 +62,8 @@ static inline void *alg_state(const alg_ctx *ctx, int node)
     return ctx->states + (size_t)node * ctx->state_size;
 }
 
+enum { ALG_NEEDS_HESSIAN = 1u, ALG_NEEDS_PLAIN_SGD = 2u };
+
 typedef struct alg_type {
     const char *name;          /* matched against the scenario */
     const char *summary;       /* one line for `dtsim list`: the kind of
@@ -87,6 +89,12 @@ typedef struct alg_type {
      * their consensus distance out.  0 (the default): the models are meant
      * to agree over time, and their distance is worth watching. */
     int         one_model;
+    /* What the protocol's math needs of the run, checked before it
+     * starts (a scenario error otherwise): ALG_NEEDS_HESSIAN, a model
+     * with alg_step_hessian (linear or logistic) or the timing-only one;
+     * ALG_NEEDS_PLAIN_SGD, the optimizer's x <- x - lr g with a constant
+     * lr (no momentum, decay, schedule or warm-up).  0: nothing. */
+    unsigned    needs;
     const alg_param_spec *params;  /* NULL, or a table ended by a NULL key */
     /* Creates and destroys ctx->shared (state common to all nodes), after
      * the parameters and the host are set and before any init; shared_fini must accept
@@ -211,6 +219,15 @@ const double *alg_params_const(const alg_ctx *ctx, int node);
  * learning-rate schedule; see mdl_optim.h).  With the default optimizer it
  * is exactly x <- x - (lr / g_div) g (one CBLAS daxpy). */
 void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div);
+
+/* The Hessian of the minibatch loss of node's last step (the batch that
+ * step drew; valid from its on_step_done until its next step begins) at
+ * params (e.g. the parameters its gradient was taken on), applied to the
+ * k columns of V (ctx->P x k doubles, row-major): out = H V.  0, or -1
+ * when the model has no Hessian (softmax, mlp, the timing-only model) or
+ * the node has not stepped.  O(batch * P * k). */
+int  alg_step_hessian(alg_ctx *ctx, int node, const double *params, const double *V, size_t k,
+                      double *out);
 
 /* The averaging pass of a round, over ctx->P doubles: y <- y0 + a x when
  * y0 is not NULL (y0 copied first: y0 == y or not overlapping), else

@@ -102,6 +102,15 @@ void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, dou
     trn_apply(ctx->host->trn, node, x, g, g_div);
 }
 
+int alg_step_hessian(alg_ctx *ctx, int node, const double *params, const double *V, size_t k,
+                     double *out)
+{
+    const int rc = trn_hessian_apply(ctx->host->trn, node, params, V, k, out);
+    if (rc == -2)
+        alg_out_of_memory();
+    return rc;
+}
+
 void alg_axpy(const alg_ctx *ctx, double a, const double *x, double *y, const double *y0)
 {
     trn_axpy(ctx->host->trn, a, x, y, y0);

@@ -136,6 +136,33 @@ static int check_message_size(const run_sim *r, scn_error *err)
     return -1;
 }
 
+/* What the protocol's math needs (alg_type.needs): a model with a
+ * Hessian, plain SGD with a constant learning rate. */
+static int check_needs(const run_sim *r, scn_error *err)
+{
+    const scn_scenario *s = r->s;
+    char m[512];
+    if ((r->alg->needs & ALG_NEEDS_HESSIAN) && r->model && !mdl_has_hessian(r->model)) {
+        snprintf(m, sizeof m, "%s needs a model with a Hessian (linear or logistic), not \"%s\"",
+                 r->alg->name, s->model);
+        run_i_value_error(err, s, "/model/kind", m);
+        return -1;
+    }
+    if (!(r->alg->needs & ALG_NEEDS_PLAIN_SGD))
+        return 0;
+    const char *key = s->opt_momentum > 0 ? "/optimizer/momentum"
+                    : s->opt_weight_decay > 0 ? "/optimizer/weight_decay"
+                    : s->opt_schedule != MDL_SCHED_CONSTANT ? "/optimizer/schedule"
+                    : s->opt_warmup_steps > 0 ? "/optimizer/warmup_steps" : NULL;
+    if (!key)
+        return 0;
+    snprintf(m, sizeof m, "%s needs plain SGD with a constant learning rate (its combiner is "
+             "the product of the steps' Jacobians I - lr H): no momentum, weight decay, "
+             "schedule or warm-up", r->alg->name);
+    run_i_value_error(err, s, key, m);
+    return -1;
+}
+
 run_sim *run_prepare(const scn_scenario *s, scn_error *err)
 {
     return run_prepare_cached(s, NULL, err);
@@ -179,6 +206,8 @@ run_sim *run_prepare_cached(const scn_scenario *s, run_data_cache *data, scn_err
     r->ctx.server = servers ? s->n_nodes : -1;
     r->ctx.P = r->model ? mdl_n_params(r->model) : 0;
     if (check_message_size(r, err) != 0)
+        goto out_destroy;
+    if (check_needs(r, err) != 0)
         goto out_destroy;
     if (r->alg->check) {
         char m[512];

@@ -95,6 +95,9 @@ struct trn_trainer {
     eval_job       ev;
     int            vec_base, n_vec;   /* tasks of the element-wise passes */
     vec_op         vec;
+    mdl_model     *hess;     /* trn_hessian_apply's own instance, made on first use */
+    double        *hess_work;
+    size_t         hess_cap; /* doubles in hess_work */
 };
 
 static void run_job(mdl_model *m, const trn_trainer *t, job *j)
@@ -208,6 +211,8 @@ void trn_destroy(trn_trainer *t)
         for (int k = 1; k < t->cfg.threads; k++)
             mdl_destroy(t->models[k]);
     free(t->models);
+    mdl_destroy(t->hess);
+    free(t->hess_work);
     free(t->snap);
     free(t->jobs);
     free(t->pending);
@@ -318,6 +323,36 @@ void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
     t->jobs[i] = j;
     t->pending[i] = 1;
     sim_pool_submit(t->pool, i);
+}
+
+const size_t *trn_step_batch(const trn_trainer *t, int i, size_t *n)
+{
+    const cursor *c = t->cur ? &t->cur[i] : NULL;
+    if (!c || c->next < t->cfg.batch) {   /* timing-only, or no step begun */
+        *n = 0;
+        return NULL;
+    }
+    *n = t->cfg.batch;
+    return c->perm + c->next - t->cfg.batch;
+}
+
+int trn_hessian_apply(trn_trainer *t, int i, const double *params, const double *V, size_t k,
+                      double *out)
+{
+    size_t n;
+    const size_t *batch = trn_step_batch(t, i, &n);
+    if (!batch)
+        return -1;
+    if (!t->hess && !(t->hess = mdl_clone(t->cfg.model)))
+        return -2;
+    if (n * k > t->hess_cap) {
+        double *w = realloc(t->hess_work, n * k * sizeof *w);
+        if (!w)
+            return -2;
+        t->hess_work = w;
+        t->hess_cap = n * k;
+    }
+    return mdl_hessian_apply(t->hess, params, t->cfg.train, batch, n, V, k, out, t->hess_work);
 }
 
 const double *trn_grad(trn_trainer *t, int i)

@@ -88,6 +88,16 @@ void trn_step_begin(trn_trainer *t, int node, uint64_t step, double time_s);
  * With threads it first waits for the step's job (or runs it here when no
  * worker has taken it): call it at the step's end or marks, not before. */
 const double *trn_grad(trn_trainer *t, int node);
+/* The batch of node's last step begun (*n indices into the training
+ * set), valid until its next step begins; NULL with *n = 0 before its
+ * first step and for the timing-only model. */
+const size_t *trn_step_batch(const trn_trainer *t, int node, size_t *n);
+/* mdl_hessian_apply on node's last step's batch at params (the trainer's
+ * own model instance, so it may run while jobs do): out = H V for the k
+ * columns of V (n_params x k, row-major).  0; -1 when there is no such
+ * batch or the model has no Hessian; -2 when out of memory. */
+int trn_hessian_apply(trn_trainer *t, int node, const double *params, const double *V, size_t k,
+                      double *out);
 /* Waits for every job in progress (node order) so the divergence record
  * covers every step begun.  Nothing on one thread. */
 void trn_join_all(trn_trainer *t);
