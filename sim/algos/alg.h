@@ -117,6 +117,12 @@ typedef struct alg_type {
      * docs/reliability.md); called once the parameters are set (ctx->n,
      * ctx->param).  NULL: none (timers only per step or per round). */
     double (*timer_rate)(const alg_ctx *ctx);
+    /* Time a node spends after each step before its next, on protocol
+     * work outside the step (SymSGD's combiner update), as a multiple of
+     * the step's duration, for the watchdog's bound on a round
+     * (docs/reliability.md); called once the parameters and P are set.
+     * NULL: none. */
+    double (*step_overhead)(const alg_ctx *ctx);
     /* Hooks marked "may be NULL" have defaults: init does nothing, on_start
      * starts a step on every worker, describe_wait says "its step" while
      * the node computes, fini does nothing. */

@@ -119,6 +119,12 @@ static int sy_check(const alg_ctx *ctx, char *err, size_t size)
     return 0;
 }
 
+/* The combiner's time after each step, in step durations (the watchdog's). */
+static double sy_step_overhead(const alg_ctx *ctx)
+{
+    return ctx->param[P_COMBINER_COST] * (ctx->P ? (double)ctx->P : 1.0);
+}
+
 static sy_shared *ready(const alg_ctx *ctx)
 {
     sy_shared *sh = ctx->shared;
@@ -215,9 +221,7 @@ static void sy_on_step_done(alg_ctx *ctx, void *state, int node, const double *g
         alg_sgd_apply(ctx, node, w, grad, 1.0);
     }
     st->steps++;
-    const double cols = P ? (double)P : 1.0;
-    const double extra = ctx->param[P_COMBINER_COST] * cols * (alg_now(ctx) - st->step_start);
-    alg_set_timer(ctx, node, extra, TAG_NEXT);
+    alg_set_timer(ctx, node, sy_step_overhead(ctx) * (alg_now(ctx) - st->step_start), TAG_NEXT);
 }
 
 static void sy_on_timer(alg_ctx *ctx, void *state, int node, uint32_t tag)
@@ -257,7 +261,7 @@ static void sy_describe_wait(const alg_ctx *ctx, const void *state, int node, ch
     const sy_state *st = state;
     if (alg_is_computing(ctx, node))
         snprintf(buf, size, "its step");
-    else if (st->done)
+    else if (st->done && alg_is_up(ctx, node))
         snprintf(buf, size, "the other cores' round %llu",
                  (unsigned long long)((const sy_shared *)ctx->shared)->rounds);
     else
@@ -281,6 +285,7 @@ const alg_type alg_symsgd = {
     .needs = ALG_NEEDS_HESSIAN | ALG_NEEDS_PLAIN_SGD,
     .params = params,
     .check = sy_check,
+    .step_overhead = sy_step_overhead,
     .shared_init = sy_shared_init,
     .shared_fini = sy_shared_fini,
     .init = sy_init,

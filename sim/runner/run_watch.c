@@ -160,7 +160,8 @@ double run_i_round_bound(const run_sim *r, double msg_bytes, int with_step)
     for (int i = 0; i < r->n_all; i++)
         bw = fmin(bw, fmin(r->up_Bps[i], r->down_Bps[i]));
     double msg = msg_bytes / bw;
-    return (with_step ? step * slow : 0) + (double)r->n_all * msg + lat;
+    const double over = r->alg->step_overhead ? r->alg->step_overhead(&r->ctx) : 0;
+    return (with_step ? step * slow * (1 + over) : 0) + (double)r->n_all * msg + lat;
 }
 
 /* Training stopped: steps were completed before, none for longer than the
