@@ -69,6 +69,7 @@ static int capture(const alg_ctx *ctx, const char **keys, double *values, int ma
 }
 
 static alg_param_spec spec[3];
+static double combiner_cost;   /* 0 unless a test sets it */
 static void run_with(const alg_type *a, double round_steps, const char *json, run_result *res)
 {
     inner = a;
@@ -77,7 +78,7 @@ static void run_with(const alg_type *a, double round_steps, const char *json, ru
         for (int k = 0; k < 3; k++)
             spec[k] = alg_symsgd.params[k];
         spec[0].def = round_steps;
-        spec[1].def = 0;   /* combiner_cost: steps back to back */
+        spec[1].def = combiner_cost;   /* 0: steps back to back */
         wrapped.params = spec;
     }
     wrapped.on_start = w_start;
@@ -174,6 +175,24 @@ START_TEST(test_failed_core_left_out)
 }
 END_TEST
 
+/* combiner_cost 2 with P = 6: 120 ms after each 10 ms step, so a round of
+ * 2 steps takes 260 ms (rounds at 0.26, 0.52 and 0.78 s), and the
+ * watchdog, told of the overhead, does not call the gaps a stall. */
+START_TEST(test_combiner_time)
+{
+    run_result res;
+    combiner_cost = 2;
+    run_with(&alg_symsgd, 2,
+             "{\"seed\": 9, \"nodes\": 2," LSQ
+             " \"compute\": {\"step_time_s\": 0.01},"
+             " \"algorithm\": {\"name\": \"symsgd\", \"lr\": 0.2, \"batch\": 4},"
+             " \"stop\": {\"time_s\": 0.8}}", &res);
+    combiner_cost = 0;
+    ck_assert_double_eq(stat_of(&res, "rounds"), 3);
+    ck_assert_uint_eq(res.last.steps, 2 * 7);   /* 6 in rounds, one more each at 0.79 s */
+}
+END_TEST
+
 START_TEST(test_needs_refused)
 {
     expect_prepare_error("{\"nodes\": 2, \"model\": {\"kind\": \"softmax\"},"
@@ -205,6 +224,7 @@ static Suite *symsgd_suite(void)
     tcase_add_test(tc, test_one_core_is_sequential_sgd);
     tcase_add_test(tc, test_least_squares_combination_is_sequential);
     tcase_add_test(tc, test_failed_core_left_out);
+    tcase_add_test(tc, test_combiner_time);
     tcase_add_test(tc, test_needs_refused);
     suite_add_tcase(s, tc);
     return s;
