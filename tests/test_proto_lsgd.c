@@ -82,7 +82,6 @@ static void run_ls(const char *json, const double *p, run_result *res)
     for (int k = 0; k < 6; k++)
         spec[k].def = p[k];
     wrapped.params = spec;
-    wrapped.servers = (int)p[0];   /* the runner's check of a replacement reads this */
     wrapped.on_step_done = w_step_done;
     wrapped.stats = capture;
     memset(n_losses, 0, sizeof n_losses);
@@ -156,6 +155,16 @@ START_TEST(test_groups_and_global_round)
         kind[i] = i == 3 ? ZERO : BIG;
     run_result res;
     const double p[] = { 2, 1, 2, 0.5, 0.25, 1 };
+    const char *json0 = "{\"seed\": 2, \"nodes\": 4," SOFTMAX
+           " \"compute\": {\"step_time_s\": 0.01}," FAST
+           " \"algorithm\": {\"name\": \"lsgd\", \"lr\": 0, \"groups\": 2, \"period\": 1,"
+           "  \"global_rounds\": 2, \"lambda_local\": 0.5, \"lambda_global\": 0.25,"
+           "  \"loss_window\": 1},"
+           " \"stop\": {\"time_s\": 0.015}}";
+    run_ls(json0, p, &res);   /* round 1 only: local */
+    ck_assert_double_eq(stat_of(&res, "rounds"), 2);
+    ck_assert_double_eq(stat_of(&res, "global_rounds"), 0);
+    ck_assert_double_eq(res.last.bytes_sent, 560);
     run_ls("{\"seed\": 2, \"nodes\": 4," SOFTMAX
            " \"compute\": {\"step_time_s\": 0.01}," FAST
            " \"algorithm\": {\"name\": \"lsgd\", \"lr\": 0, \"groups\": 2, \"period\": 1,"
@@ -262,6 +271,39 @@ START_TEST(test_dead_group_not_waited_for)
 }
 END_TEST
 
+/* Two workers in one group, tau = 3, loss_window 4, lr 0 (a global round
+ * every round): the loss each reports is the mean of its last
+ * min(steps, 4) minibatch losses, and the global leader's is the lower
+ * one: after round 1 the mean of 3, after round 3 of steps 6-9. */
+START_TEST(test_recent_loss_window)
+{
+    for (int i = 0; i < 2; i++)
+        kind[i] = BIG;
+    const double p[] = { 1, 3, 1, 0, 0, 4 };
+    for (int rounds = 1; rounds <= 3; rounds += 2) {
+        run_result res;
+        char json[1024];
+        snprintf(json, sizeof json, "{\"seed\": 2, \"nodes\": 2," SOFTMAX
+                 " \"compute\": {\"step_time_s\": 0.01}," FAST
+                 " \"algorithm\": {\"name\": \"lsgd\", \"lr\": 0, \"period\": 3,"
+                 "  \"lambda_local\": 0, \"lambda_global\": 0, \"loss_window\": 4},"
+                 " \"stop\": {\"time_s\": %g}}", 0.0305 * rounds + 0.001);
+        run_ls(json, p, &res);
+        ck_assert_double_eq(stat_of(&res, "global_rounds"), rounds);
+        ck_assert_int_eq(n_losses[0], 3 * rounds);
+        double best = INFINITY;
+        for (int i = 0; i < 2; i++) {
+            int hi = 3 * rounds, lo = hi > 4 ? hi - 4 : 0;
+            double sum = 0;
+            for (int s = lo; s < hi; s++)
+                sum += losses[i][s];
+            best = fmin(best, sum / (hi - lo));
+        }
+        ck_assert_double_eq_tol(stat_of(&res, "global_leader_loss"), best, 1e-12);
+    }
+}
+END_TEST
+
 START_TEST(test_lsgd_options_checked)
 {
     expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"lsgd\", \"groups\": 5},"
@@ -289,6 +331,7 @@ int main(void)
     tcase_add_test(tc, test_groups_and_global_round);
     tcase_add_test(tc, test_crashed_leader_replaced);
     tcase_add_test(tc, test_dead_group_not_waited_for);
+    tcase_add_test(tc, test_recent_loss_window);
     tcase_add_test(tc, test_lsgd_options_checked);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);

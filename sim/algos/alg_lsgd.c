@@ -96,6 +96,7 @@ typedef struct ls_state {
     /* the global server */
     uint64_t g_round;
     int      g_last;
+    double   g_loss;      /* the last global leader's reported loss */
 } ls_state;
 
 static int n_groups(const alg_ctx *ctx) { return (int)ctx->param[P_GROUPS]; }
@@ -454,6 +455,7 @@ static void gl_check(alg_ctx *ctx)
     }
     if (best < 0)
         return;
+    gs->g_loss = st_of(ctx, server_of(ctx, best))->gloss;
     for (int g = 0; g < n_groups(ctx); g++)
         st_of(ctx, server_of(ctx, g))->gin = 0;
     verdict(ctx, best, TAG_WIN, gs->g_round, gs->g_round + 1);
@@ -624,9 +626,9 @@ static int ls_stats(const alg_ctx *ctx, const char **keys, double *values, int m
     }
     const ls_state *gs = st_of(ctx, server_of(ctx, 0));
     const char *k[] = { "rounds", "global_rounds", "reelections", "global_skips",
-                        "leader_last", "global_leader_last" };
+                        "leader_last", "global_leader_last", "global_leader_loss" };
     double v[] = { rounds, (double)gs->g_round, re, skips, (double)gs->last_leader,
-                   (double)gs->g_last };
+                   (double)gs->g_last, gs->g_round ? gs->g_loss : NAN };
     return alg_stats_copy(k, v, (int)(sizeof k / sizeof k[0]), keys, values, max);
 }
 
