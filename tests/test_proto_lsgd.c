@@ -304,6 +304,37 @@ START_TEST(test_recent_loss_window)
 }
 END_TEST
 
+/* Random failures of every node, servers included (exponential, mean 0.3
+ * s up, 10 ms down; no worker is declared before it is back), 6 workers
+ * in 2 and 3 groups with a global round every round, 16 seeds: what a
+ * down server lost is asked again when it is back (its workers report
+ * again, the servers waiting for a verdict send their loss again and the
+ * global server repeats the winner's verdict or says skip), so every run
+ * reaches its stop time, deterministically. */
+START_TEST(test_server_failures_survived)
+{
+    for (int groups = 2; groups <= 3; groups++)
+        for (int seed = 1; seed <= 16; seed++) {
+            char json[1024];
+            run_result res, again;
+            snprintf(json, sizeof json,
+                     "{\"seed\": %d, \"nodes\": 6, \"compute\": {\"step_time_s\": 0.01},"
+                     " \"data\": {\"train\": 256, \"test\": 64, \"features\": 4, \"classes\": 2},"
+                     " \"faults\": {\"events\": [{\"kind\": \"exponential\", \"mtbf_s\": 0.3,"
+                     "   \"mttr_s\": 0.01}]},"
+                     " \"algorithm\": {\"name\": \"lsgd\", \"lr\": 0.1, \"batch\": 8,"
+                     "  \"groups\": %d, \"period\": 1},"
+                     " \"stop\": {\"time_s\": 3}, \"metrics\": {\"every_s\": 1}}", seed, groups);
+            run_json(json, NULL, &res);
+            ck_assert_msg(res.status == RUN_OK, "groups %d seed %d: %s", groups, seed, res.message);
+            ck_assert_str_eq(res.stop_reason, "time");
+            run_json(json, NULL, &again);
+            ck_assert_double_eq(res.last.train_loss, again.last.train_loss);
+            ck_assert_double_eq(res.last.steps, again.last.steps);
+        }
+}
+END_TEST
+
 START_TEST(test_lsgd_options_checked)
 {
     expect_prepare_error("{\"nodes\": 4, \"algorithm\": {\"name\": \"lsgd\", \"groups\": 5},"
@@ -332,6 +363,7 @@ int main(void)
     tcase_add_test(tc, test_crashed_leader_replaced);
     tcase_add_test(tc, test_dead_group_not_waited_for);
     tcase_add_test(tc, test_recent_loss_window);
+    tcase_add_test(tc, test_server_failures_survived);
     tcase_add_test(tc, test_lsgd_options_checked);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);

@@ -46,7 +46,7 @@
 
 enum { P_GROUPS, P_PERIOD, P_GLOBAL_ROUNDS, P_LAMBDA_L, P_LAMBDA_G, P_WINDOW };
 enum { TAG_LOSS = 1, TAG_LEAD, TAG_MODEL, TAG_PULL, TAG_GLOSS, TAG_WIN, TAG_GMODEL,
-       TAG_GNONE, TAG_GSKIP };
+       TAG_GNONE, TAG_GSKIP, TAG_POKE };
 enum { PH_COLLECT, PH_LEADER };
 enum { GW_NONE, GW_WAIT, GW_MINE, GW_OTHER, GW_SKIP };
 enum { PULL_L = 1, PULL_G = 2 };   /* a reply message's pulls; count in round >> 2 */
@@ -95,7 +95,7 @@ typedef struct ls_state {
     double   gloss;
     /* the global server */
     uint64_t g_round;
-    int      g_last;
+    int      g_last;      /* the last global leader */
     double   g_loss;      /* the last global leader's reported loss */
 } ls_state;
 
@@ -262,7 +262,7 @@ static void on_pull(alg_ctx *ctx, ls_state *st, int i, const cl_msg *m)
 /* ---- local server ---- */
 
 static void gl_report(alg_ctx *ctx, int g, uint64_t k, double loss);
-static void try_finish(alg_ctx *ctx, int g);
+static void global_again(alg_ctx *ctx, int g);
 
 /* Elects the best live reporter of group g and asks it for its model;
  * -1 when none is left. */
@@ -303,6 +303,17 @@ static void collect_check(alg_ctx *ctx, int g)
         return;   /* the leader's model ends the round */
     ss->gw = GW_WAIT;
     ss->gsent = 0;
+    global_again(ctx, g);
+}
+
+/* Server g, waiting for a global verdict, sends its leader's loss again
+ * (it or the global server was down: the message or the verdict may be
+ * lost; the global server merges a copy). */
+static void global_again(alg_ctx *ctx, int g)
+{
+    const ls_state *ss = st_of(ctx, server_of(ctx, g));
+    if (ss->phase != PH_LEADER || !ss->global || ss->gw != GW_WAIT)
+        return;
     double loss = ss->leader >= 0 ? st_of(ctx, ss->leader)->rep_loss : NAN;
     if (g == 0)
         gl_report(ctx, 0, ss->gk, loss);
@@ -466,7 +477,7 @@ static void gl_check(alg_ctx *ctx)
 static void gl_report(alg_ctx *ctx, int g, uint64_t k, double loss)
 {
     ls_state *gs = st_of(ctx, server_of(ctx, 0)), *ss = st_of(ctx, server_of(ctx, g));
-    if (k < gs->g_round) {   /* a round that closed without it */
+    if (k < gs->g_round) {   /* a round closed without it, or whose verdict it lost */
         verdict(ctx, g, TAG_GSKIP, k, gs->g_round);
         return;
     }
@@ -480,13 +491,10 @@ static void gl_report(alg_ctx *ctx, int g, uint64_t k, double loss)
 static void on_verdict(alg_ctx *ctx, int g, uint32_t tag, uint64_t k, uint64_t now)
 {
     ls_state *ss = st_of(ctx, server_of(ctx, g));
-    if (tag == TAG_GSKIP) {
-        if (ss->phase == PH_LEADER && ss->global && ss->gk == k && ss->gw == GW_WAIT)
-            ss->gw = GW_SKIP;
-        ss->skip_to = now;   /* its next global round is the one collected now */
-    } else if (ss->phase == PH_LEADER && ss->global && ss->gk == k && ss->gw == GW_WAIT) {
-        ss->gw = GW_MINE;
-    }
+    if (ss->phase != PH_LEADER || !ss->global || ss->gk != k || ss->gw != GW_WAIT)
+        return;   /* a copy, or the verdict of a round it is no longer in */
+    ss->gw = tag == TAG_GSKIP ? GW_SKIP : GW_MINE;
+    ss->skip_to = now;   /* a skip: its next global round is the one collected now */
     try_finish(ctx, g);
 }
 
@@ -496,9 +504,10 @@ static void verdict(alg_ctx *ctx, int g, uint32_t tag, uint64_t k, uint64_t now)
         on_verdict(ctx, 0, tag, k, now);
         return;
     }
-    /* the round field carries k, and for GSKIP the round collected now */
-    alg_send(ctx, server_of(ctx, 0), server_of(ctx, g), tag, tag == TAG_GSKIP ? now : k, NULL,
-             0);
+    /* the round field carries k, and for GSKIP also the round collected
+     * now (32 bits each: 4e9 global rounds are beyond any run's bounds) */
+    alg_send(ctx, server_of(ctx, 0), server_of(ctx, g), tag,
+             tag == TAG_GSKIP ? k << 32 | (now & 0xffffffffu) : k, NULL, 0);
 }
 
 static void ls_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
@@ -509,6 +518,9 @@ static void ls_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
             cl_buf *x = alg_snapshot(ctx, i);
             send_model(ctx, i, m->from, TAG_MODEL, m->round, x);
             alg_buf_put(ctx, x);
+        } else if (m->tag == TAG_POKE) {   /* its server was down: the loss again */
+            if (st->waiting)
+                report(ctx, st, i);
         } else if (m->tag == TAG_PULL) {
             on_pull(ctx, st, i, m);
         }
@@ -534,7 +546,10 @@ static void ls_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         on_verdict(ctx, g, TAG_WIN, m->round, 0);
         break;
     case TAG_GSKIP:
-        on_verdict(ctx, g, TAG_GSKIP, st->gk, m->round);
+        on_verdict(ctx, g, TAG_GSKIP, m->round >> 32, m->round & 0xffffffffu);
+        break;
+    case TAG_POKE:
+        global_again(ctx, g);
         break;
     case TAG_GMODEL:
     case TAG_GNONE:
@@ -586,11 +601,22 @@ static void ls_on_timer(alg_ctx *ctx, void *state, int i, uint32_t tag)
 static void ls_on_return(alg_ctx *ctx, void *state, int i)
 {
     ls_state *st = state;
-    if (is_server(ctx, i))
+    if (!is_server(ctx, i)) {
+        drop_reply(ctx, st);
+        if (st->waiting)
+            report(ctx, st, i);
         return;
-    drop_reply(ctx, st);
-    if (st->waiting)
-        report(ctx, st, i);
+    }
+    /* what it sent or was sent as it went down may be lost: its workers
+     * report again, the servers waiting for a verdict ask again */
+    int g = i - ctx->n;
+    for (int w = group_lo(ctx, g); w < group_hi(ctx, g); w++)
+        if (!alg_is_failed(ctx, w))
+            alg_send(ctx, i, w, TAG_POKE, 0, NULL, 0);
+    for (int h = 0; h < n_groups(ctx); h++)
+        if (h != g && !alg_is_failed(ctx, server_of(ctx, h)))
+            alg_send(ctx, i, server_of(ctx, h), TAG_POKE, 0, NULL, 0);
+    global_again(ctx, g);
 }
 
 static void ls_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
