@@ -34,8 +34,10 @@
  * worker never stalls its group; the global server stops waiting for a
  * group with no live worker.  A worker back up sends its loss again if it
  * was waiting (duplicates are merged) and answers any leader request.  A
- * group late for a global round (absent from it) is told to skip it.  A
- * failed server is waited for, as the other server protocols' are.
+ * server is waited for; back up, it has its workers report again and the
+ * servers waiting for a global verdict send their loss again, and a loss
+ * for a global round already closed is told to skip it.  Not modelled:
+ * the paper's proximal variant and its multi-GPU queues.
  */
 #include "alg.h"
 
@@ -146,7 +148,8 @@ static int ls_init(alg_ctx *ctx, void *state, int node)
 static void drop_reply(alg_ctx *ctx, ls_state *st)
 {
     for (int k = 0; k < st->n_got; k++)
-        alg_buf_put(ctx, st->got[k]);
+        if (st->got[k])
+            alg_buf_put(ctx, st->got[k]);
     st->n_got = 0;
 }
 
@@ -251,10 +254,7 @@ static void on_pull(alg_ctx *ctx, ls_state *st, int i, const cl_msg *m)
             if (st->got_bits[k] & pass)
                 pull(ctx, i, st->got[k],
                      ctx->param[pass == PULL_L ? P_LAMBDA_L : P_LAMBDA_G]);
-    for (int k = 0; k < st->n_got; k++)
-        if (st->got[k])
-            alg_buf_put(ctx, st->got[k]);
-    st->n_got = 0;
+    drop_reply(ctx, st);
     st->waiting = 0;
     alg_start_step(ctx, i);
 }
