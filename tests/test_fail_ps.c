@@ -247,6 +247,8 @@ static const char *const table[][2] = {
     { "delay-adaptive", "delay-adaptive\", \"threshold\": 2" },
     { "easgd", "easgd\"" },
     { "easgd", "easgd\", \"period\": 1" },
+    { "lsgd", "lsgd\", \"groups\": 2" },
+    { "lsgd", "lsgd\", \"groups\": 3, \"period\": 1, \"global_rounds\": 2" },
 };
 
 START_TEST(test_rate_after_failure)

@@ -8,7 +8,7 @@
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
 #   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd |
-#         hogwild | all
+#         hogwild | lsgd | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -28,15 +28,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -148,8 +148,18 @@ for name in $names; do
       "$dtsim" table "$dir/dense" time_to_target_1_s steps_per_s --baseline nodes=1 \
         -o "$dir/table-dense.md"
       ;;
+    lsgd)
+      # Teng et al. 2019: LSGD (2 groups of 4, a global round every 2
+      # local ones, lambda 0.1 both) against asynchronous EASGD, local SGD
+      # (periodic all-reduce averaging) and all-reduce, communication
+      # period 4 and 16, lr 0.1; fast and slow links as for easgd; 3 seeds
+      sweep "$here/lsgd.json" -o "$dir" --replicates 3 \
+        --zip network.latency_s=5e-05,0.005 --zip network.bandwidth_Bps=1.25e9,1.25e7 \
+        --grid 'algorithm={"name":"lsgd","lr":0.1,"groups":2,"period":4,"global_rounds":2},{"name":"lsgd","lr":0.1,"groups":2,"period":16,"global_rounds":2},{"name":"easgd","lr":0.1,"period":4},{"name":"easgd","lr":0.1,"period":16},{"name":"local-sgd","lr":0.1,"local_steps":4},{"name":"local-sgd","lr":0.1,"local_steps":16},{"name":"allreduce","lr":0.1}'
+      "$table" "$dir" --speedup 'algorithm={"name":"easgd","lr":0.1,"period":4}' time_to_target_accuracy_s steps_per_s bytes_sent
+      ;;
   esac
-  case $name in divshare|easgd|hogwild)
+  case $name in divshare|easgd|hogwild|lsgd)
     echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"

@@ -212,6 +212,11 @@ double   alg_uplink_idle_s(alg_ctx *ctx, int node);
  * values v into keys and values, and returns how many. */
 int      alg_stats_copy(const char *const *k, const double *v, int n,
                         const char **keys, double *values, int max);
+/* The minibatch loss of node's step that just ended: the model's loss on
+ * the step's batch at the parameters the step began on (the loss its
+ * gradient belongs to).  Meant for on_step_done; NaN with the timing-only
+ * model and before node's first step. */
+double   alg_step_loss(alg_ctx *ctx, int node);
 /* Samples in node's partition, and samples per step. */
 size_t alg_local_samples(const alg_ctx *ctx, int node);
 size_t alg_batch(const alg_ctx *ctx);

@@ -77,6 +77,7 @@ struct trn_trainer {
     size_t         P;
     double        *params;   /* n * P */
     double        *grads;    /* n * P: the gradient of the step in progress */
+    double        *loss;     /* n: the minibatch loss of each node's last step begun */
     cursor        *cur;      /* n, NULL for the timing-only model */
     mdl_optim     *opt;
     trn_divergence div;
@@ -183,8 +184,11 @@ trn_trainer *trn_create(const trn_config *cfg)
     size_t nP = (size_t)t->n * t->P;
     t->params = calloc(nP ? nP : 1, sizeof(double));
     t->grads = calloc(nP ? nP : 1, sizeof(double));
+    t->loss = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof(double));
+    for (int i = 0; t->loss && i < t->n; i++)
+        t->loss[i] = NAN;
     t->opt = mdl_optim_create(&cfg->optim, t->n, t->P);
-    if (!t->params || !t->grads || !t->opt)
+    if (!t->params || !t->grads || !t->loss || !t->opt)
         goto out_destroy;
     if (cfg->model) {
         if (!(t->cur = calloc((size_t)t->n, sizeof *t->cur)))
@@ -225,6 +229,7 @@ void trn_destroy(trn_trainer *t)
     free(t->cur);
     mdl_optim_destroy(t->opt);
     free(t->grads);
+    free(t->loss);
     free(t->params);
     free(t);
 }
@@ -274,6 +279,7 @@ static job next_job(trn_trainer *t, int i)
 
 static void check(trn_trainer *t, int i, const job *j)
 {
+    t->loss[i] = j->loss;
     if (!isfinite(j->loss) && !t->div.diverged)
         t->div = (trn_divergence){ .diverged = 1, .node = i, .step = j->step,
                                    .time_s = j->time_s, .loss = j->loss };
@@ -360,6 +366,13 @@ const double *trn_grad(trn_trainer *t, int i)
     if (t->pool)
         settle(t, i);
     return t->grads + (size_t)i * t->P;
+}
+
+double trn_step_loss(trn_trainer *t, int i)
+{
+    if (t->pool)
+        settle(t, i);
+    return t->loss[i];
 }
 
 void trn_join_all(trn_trainer *t)

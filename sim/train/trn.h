@@ -98,6 +98,11 @@ const size_t *trn_step_batch(const trn_trainer *t, int node, size_t *n);
  * batch or the model has no Hessian; -2 when out of memory. */
 int trn_hessian_apply(trn_trainer *t, int node, const double *params, const double *V, size_t k,
                       double *out);
+/* The minibatch loss of node's last step begun (the model's loss on the
+ * step's batch at the parameters the step began on, the value its gradient
+ * belongs to), as trn_grad settles it; NaN before its first step and for
+ * the timing-only model. */
+double trn_step_loss(trn_trainer *t, int node);
 /* Waits for every job in progress (node order) so the divergence record
  * covers every step begun.  Nothing on one thread. */
 void trn_join_all(trn_trainer *t);
