@@ -131,7 +131,7 @@ static const struct bad_case {
     {"topology_unknown", ": /topology/kind: error: unknown topology \"rng\" (expected one "
                          "of: ring, complete, torus2d, erdos_renyi, random_regular, "
                          "ring_lattice, torus3d, hypercube, star, binary_tree, watts_strogatz, "
-                         "barabasi_albert, exponential, edge_list)"},
+                         "barabasi_albert, exponential, edge_list, learned)"},
     {"torus3d_mismatch", ": /topology: error: rows * cols * layers must equal nodes (27), "
                          "got 3 * 3 * 2"},
     {"torus3d_missing_layers", ": /topology: error: missing required key \"layers\" for "
