@@ -16,6 +16,7 @@ static const double PI = 3.14159265358979323846;
 #define EDGE_LIST DTSIM_SOURCE_DIR "/tests/data/topo-edge-list.json"
 #define BAD_EDGES DTSIM_SOURCE_DIR "/tests/data/topo-bad-edges.json"
 #define RING6 DTSIM_SOURCE_DIR "/tests/data/golden-dpsgd.json"
+#define SIX_PURE DTSIM_SOURCE_DIR "/tests/data/learned/six-pure.json"
 
 static double field(const char *text, const char *name)
 {
@@ -158,6 +159,16 @@ START_TEST(test_learned)
     }
     double l2 = field(t, "lambda2: ");
     ck_assert_double_eq(field(t, "spectral_gap: "), 1.0 - l2);
+    free(t);
+    /* the proportions come from the partition: six nodes holding one class
+     * each of three (a CSV file of 4 samples per class, 6 shards of 2), so
+     * g(I) = (1/6) 6 (2/3) + (0.1/6) 5 = 3/4, and after two steps every
+     * node averages itself and one node of each other class: lambda/6 */
+    ck_assert_int_eq(sh("%s topo %s >%s/six", DTSIM_BINARY, SIX_PURE, tmpdir), 0);
+    t = slurpf("%s/six", tmpdir);
+    ck_assert_double_eq_tol(field(t, "objective[0]: "), 0.75, 1e-15);
+    ck_assert_double_eq_tol(field(t, "objective[1]: "), 0.2, 1e-15);
+    ck_assert_double_eq_tol(field(t, "objective[2]: "), 0.1 / 6, 1e-15);
     free(t);
     ck_assert_int_eq(sh("%s topo %s %s --edges >%s/e.csv", DTSIM_BINARY, RING6, set, tmpdir), 0);
     t = slurpf("%s/e.csv", tmpdir);

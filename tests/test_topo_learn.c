@@ -111,6 +111,37 @@ START_TEST(test_hand_pairs)
 }
 END_TEST
 
+/* Six nodes, one class each of three, two per class.  Step 1 (by hand as
+ * above): gamma = 1/2 for every lambda, g from 2/3 + 5 lambda/6 to 1/6 +
+ * lambda/3.  Step 2: gamma = 1/3 gives every node 1/3 of itself and of one
+ * node of each other class, so W PI = J PI and g = (lambda/6) 6 (3 (1/6)^2
+ * + 3 (1/6)^2) = lambda/6. */
+START_TEST(test_hand_three_classes)
+{
+    double pi[18] = { 0 };
+    for (int i = 0; i < 6; i++)
+        pi[i * 3 + i / 2] = 1.0;
+    topo_learn l = learn_ok(pi, 6, 3, 0.1, 4, 2);
+    ck_assert_int_eq(l.iters, 2);
+    ck_assert_double_eq_tol(l.objective[0], 2.0 / 3.0 + 0.5 / 6.0, 1e-15);
+    ck_assert_double_eq_tol(l.objective[1], 1.0 / 6.0 + 0.1 / 3.0, 1e-15);
+    ck_assert_double_eq_tol(l.objective[2], 0.1 / 6.0, 1e-15);
+    ck_assert_double_eq_tol(l.gamma[0], 0.5, 1e-15);
+    ck_assert_double_eq_tol(l.gamma[1], 1.0 / 3.0, 1e-15);
+    for (int i = 0; i < 6; i++) {
+        int seen[3] = { 0 };
+        for (int j = 0; j < 6; j++)
+            if (l.W[i * 6 + j] > 0.0) {
+                ck_assert_double_eq_tol(l.W[i * 6 + j], 1.0 / 3.0, 1e-15);
+                seen[j / 2]++;
+            }
+        ck_assert_int_eq(seen[0] + seen[1] + seen[2], 3);
+        ck_assert(seen[0] == 1 && seen[1] == 1 && seen[2] == 1);
+    }
+    topo_learn_fini(&l);
+}
+END_TEST
+
 /* Every iterate: run with max_iter = 0, 1, ... (the method is
  * deterministic, so the run stopped after l steps holds W_l). */
 static void check_iterates(int n, int K, double lambda, int budget, unsigned seed)
@@ -399,6 +430,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("stlfw");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_hand_pairs);
+    tcase_add_test(tc, test_hand_three_classes);
     tcase_add_test(tc, test_iterates);
     tcase_add_test(tc, test_steps_brute_force);
     tcase_add_test(tc, test_budget_stop);
