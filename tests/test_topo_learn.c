@@ -111,6 +111,24 @@ START_TEST(test_hand_pairs)
 }
 END_TEST
 
+/* Two nodes with complementary labels: one step of size 1/2 reaches
+ * W = J, where g = 0 and the gradient vanishes: the gap is 0 and it stops
+ * as optimal. */
+START_TEST(test_optimal_stop)
+{
+    const double pi[] = { 1, 0, 0, 1 };
+    topo_learn l = learn_ok(pi, 2, 2, 0.1, 1, TOPO_LEARN_MAX_ITER);
+    ck_assert_int_eq(l.iters, 1);
+    ck_assert_str_eq(l.stop, "optimal");
+    ck_assert_double_eq(l.gamma[0], 0.5);
+    ck_assert_double_eq(l.objective[0], 0.5 + 0.1 / 2 * 1.0);   /* 1/2 + (lambda/2)(4/4) */
+    ck_assert_double_eq(l.objective[1], 0.0);
+    for (int e = 0; e < 4; e++)
+        ck_assert_double_eq(l.W[e], 0.5);
+    topo_learn_fini(&l);
+}
+END_TEST
+
 /* Six nodes, one class each of three, two per class.  Step 1 (by hand as
  * above): gamma = 1/2 for every lambda, g from 2/3 + 5 lambda/6 to 1/6 +
  * lambda/3.  Step 2: gamma = 1/3 gives every node 1/3 of itself and of one
@@ -431,6 +449,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_hand_pairs);
     tcase_add_test(tc, test_hand_three_classes);
+    tcase_add_test(tc, test_optimal_stop);
     tcase_add_test(tc, test_iterates);
     tcase_add_test(tc, test_steps_brute_force);
     tcase_add_test(tc, test_budget_stop);
