@@ -70,6 +70,40 @@ START_TEST(test_dpsgd_mixing_closed_form)
 }
 END_TEST
 
+/* A learned topology (STL-FW): D-PSGD mixes with the learned W itself,
+ * doubly stochastic and not Metropolis-Hastings on its support. */
+START_TEST(test_dpsgd_learned_mixing_closed_form)
+{
+    char json[2048];
+    snprintf(json, sizeof json, BASE(8, ", \"partition\": \"shards\"")
+             " \"topology\": {\"kind\": \"learned\", \"degree\": 4},"
+             " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.1},"
+             " \"stop\": {\"time_s\": 0.035}}");
+    run_result res;
+    run_wrapped(json, wrap("dpsgd", G_ZERO, 0.1), spread_init, &res);
+    int metropolis = 1;
+    double col[8] = { 0 };
+    for (int i = 0; i < 8; i++) {
+        double row = cap_self[i];
+        col[i] += cap_self[i];
+        size_t di = cap_off[i + 1] - cap_off[i];
+        for (size_t e = cap_off[i]; e < cap_off[i + 1]; e++) {
+            int j = cap_nbr[e];
+            size_t dj = cap_off[j + 1] - cap_off[j];
+            row += cap_w[e];
+            col[j] += cap_w[e];
+            if (cap_w[e] != 1.0 / (1.0 + (double)(di > dj ? di : dj)))
+                metropolis = 0;
+        }
+        ck_assert_double_eq_tol(row, 1.0, 1e-12);
+    }
+    for (int j = 0; j < 8; j++)
+        ck_assert_double_eq_tol(col[j], 1.0, 1e-12);
+    ck_assert_msg(!metropolis, "the weights are Metropolis-Hastings: the test cannot tell");
+    ck_assert_int_eq(rounds_matching(8), 3);
+}
+END_TEST
+
 START_TEST(test_localsgd_gossip_mixing_closed_form)
 {
     char json[2048];
@@ -196,6 +230,7 @@ int main(void)
     TCase *tc = tcase_create("exact_mix");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_dpsgd_mixing_closed_form);
+    tcase_add_test(tc, test_dpsgd_learned_mixing_closed_form);
     tcase_add_test(tc, test_localsgd_gossip_mixing_closed_form);
     tcase_add_test(tc, test_adpsgd_keeps_mean);
     tcase_add_test(tc, test_prague_keeps_mean);

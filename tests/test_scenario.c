@@ -131,7 +131,19 @@ static const struct bad_case {
     {"topology_unknown", ": /topology/kind: error: unknown topology \"rng\" (expected one "
                          "of: ring, complete, torus2d, erdos_renyi, random_regular, "
                          "ring_lattice, torus3d, hypercube, star, binary_tree, watts_strogatz, "
-                         "barabasi_albert, exponential, edge_list)"},
+                         "barabasi_albert, exponential, edge_list, learned)"},
+    {"learned_lambda_zero", ": /topology/lambda: error: must be > 0, got 0"},
+    {"learned_missing_degree", ": /topology: error: missing required key \"degree\" for kind "
+                               "\"learned\""},
+    {"learned_regression", ": /topology/kind: error: \"learned\" needs class labels, and "
+                           "data.kind \"synthetic-regression\" has none; use another kind"},
+    {"learned_timing_only", ": /topology/kind: error: \"learned\" needs the data's label "
+                            "proportions, and this scenario has no model (timing only); set "
+                            "model.kind and data, or use another kind"},
+    {"learned_too_many_nodes", ": /nodes: error: must be <= 256 for kind \"learned\" "
+                               "(Frank-Wolfe on the dense n x n matrix), got 300"},
+    {"learned_with_mixing", ": /topology: error: key \"mixing\" is not allowed with kind "
+                            "\"learned\""},
     {"torus3d_mismatch", ": /topology: error: rows * cols * layers must equal nodes (27), "
                          "got 3 * 3 * 2"},
     {"torus3d_missing_layers", ": /topology: error: missing required key \"layers\" for "

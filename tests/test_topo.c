@@ -157,7 +157,7 @@ START_TEST(test_kind_names)
     ck_assert_str_eq(topo_kind_names(),
                      "ring, complete, torus2d, erdos_renyi, random_regular, ring_lattice, "
                      "torus3d, hypercube, star, binary_tree, watts_strogatz, barabasi_albert, "
-                     "exponential, edge_list");
+                     "exponential, edge_list, learned");
     for (int k = TOPO_RING; k <= TOPO_EDGE_LIST; k++)
         ck_assert_int_eq(topo_kind_from_name(topo_kind_name((topo_kind)k)), k);
 }
@@ -594,7 +594,7 @@ static const struct bad_case {
     { { .kind = (topo_kind)99, .n = 8 },
       "unknown topology kind 99 (expected one of: ring, complete, torus2d, erdos_renyi, "
       "random_regular, ring_lattice, torus3d, hypercube, star, binary_tree, watts_strogatz, "
-      "barabasi_albert, exponential, edge_list)" },
+      "barabasi_albert, exponential, edge_list, learned)" },
 };
 
 START_TEST(test_bad_spec)

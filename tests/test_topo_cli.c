@@ -16,6 +16,7 @@ static const double PI = 3.14159265358979323846;
 #define EDGE_LIST DTSIM_SOURCE_DIR "/tests/data/topo-edge-list.json"
 #define BAD_EDGES DTSIM_SOURCE_DIR "/tests/data/topo-bad-edges.json"
 #define RING6 DTSIM_SOURCE_DIR "/tests/data/golden-dpsgd.json"
+#define SIX_PURE DTSIM_SOURCE_DIR "/tests/data/learned/six-pure.json"
 
 static double field(const char *text, const char *name)
 {
@@ -129,6 +130,66 @@ START_TEST(test_run_json_mixing)
 }
 END_TEST
 
+/* The learned kind (STL-FW) as a user meets it: `dtsim topo` prints every
+ * step's objective, strictly decreasing, and the spectral gap 1 - lambda2;
+ * the edge list carries both directions of a nonsymmetric W; a run learns
+ * the same W (run.json: the same lambda2 and objective to the last digit),
+ * and a timing-only scenario is refused where the kind is given. */
+START_TEST(test_learned)
+{
+    const char *set = "--set model.kind=softmax --set data.classes=3 "
+                      "--set data.partition=shards --set data.shards_per_node=1 "
+                      "--set 'topology={\"kind\":\"learned\",\"degree\":3}'";
+    make_tmp();
+    ck_assert_int_eq(sh("%s topo %s %s >%s/out", DTSIM_BINARY, RING6, set, tmpdir), 0);
+    char *t = slurpf("%s/out", tmpdir);
+    ck_assert_ptr_nonnull(strstr(t, "topology: learned\nnodes: 6\n"));
+    ck_assert_ptr_nonnull(strstr(t, "mixing: learned\nlambda: 0.10000000000000001\n"));
+    const char *p = strstr(t, "frank_wolfe_steps: ");
+    ck_assert_ptr_nonnull(p);
+    int steps = atoi(p + strlen("frank_wolfe_steps: "));
+    ck_assert_int_ge(steps, 1);
+    double prev = INFINITY, last = 0.0;
+    for (int l = 0; l <= steps; l++) {
+        char name[32];
+        snprintf(name, sizeof name, "objective[%d]: ", l);
+        last = field(t, name);
+        ck_assert_msg(last < prev, "%s%.17g after %.17g", name, last, prev);
+        prev = last;
+    }
+    double l2 = field(t, "lambda2: ");
+    ck_assert_double_eq(field(t, "spectral_gap: "), 1.0 - l2);
+    free(t);
+    /* the proportions come from the partition: six nodes holding one class
+     * each of three (a CSV file of 4 samples per class, 6 shards of 2), so
+     * g(I) = (1/6) 6 (2/3) + (0.1/6) 5 = 3/4, and after two steps every
+     * node averages itself and one node of each other class: lambda/6 */
+    ck_assert_int_eq(sh("%s topo %s >%s/six", DTSIM_BINARY, SIX_PURE, tmpdir), 0);
+    t = slurpf("%s/six", tmpdir);
+    ck_assert_double_eq_tol(field(t, "objective[0]: "), 0.75, 1e-15);
+    ck_assert_double_eq_tol(field(t, "objective[1]: "), 0.2, 1e-15);
+    ck_assert_double_eq_tol(field(t, "objective[2]: "), 0.1 / 6, 1e-15);
+    free(t);
+    ck_assert_int_eq(sh("%s topo %s %s --edges >%s/e.csv", DTSIM_BINARY, RING6, set, tmpdir), 0);
+    t = slurpf("%s/e.csv", tmpdir);
+    ck_assert_int_eq(strncmp(t, "source,target,weight,reverse_weight\n", 36), 0);
+    free(t);
+    ck_assert_int_eq(sh("%s run %s %s -o %s/run --quiet", DTSIM_BINARY, RING6, set, tmpdir), 0);
+    t = slurpf("%s/run/run.json", tmpdir);
+    ck_assert_ptr_nonnull(strstr(t, "\"mixing\": \"learned\",\n"));
+    ck_assert_double_eq(field(t, "\"lambda2\": "), l2);
+    ck_assert_double_eq(field(t, "\"objective\": "), last);
+    free(t);
+    ck_assert_int_eq(sh("%s topo %s %s --set 'model={\"kind\":\"none\",\"message_bytes\":100}' "
+                        "--set 'data={}' 2>%s/err", DTSIM_BINARY, RING6, set, tmpdir), 2);
+    t = slurpf("%s/err", tmpdir);
+    ck_assert_ptr_nonnull(strstr(t, "golden-dpsgd.json: /topology/kind: error: \"learned\" needs "
+                                    "the data's label proportions"));
+    free(t);
+    remove_tmp();
+}
+END_TEST
+
 /* Every kind through the scenario keys, the runner and the command: the
  * parameters reach the generator (counts and closed forms). */
 START_TEST(test_every_kind)
@@ -181,6 +242,7 @@ int main(void)
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_run_json_mixing);
     tcase_add_test(tc, test_every_kind);
+    tcase_add_test(tc, test_learned);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -29,7 +29,8 @@ typedef enum topo_kind {
     TOPO_WATTS_STROGATZ,    /* ring lattice (k per side), edges rewired with beta */
     TOPO_BARABASI_ALBERT,   /* preferential attachment, m edges per new node */
     TOPO_EXPONENTIAL,       /* i ~ i + 2^j mod n, j = 0 .. ceil(log2 n) - 1 */
-    TOPO_EDGE_LIST          /* from a file: one "u v" pair per line */
+    TOPO_EDGE_LIST,         /* from a file: one "u v" pair per line */
+    TOPO_LEARNED            /* STL-FW from the label proportions (topo_learn.c) */
 } topo_kind;
 
 /* How the weights of the mixing matrix W are chosen (x <- W x). */
@@ -51,6 +52,12 @@ typedef struct topo_spec {
     double beta;        /* watts_strogatz: rewiring probability in [0, 1] */
     int    m;           /* barabasi_albert: edges per new node, >= 1 */
     const char *path;   /* edge_list: file name (borrowed) */
+    /* learned: degree is the budget (neighbours per node, undirected),
+     * label_props the n x n_labels row-major proportions (borrowed),
+     * lambda the weight of ||W - J||^2; mixing and lazy_alpha unused */
+    const double *label_props;
+    int    n_labels;
+    double lambda;
     topo_mixing mixing; /* default (0) Metropolis-Hastings */
     double lazy_alpha;  /* W <- alpha I + (1 - alpha) W, 0 <= alpha < 1 */
 } topo_spec;
@@ -71,6 +78,14 @@ typedef struct topo_graph {
     topo_mixing mixing;
     double  lazy_alpha;
     int     symmetric;   /* 1 when W == W^T (then doubly stochastic) */
+    /* kind learned: W is STL-FW's (doubly stochastic, symmetric or not;
+     * w[k] may be 0 on an edge used only the other way); mixing and
+     * lazy_alpha are unread.  learn_objective[0 .. learn_iters] is g(W_l)
+     * at each accepted Frank-Wolfe step, learn_stop why it stopped. */
+    int     learned;
+    int     learn_iters;
+    double *learn_objective;
+    const char *learn_stop;
 } topo_graph;
 
 /* A directed graph with the mixing weights of one round, by sender and by
@@ -188,6 +203,39 @@ extern const char *const topo_mixing_name_list[];
 /* One line describing each name, indexed alike (`dtsim list`). */
 extern const char *const topo_kind_help_list[];
 extern const char *const topo_mixing_help_list[];
+
+/* ---- learned topologies (STL-FW, topo_learn.c) ------------------------- */
+
+/* Frank-Wolfe on the dense n x n matrix: an assignment problem on K_{n,n}
+ * per step (0.17 s at n = 256 here), so n is bounded. */
+#define TOPO_LEARN_MAX_NODES 256
+#define TOPO_LEARN_MAX_ITER 100    /* steps at most, as the authors' code */
+#define TOPO_LEARN_LAMBDA 0.1      /* default lambda */
+
+typedef struct topo_learn {
+    int     n, K;
+    int     iters;       /* accepted Frank-Wolfe steps */
+    double *W;           /* n * n row-major: the last accepted iterate */
+    double *objective;   /* g(W_0 = I), g(W_1), ..., g(W_iters) */
+    double *gamma;       /* the step size of each accepted step */
+    int     degree;      /* largest undirected degree of W's support */
+    const char *stop;    /* "budget", "optimal", "no decrease" or "iterations" */
+} topo_learn;
+
+/* g(W) = (1/n) ||W PI - J PI||_F^2 + (lambda/n) ||W - J||_F^2, J = 11^T/n,
+ * for W n x n and PI n x K, row-major.  O(n^2 K). */
+double topo_learn_objective(const double *W, const double *pi, int n, int K, double lambda);
+
+/* STL-FW (Le Bars et al., AISTATS 2023) from W_0 = I: at most max_iter
+ * Frank-Wolfe steps with exact line search, each kept only when the
+ * objective decreases and no node gets more than budget neighbours
+ * (j with W_ij > 0 or W_ji > 0).  The result is doubly stochastic and
+ * nonnegative; a row has at most budget + 1 nonzeros.  Caller-owned: free
+ * with topo_learn_fini.  0, or -1 with a message (bad arguments, out of
+ * memory).  O(max_iter (n^2 K + assignment)). */
+int  topo_learn_stlfw(const double *pi, int n, int K, double lambda, int budget, int max_iter,
+                      topo_learn *out, char *err, size_t err_size);
+void topo_learn_fini(topo_learn *l);
 
 /* ---- directed graphs (push-sum) ---------------------------------------- */
 

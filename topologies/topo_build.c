@@ -1,7 +1,9 @@
 /* topo_build.c -- turns a topo_spec into a topo_graph: generates the graph
  * (topo_gen.c), checks that it is a connected simple graph, and converts it
  * into sorted neighbour lists (CSR) with mixing weights (topo_mixing.c) and
- * a bipartition when one exists.  It does not know what a kind means, and
+ * a bipartition when one exists; a learned kind's graph is the support of
+ * the W that topo_learn.c learns, with W's own weights.  It does not know
+ * what a kind means, and
  * it is not thread-safe, because igraph's RNG and error handler are
  * process-wide.
  */
@@ -87,7 +89,23 @@ topo_graph *topo_build(const topo_spec *spec, uint64_t seed, char *err, size_t e
     igraph_vector_int_t edges, membership;
     igraph_integer_t n_comp = 0;
     int file_error = 0;
-    igraph_error_t rc = topo_i_generate(&graph, spec, seed, &file_error, err, err_size);
+    topo_learn learned = { 0 };
+    igraph_error_t rc;
+    if (spec->kind == TOPO_LEARNED) {
+        int *pairs = NULL;
+        size_t m = 0;
+        if (topo_learn_stlfw(spec->label_props, spec->n, spec->n_labels, spec->lambda,
+                             spec->degree, TOPO_LEARN_MAX_ITER, &learned, err, err_size) != 0)
+            goto out_free_g;
+        if (topo_i_learned_edges(&learned, &pairs, &m) != 0) {
+            fail_igraph(err, err_size, name, params, IGRAPH_ENOMEM);
+            goto out_free_g;
+        }
+        rc = topo_i_graph_from_pairs(&graph, spec->n, pairs, m);
+        free(pairs);
+    } else {
+        rc = topo_i_generate(&graph, spec, seed, &file_error, err, err_size);
+    }
     if (rc != IGRAPH_SUCCESS) {
         if (!file_error)
             fail_igraph(err, err_size, name, params, rc);
@@ -115,6 +133,8 @@ topo_graph *topo_build(const topo_spec *spec, uint64_t seed, char *err, size_t e
             snprintf(advice, sizeof advice, "; lower beta or raise k");
         else if (spec->kind == TOPO_EDGE_LIST)
             snprintf(advice, sizeof advice, "; node %d cannot reach node 0", unreached);
+        else if (spec->kind == TOPO_LEARNED)
+            snprintf(advice, sizeof advice, "; raise degree");
         topo_i_set_error(err, err_size, "%s graph with %s is disconnected (%lld components)%s",
                          name, params, (long long)n_comp, advice);
         goto out_free_graph;
@@ -144,7 +164,8 @@ topo_graph *topo_build(const topo_spec *spec, uint64_t seed, char *err, size_t e
                          name, params);
         goto out_free_graph;
     }
-    if (csr != 0 || topo_i_fill_weights(g) != 0) {
+    if (csr != 0 || (spec->kind == TOPO_LEARNED ? topo_i_learned_weights(g, &learned)
+                                                : topo_i_fill_weights(g)) != 0) {
         topo_i_set_error(err, err_size, "%s graph with %s: out of memory", name, params);
         goto out_free_graph;
     }
@@ -168,6 +189,7 @@ out_free_graph:
     igraph_destroy(&graph);
 out_free_g:
     topo_i_leave_igraph(previous);
+    topo_learn_fini(&learned);
     topo_destroy(g);
     return result;
 }
@@ -177,6 +199,7 @@ void topo_destroy(topo_graph *g)
     if (g == NULL)
         return;
     free(g->side);
+    free(g->learn_objective);
     free(g->self_w);
     free(g->w);
     free(g->nbr);

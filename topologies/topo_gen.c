@@ -54,6 +54,9 @@ void topo_i_describe(const topo_spec *spec, char *buf, size_t size)
     case TOPO_EDGE_LIST:
         snprintf(buf, size, "n=%d from %s", spec->n, spec->path ? spec->path : "(null)");
         break;
+    case TOPO_LEARNED:
+        snprintf(buf, size, "n=%d, degree=%d, lambda=%g", spec->n, spec->degree, spec->lambda);
+        break;
     default:
         snprintf(buf, size, "n=%d", spec->n);
         break;
@@ -174,6 +177,24 @@ int topo_i_check_spec(const topo_spec *spec, char *err, size_t err_size)
             return -1;
         }
         break;
+    case TOPO_LEARNED:
+        if (spec->label_props == NULL || spec->n_labels < 1) {
+            topo_i_set_error(err, err_size, "learned graph needs the nodes' label proportions "
+                             "(a data set with class labels)");
+            return -1;
+        }
+        if (spec->n > TOPO_LEARN_MAX_NODES) {
+            topo_i_set_error(err, err_size, "learned graph needs n <= %d, got n=%d",
+                             TOPO_LEARN_MAX_NODES, spec->n);
+            return -1;
+        }
+        if (spec->degree < 1 || spec->degree >= spec->n || !(spec->lambda > 0.0)) {
+            topo_i_set_error(err, err_size, "learned graph needs 1 <= degree < n and lambda > 0, "
+                             "got degree=%d, n=%d, lambda=%g", spec->degree, spec->n,
+                             spec->lambda);
+            return -1;
+        }
+        break;
     default:
         break;
     }
@@ -207,8 +228,9 @@ out_free_dims:
 }
 
 /* A graph from pairs we computed ourselves (hypercube, exponential graph,
- * edge-list file): igraph only holds it, for the same checks as the rest. */
-static igraph_error_t make_from_pairs(igraph_t *graph, int n, const int *uv, size_t m)
+ * edge-list file, learned support): igraph only holds it, for the same
+ * checks as the rest. */
+igraph_error_t topo_i_graph_from_pairs(igraph_t *graph, int n, const int *uv, size_t m)
 {
     igraph_vector_int_t edges;
     igraph_error_t rc = igraph_vector_int_init(&edges, (igraph_integer_t)(2 * m));
@@ -344,7 +366,7 @@ igraph_error_t topo_i_generate(igraph_t *graph, const topo_spec *spec, uint64_t 
         if ((spec->kind == TOPO_HYPERCUBE ? hypercube_pairs : exponential_pairs)(spec->n, &uv,
                                                                                 &m) != 0)
             return IGRAPH_ENOMEM;
-        rc = make_from_pairs(graph, spec->n, uv, m);
+        rc = topo_i_graph_from_pairs(graph, spec->n, uv, m);
         free(uv);
         return rc;
     case TOPO_EDGE_LIST: {
@@ -353,10 +375,12 @@ igraph_error_t topo_i_generate(igraph_t *graph, const topo_spec *spec, uint64_t 
             *file_error = 1;
             return IGRAPH_EINVAL;
         }
-        rc = make_from_pairs(graph, spec->n, e.uv, e.m);
+        rc = topo_i_graph_from_pairs(graph, spec->n, e.uv, e.m);
         topo_i_edges_fini(&e);
         return rc;
     }
+    case TOPO_LEARNED:
+        break;   /* topo_build.c learns it (topo_learn.c) */
     }
     return IGRAPH_EINVAL;   /* unreachable: topo_i_check_spec rejected the kind */
 }

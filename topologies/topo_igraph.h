@@ -36,4 +36,7 @@ igraph_error_t topo_i_seed_igraph(uint64_t seed);
 igraph_error_t topo_i_generate(igraph_t *graph, const topo_spec *spec, uint64_t seed,
                                int *file_error, char *err, size_t err_size);
 
+/* An undirected graph of n nodes from m pairs uv[2e], uv[2e + 1]. */
+igraph_error_t topo_i_graph_from_pairs(igraph_t *graph, int n, const int *uv, size_t m);
+
 #endif

@@ -53,6 +53,13 @@ int topo_i_oscillates(const topo_graph *g);
  * degree for uniform mixing.  pi has n doubles. */
 void topo_i_stationary(const topo_graph *g, double *pi);
 
+/* The undirected support of a learned W (pairs i < j with W_ij > 0 or
+ * W_ji > 0) as 2 m ints (caller frees), and its weights into a graph whose
+ * CSR came from those pairs (also sets learned, symmetric and the
+ * objective trace).  0 or -1 when out of memory (topo_learn.c). */
+int topo_i_learned_edges(const topo_learn *l, int **uv, size_t *m);
+int topo_i_learned_weights(topo_graph *g, const topo_learn *l);
+
 /* Digraph allocation and the in-lists from the out-lists. */
 topo_digraph *topo_i_digraph_alloc(int n, size_t n_arcs);
 int           topo_i_digraph_fill_in(topo_digraph *d);   /* 0 or -1 (memory) */

@@ -116,7 +116,8 @@ int topo_i_oscillates(const topo_graph *g)
 
 void topo_i_stationary(const topo_graph *g, double *pi)
 {
-    if (g->symmetric || g->n_edges == 0) {
+    /* a learned W is doubly stochastic, symmetric or not */
+    if (g->symmetric || g->learned || g->n_edges == 0) {
         for (int i = 0; i < g->n; i++)
             pi[i] = 1.0 / g->n;
         return;

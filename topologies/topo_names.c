@@ -25,7 +25,8 @@ const char *const topo_kind_name_list[] = {
     [TOPO_BARABASI_ALBERT] = "barabasi_albert",
     [TOPO_EXPONENTIAL]     = "exponential",
     [TOPO_EDGE_LIST]       = "edge_list",
-    [TOPO_EDGE_LIST + 1]   = NULL,
+    [TOPO_LEARNED]         = "learned",
+    [TOPO_LEARNED + 1]     = NULL,
 };
 
 const char *const topo_mixing_name_list[] = {
@@ -52,7 +53,8 @@ const char *const topo_kind_help_list[] = {
     [TOPO_BARABASI_ALBERT] = "preferential attachment, m edges per new node (m)",
     [TOPO_EXPONENTIAL]     = "static exponential graph i ~ i + 2^j mod n",
     [TOPO_EDGE_LIST]       = "the edges of a file of \"u v\" lines (file)",
-    [TOPO_EDGE_LIST + 1]   = NULL,
+    [TOPO_LEARNED]         = "STL-FW: sparse W minimising label heterogeneity (degree, lambda)",
+    [TOPO_LEARNED + 1]     = NULL,
 };
 
 const char *const topo_mixing_help_list[] = {

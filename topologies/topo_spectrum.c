@@ -13,6 +13,10 @@
  * largest out; ARPACK finds the largest-magnitude eigenvalue of
  * S - sqrt(pi) sqrt(pi)^T, which is the SLEM directly (deflation), with
  * matrix-vector products through the neighbour lists: O(edges) each.
+ * A learned W that is not symmetric (topo_learn.c: doubly stochastic, not
+ * reversible) goes to GSL's dense nonsymmetric solver instead, on W - J:
+ * J = 11^T/n removes the eigenvalue 1 and leaves the others, so the
+ * largest modulus is the SLEM.
  */
 #include "topo.h"
 #include "topo_igraph.h"
@@ -23,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_complex_math.h>
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>
@@ -106,6 +111,42 @@ out_free:
     return ret;
 }
 
+/* max |eigenvalue| of W - 11^T/n for a doubly stochastic W, by GSL's
+ * nonsymmetric solver (Francis QR), O(n^3). */
+static int slem_nonsymm(const topo_graph *g, double *out)
+{
+    size_t n = (size_t)g->n;
+    int ret = -1;
+    gsl_error_handler_t *previous = gsl_set_error_handler_off();
+    gsl_matrix *A = gsl_matrix_alloc(n, n);
+    gsl_vector_complex *eval = gsl_vector_complex_alloc(n);
+    gsl_eigen_nonsymm_workspace *ws = gsl_eigen_nonsymm_alloc(n);
+    if (A == NULL || eval == NULL || ws == NULL)
+        goto out_free;
+    topo_mixing_dense(g, A->data);
+    for (size_t e = 0; e < n * n; e++)
+        A->data[e] -= 1.0 / (double)n;
+    if (gsl_eigen_nonsymm(A, eval, ws) != GSL_SUCCESS)
+        goto out_free;
+    double most = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double m = gsl_complex_abs(gsl_vector_complex_get(eval, i));
+        if (m > most)
+            most = m;
+    }
+    *out = most;
+    ret = 0;
+out_free:
+    if (ws != NULL)
+        gsl_eigen_nonsymm_free(ws);
+    if (eval != NULL)
+        gsl_vector_complex_free(eval);
+    if (A != NULL)
+        gsl_matrix_free(A);
+    gsl_set_error_handler(previous);
+    return ret;
+}
+
 typedef struct deflated {
     const topo_graph *g;
     const double     *sq;   /* sqrt(pi) */
@@ -183,6 +224,8 @@ static int slem(const topo_graph *g, topo_solver solver, int max_iter, double *o
     *out = 0.0;
     if (g->n <= 1)
         return 0;
+    if (g->learned && !g->symmetric)
+        return slem_nonsymm(g, out);   /* n <= TOPO_LEARN_MAX_NODES */
     double *sq = malloc((size_t)g->n * sizeof *sq);
     if (sq == NULL)
         return -1;

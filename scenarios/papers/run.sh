@@ -8,7 +8,7 @@
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
 #   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd |
-#         hogwild | lsgd | all
+#         hogwild | lsgd | stl-fw | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -28,15 +28,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -164,8 +164,21 @@ for name in $names; do
         --grid 'algorithm={"name":"lsgd","lr":0.1,"groups":2,"period":4,"global_rounds":2},{"name":"easgd","lr":0.1,"period":4},{"name":"local-sgd","lr":0.1,"local_steps":4},{"name":"allreduce","lr":0.1}'
       "$table" "$dir-mlp" --speedup 'algorithm={"name":"easgd","lr":0.1,"period":4}' time_to_target_accuracy_s steps_per_s
       ;;
+    stl-fw)
+      # Le Bars et al. 2023: D-PSGD on 32 nodes, 2-shard and Dirichlet(0.1)
+      # partitions of Fashion-MNIST, on the STL-FW graph of budget 4 and 9
+      # against random regular graphs of the same degree, the exponential
+      # graph (degree 9) and the complete graph
+      sweep "$here/stl-fw.json" -o "$dir" --replicates 3 \
+        --grid 'data={"kind":"fashion-mnist","scale":"minmax","partition":"shards","shards_per_node":2},{"kind":"fashion-mnist","scale":"minmax","partition":"dirichlet","alpha":0.1}' \
+        --grid 'topology={"kind":"learned","degree":4},{"kind":"random_regular","degree":4},{"kind":"learned","degree":9},{"kind":"random_regular","degree":9},{"kind":"exponential"},{"kind":"complete"}'
+      "$table" "$dir" --ratio 'topology={"kind":"complete"}' test_accuracy consensus_distance
+      # the nodes' own models at the end (node_metrics.csv): mean and worst
+      # test accuracy of the 32 local models, paired against the complete graph
+      python3 "$root/plots/papers-nodes.py" "$dir" --baseline 'topology={"kind":"complete"}'
+      ;;
   esac
-  case $name in divshare|easgd|hogwild|lsgd)
+  case $name in divshare|easgd|hogwild|lsgd|stl-fw)
     echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"

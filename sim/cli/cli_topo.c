@@ -62,9 +62,17 @@ static void print_stats(const scn_scenario *s, const topo_graph *g, const topo_s
     else
         printf("diameter: not computed (%d searches of %zu steps)\n", st->n,
                (size_t)st->n + 2 * st->n_edges);
-    printf("bipartite: %s\nmixing: %s\nlazy_alpha: %.17g\nsymmetric: %s\n",
-           g->bipartite ? "yes" : "no", topo_mixing_name(g->mixing), g->lazy_alpha,
-           g->symmetric ? "yes" : "no");
+    if (g->learned) {
+        printf("bipartite: %s\nmixing: learned\nlambda: %.17g\nsymmetric: %s\n",
+               g->bipartite ? "yes" : "no", s->topo_lambda, g->symmetric ? "yes" : "no");
+        printf("frank_wolfe_steps: %d (stopped: %s)\n", g->learn_iters, g->learn_stop);
+        for (int l = 0; l <= g->learn_iters; l++)
+            printf("objective[%d]: %.17g\n", l, g->learn_objective[l]);
+    } else {
+        printf("bipartite: %s\nmixing: %s\nlazy_alpha: %.17g\nsymmetric: %s\n",
+               g->bipartite ? "yes" : "no", topo_mixing_name(g->mixing), g->lazy_alpha,
+               g->symmetric ? "yes" : "no");
+    }
     if (st->spectral_ok)
         printf("lambda2: %.17g\nspectral_gap: %.17g\nsolver: %s\n", st->lambda2,
                st->spectral_gap, st->solver);

@@ -200,8 +200,10 @@ run_sim *run_prepare_cached(const scn_scenario *s, run_data_cache *c, scn_error 
 
 /* The scenario's graph alone, built as run_prepare builds it (same seed,
  * same checks of the graph itself: connectivity, the kind's parameters)
- * but without data, model or the algorithm's own checks: what `dtsim
- * topo` describes.  NULL with err set; the caller topo_destroys it. */
+ * but without model or the algorithm's own checks, and without data
+ * except for a learned topology, which is learned from the partition's
+ * label proportions (the data is built and freed): what `dtsim topo`
+ * describes.  NULL with err set; the caller topo_destroys it. */
 topo_graph *run_topology(const scn_scenario *s, scn_error *err);
 
 /* "algorithm_params": every parameter of the prepared run's protocol

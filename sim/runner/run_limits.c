@@ -79,6 +79,7 @@ static double edges_estimate(const run_sim *r)
     case TOPO_ERDOS_RENYI:
         return s->topo_p * n * (n - 1) / 2;
     case TOPO_RANDOM_REGULAR:
+    case TOPO_LEARNED:
         return n * s->topo_degree / 2;
     case TOPO_RING_LATTICE:
     case TOPO_WATTS_STROGATZ:

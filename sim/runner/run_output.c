@@ -97,9 +97,14 @@ int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res,
     else
         out_json_raw(&j, "diameter", "null");
     out_json_bool(&j, "bipartite", r->g->bipartite);
-    out_json_string(&j, "mixing", topo_mixing_name(r->g->mixing));
-    out_json_number(&j, "lazy_alpha", r->g->lazy_alpha);
+    out_json_string(&j, "mixing", r->g->learned ? "learned" : topo_mixing_name(r->g->mixing));
+    out_json_number(&j, "lazy_alpha", r->g->learned ? 0.0 : r->g->lazy_alpha);
     out_json_bool(&j, "symmetric", r->g->symmetric);
+    if (r->g->learned) {   /* STL-FW: its steps and final objective */
+        out_json_int(&j, "frank_wolfe_steps", r->g->learn_iters);
+        out_json_string(&j, "frank_wolfe_stop", r->g->learn_stop);
+        out_json_number(&j, "objective", r->g->learn_objective[r->g->learn_iters]);
+    }
     out_json_string(&j, "statistics", res->topo.bounded ? "bounded" : "full");
     out_json_string(&j, "spectral_solver", res->topo.solver ? res->topo.solver : "dense");
     if (res->topo.spectral_ok) {

@@ -1,6 +1,7 @@
 /* run_prepare.c -- turns a loaded scenario into the pieces of one run, in
  * order: the algorithm and its parameters, the topology, then the data and
- * model (run_data.c), the per-node settings in the cluster's terms
+ * model (run_data.c; for a learned topology the data first, since W is
+ * learned from the partition's label proportions), the per-node settings in the cluster's terms
  * (run_hetero.c) and the memory and work limits (run_limits.c); and frees
  * them.  It runs nothing (run.c does) and writes nothing (run_output.c).
  */
@@ -13,12 +14,16 @@ void run_i_value_error(scn_error *err, const scn_scenario *s, const char *ptr, c
     snprintf(err->msg, sizeof err->msg, "%s: %s: error: %s", s->path, ptr, msg);
 }
 
-topo_graph *run_topology(const scn_scenario *s, scn_error *err)
+/* The graph of the scenario's topology; props (n x K label proportions)
+ * for the learned kind, else NULL. */
+static topo_graph *build_graph(const scn_scenario *s, const double *props, int K,
+                               scn_error *err)
 {
     topo_spec ts = { .n = s->n_nodes, .rows = s->topo_rows, .cols = s->topo_cols,
                      .layers = s->topo_layers, .p = s->topo_p, .degree = s->topo_degree,
                      .k = s->topo_k, .beta = s->topo_beta, .m = s->topo_m,
                      .path = s->topo_file, .lazy_alpha = s->topo_lazy_alpha,
+                     .label_props = props, .n_labels = K, .lambda = s->topo_lambda,
                      .kind = s->topo_kind, .mixing = s->topo_mixing };
     char m[512];
     topo_graph *g = topo_build(&ts, sim_rng_derive(s->seed, SIM_RNG_NO_NODE, SIM_RNG_TOPOLOGY),
@@ -35,10 +40,65 @@ topo_graph *run_topology(const scn_scenario *s, scn_error *err)
     return g;
 }
 
+/* The learned kind's input: the label proportions of the workers' slices
+ * of the partition, n_nodes x K row-major (caller frees), or NULL with the
+ * error (out of memory; data without class labels). */
+static double *label_props(const run_sim *r, int *K, scn_error *err)
+{
+    const scn_scenario *s = r->s;
+    const int n = s->n_nodes, C = r->train.n_classes;
+    if (!r->train.y || C < 1) {
+        run_i_value_error(err, s, "/topology/kind", "\"learned\" needs class labels, and the "
+                          "data has none");
+        return NULL;
+    }
+    double *pi = calloc((size_t)n * (size_t)C, sizeof *pi);
+    if (!pi) {
+        snprintf(err->msg, sizeof err->msg, "%s: error: out of memory", s->path);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t lo = r->part.off[i], hi = r->part.off[i + 1];
+        for (size_t k = lo; k < hi; k++)
+            pi[(size_t)i * C + r->train.y[r->part.idx[k]]] += 1.0;
+        for (int c = 0; c < C && hi > lo; c++)
+            pi[(size_t)i * C + c] /= (double)(hi - lo);
+    }
+    *K = C;
+    return pi;
+}
+
 static int build_topology(run_sim *r, scn_error *err)
 {
-    r->g = run_topology(r->s, err);
+    double *props = NULL;
+    int K = 0;
+    if (r->s->topo_kind == TOPO_LEARNED && !(props = label_props(r, &K, err)))
+        return -1;
+    r->g = build_graph(r->s, props, K, err);
+    free(props);
     return r->g ? 0 : -1;
+}
+
+topo_graph *run_topology(const scn_scenario *s, scn_error *err)
+{
+    if (s->topo_kind != TOPO_LEARNED)
+        return build_graph(s, NULL, 0, err);
+    /* learned: the partition first (the data, as a run builds it) */
+    run_sim *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err->msg, sizeof err->msg, "%s: error: out of memory", s->path);
+        return NULL;
+    }
+    r->s = s;
+    r->n_all = s->n_nodes;
+    r->timing_only = s->model_type == NULL;
+    topo_graph *g = NULL;
+    if (run_i_build_data(r, err) == 0 && build_topology(r, err) == 0) {
+        g = r->g;
+        r->g = NULL;
+    }
+    run_destroy(r);
+    return g;
 }
 
 void run_i_data_path(const scn_scenario *s, const char *dir, const char *name, char *out,
@@ -196,8 +256,10 @@ run_sim *run_prepare_cached(const scn_scenario *s, run_data_cache *data, scn_err
         goto out_destroy;
     r->timing_only = s->model_type == NULL;
     r->alg_bytes = r->alg->memory_bytes ? r->alg->memory_bytes(&r->ctx) : 0;
-    if (run_i_check_memory(r, 0, 0, err) != 0 || build_topology(r, err) != 0
-        || run_i_build_data(r, err) != 0
+    /* a learned topology is learned from the partition: data first */
+    const int learned = s->topo_kind == TOPO_LEARNED;
+    if (run_i_check_memory(r, 0, 0, err) != 0 || (!learned && build_topology(r, err) != 0)
+        || run_i_build_data(r, err) != 0 || (learned && build_topology(r, err) != 0)
         || run_i_check_memory(r, r->model ? mdl_n_params(r->model) : 0, 0, err) != 0)
         goto out_destroy;
 

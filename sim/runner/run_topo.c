@@ -98,7 +98,9 @@ static void cache_write(const char *dir, const char *path, const char *key,
 int run_i_topo_stats(const run_sim *r, const char *cache_dir, topo_stats *st)
 {
     int full = r->s->output_topology_full;
-    if (!cache_dir)
+    /* a learned W depends on the data too: not cached (at most 256 nodes,
+     * the dense solver) */
+    if (!cache_dir || r->s->topo_kind == TOPO_LEARNED)
         return full ? topo_compute_stats(r->g, st) : topo_compute_stats_bounded(r->g, st);
     char key[1024], path[4096];
     cache_key(r, key, sizeof key);

@@ -247,7 +247,8 @@ typedef struct scn_scenario {
     int    topo_rows, topo_cols;   /* torus2d: rows * cols == nodes */
     int    topo_layers;      /* torus3d: rows * cols * layers == nodes */
     double topo_p;           /* erdos_renyi, in (0, 1] */
-    int    topo_degree;      /* random_regular */
+    int    topo_degree;      /* random_regular; learned: the budget */
+    double topo_lambda;      /* learned: weight of ||W - J||^2, > 0, default 0.1 */
     int    topo_k;           /* ring_lattice, watts_strogatz: 1 .. (nodes-1)/2 */
     double topo_beta;        /* watts_strogatz: rewiring probability in [0, 1] */
     int    topo_m;           /* barabasi_albert: edges per new node */

@@ -50,6 +50,7 @@ int scn_i_opt_bool(scn_ctx *c, json_t *obj, const char *optr, const char *key, i
 
 /* scn_topology.c, scn_model.c: the topology, model and data sections */
 int scn_i_v_topology(scn_ctx *c, json_t *root, scn_scenario *s);
+int scn_i_v_topology_data(scn_ctx *c, const scn_scenario *s);
 int scn_i_v_model(scn_ctx *c, json_t *root, scn_scenario *s);
 int scn_i_v_data(scn_ctx *c, json_t *root, scn_scenario *s);
 

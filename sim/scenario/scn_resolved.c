@@ -138,11 +138,17 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
     case TOPO_EDGE_LIST:
         scn_i_add(o, "file", json_string(s->topo_file), oom);
         break;
+    case TOPO_LEARNED:
+        scn_i_add(o, "degree", json_integer(s->topo_degree), oom);
+        scn_i_add(o, "lambda", json_real(s->topo_lambda), oom);
+        break;
     default:
         break;
     }
-    scn_i_add(o, "mixing", json_string(topo_mixing_name_list[s->topo_mixing]), oom);
-    scn_i_add(o, "lazy_alpha", json_real(s->topo_lazy_alpha), oom);
+    if (s->topo_kind != TOPO_LEARNED) {   /* a learned W has its own weights */
+        scn_i_add(o, "mixing", json_string(topo_mixing_name_list[s->topo_mixing]), oom);
+        scn_i_add(o, "lazy_alpha", json_real(s->topo_lazy_alpha), oom);
+    }
 
     if (!(o = scn_i_section(root, "model", oom)))
         return root;

@@ -1,7 +1,9 @@
 /* scn_topology.c -- the topology section of a scenario: the kind (the
  * names of topologies/topo.h), each kind's own keys and their range rules
- * against the node count, the mixing rule and laziness, and an edge-list
- * file resolved relative to the scenario.  It checks that a graph can
+ * against the node count, the mixing rule and laziness, an edge-list
+ * file resolved relative to the scenario, and the learned kind's budget and
+ * lambda (its need for labelled data is checked once the model and data
+ * are read: scn_i_v_topology_data).  It checks that a graph can
  * exist; it builds none (topologies/ does, for the runner).
  */
 #include "scn_internal.h"
@@ -46,7 +48,8 @@ static int opt_fraction(scn_ctx *c, json_t *o, const char *p, const char *key, i
 int scn_i_v_topology(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"kind", "rows", "cols", "layers", "p", "degree", "k",
-                                       "beta", "m", "file", "mixing", "lazy_alpha", NULL};
+                                       "beta", "m", "file", "mixing", "lazy_alpha", "lambda",
+                                       NULL};
     const char *const *kinds = topo_kind_name_list, *const *mixings = topo_mixing_name_list;
 #define MIX "mixing", "lazy_alpha"
     static const char *const per_kind[][7] = {
@@ -64,6 +67,7 @@ int scn_i_v_topology(scn_ctx *c, json_t *root, scn_scenario *s)
         [TOPO_BARABASI_ALBERT] = {"kind", "m", MIX, NULL},
         [TOPO_EXPONENTIAL] = {"kind", MIX, NULL},
         [TOPO_EDGE_LIST] = {"kind", "file", MIX, NULL},
+        [TOPO_LEARNED] = {"kind", "degree", "lambda", NULL},   /* W is learned */
     };
 #undef MIX
     char p[PTR_MAX], kp[PTR_MAX], why[64];
@@ -74,6 +78,7 @@ int scn_i_v_topology(scn_ctx *c, json_t *root, scn_scenario *s)
 
     s->topo_lazy_alpha = 0.0;
     s->topo_beta = 0.0;
+    s->topo_lambda = TOPO_LEARN_LAMBDA;
     if (scn_i_opt_obj(c, root, "", "topology", &o, p) || scn_i_check_keys(c, o, p, keys) ||
         scn_i_opt_str(c, o, p, "kind", &kind, NULL))
         return -1;
@@ -112,6 +117,20 @@ int scn_i_v_topology(scn_ctx *c, json_t *root, scn_scenario *s)
     case TOPO_ERDOS_RENYI:
         if (scn_i_need_key(c, o, p, "p", why) || scn_i_opt_num(c, o, p, "p", UNIT, &s->topo_p, NULL))
             return -1;
+        break;
+    case TOPO_LEARNED:
+        if (n > TOPO_LEARN_MAX_NODES) {
+            scn_i_ptr_key(kp, "", "nodes");
+            return scn_i_fail(c, kp, "must be <= %d for kind \"learned\" (Frank-Wolfe on the "
+                              "dense n x n matrix), got %lld", TOPO_LEARN_MAX_NODES, n);
+        }
+        if (scn_i_need_key(c, o, p, "degree", why) ||
+            scn_i_opt_int(c, o, p, "degree", 1, INT_MAX, &degree, NULL) ||
+            scn_i_opt_num(c, o, p, "lambda", GT0, &s->topo_lambda, NULL))
+            return -1;
+        scn_i_ptr_key(kp, p, "degree");
+        if (degree > n - 1)
+            return scn_i_fail(c, kp, "must be <= nodes - 1 (%lld), got %lld", n - 1, degree);
         break;
     case TOPO_RANDOM_REGULAR:
         if (scn_i_need_key(c, o, p, "degree", why) ||
@@ -176,5 +195,22 @@ int scn_i_v_topology(scn_ctx *c, json_t *root, scn_scenario *s)
     s->topo_mixing = (topo_mixing)mi;
     s->topo_kind = (topo_kind)ki;
     s->topology = kinds[ki];
+    return 0;
+}
+
+/* The learned kind learns W from the label proportions of the partition:
+ * a timing-only run (no model, no data) or a regression (no labels) has
+ * none.  Called once the model and data sections are read. */
+int scn_i_v_topology_data(scn_ctx *c, const scn_scenario *s)
+{
+    if (s->topo_kind != TOPO_LEARNED)
+        return 0;
+    if (s->model_type == NULL)
+        return scn_i_fail(c, "/topology/kind", "\"learned\" needs the data's label proportions, "
+                          "and this scenario has no model (timing only); set model.kind and "
+                          "data, or use another kind");
+    if (s->data_source == SCN_DATA_SYNTH_REGRESSION)
+        return scn_i_fail(c, "/topology/kind", "\"learned\" needs class labels, and data.kind "
+                          "\"synthetic-regression\" has none; use another kind");
     return 0;
 }

@@ -431,7 +431,7 @@ int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s)
     s->n_nodes = (int)nodes;
     if (v_compute(c, root, s) || scn_i_v_faults(c, root, s) || v_network(c, root, s) ||
         scn_i_v_topology(c, root, s) || scn_i_v_model(c, root, s) || scn_i_v_data(c, root, s) ||
-        v_algorithm(c, root, s) || v_stop(c, root, s) || v_optimizer(c, root, s) ||
+        scn_i_v_topology_data(c, s) || v_algorithm(c, root, s) || v_stop(c, root, s) || v_optimizer(c, root, s) ||
         v_metrics(c, root, s) || v_output(c, root, s) || v_limits(c, root, s))
         return -1;
     return 0;
