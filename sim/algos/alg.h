@@ -49,6 +49,7 @@ typedef struct alg_ctx {
     int               server;   /* node number of the first server (n), or -1 */
     size_t            P;        /* parameters per model */
     double            lr;       /* base learning rate (the optimizer's) */
+    double            momentum; /* the optimizer's momentum (0: plain SGD) */
     uint64_t          seed;     /* the scenario seed the streams derive from */
     char             *states;   /* n * state_size bytes */
     size_t            state_size;
@@ -198,6 +199,9 @@ double   alg_uplink_idle_s(alg_ctx *ctx, int node);
  * values v into keys and values, and returns how many. */
 int      alg_stats_copy(const char *const *k, const double *v, int n,
                         const char **keys, double *values, int max);
+/* The minibatch loss of node's last step begun, the loss of the gradient
+ * on_step_done gets (call it there); NaN for the timing-only model. */
+double alg_step_loss(alg_ctx *ctx, int node);
 /* Samples in node's partition, and samples per step. */
 size_t alg_local_samples(const alg_ctx *ctx, int node);
 size_t alg_batch(const alg_ctx *ctx);

@@ -89,6 +89,8 @@ size_t alg_local_samples(const alg_ctx *ctx, int node)
     return trn_local_samples(ctx->host->trn, node);
 }
 
+double alg_step_loss(alg_ctx *ctx, int node) { return trn_loss(ctx->host->trn, node); }
+
 size_t alg_batch(const alg_ctx *ctx) { return trn_batch(ctx->host->trn); }
 double *alg_params(alg_ctx *ctx, int node) { return trn_params(ctx->host->trn, node); }
 

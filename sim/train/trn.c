@@ -78,6 +78,7 @@ struct trn_trainer {
     double        *params;   /* n * P */
     double        *grads;    /* n * P: the gradient of the step in progress */
     cursor        *cur;      /* n, NULL for the timing-only model */
+    double        *losses;   /* n: the minibatch loss of each node's last step settled */
     mdl_optim     *opt;
     trn_divergence div;
     /* threads >= 2 only */
@@ -181,8 +182,11 @@ trn_trainer *trn_create(const trn_config *cfg)
     t->params = calloc(nP ? nP : 1, sizeof(double));
     t->grads = calloc(nP ? nP : 1, sizeof(double));
     t->opt = mdl_optim_create(&cfg->optim, t->n, t->P);
-    if (!t->params || !t->grads || !t->opt)
+    t->losses = malloc((size_t)(t->n ? t->n : 1) * sizeof(double));
+    if (!t->params || !t->grads || !t->opt || !t->losses)
         goto out_destroy;
+    for (int i = 0; i < t->n; i++)
+        t->losses[i] = NAN;
     if (cfg->model) {
         if (!(t->cur = calloc((size_t)t->n, sizeof *t->cur)))
             goto out_destroy;
@@ -211,6 +215,7 @@ void trn_destroy(trn_trainer *t)
     free(t->snap);
     free(t->jobs);
     free(t->pending);
+    free(t->losses);
     free(t->ev.parts);
     if (t->cur)
         for (int i = 0; i < t->n; i++) {
@@ -269,6 +274,7 @@ static job next_job(trn_trainer *t, int i)
 
 static void check(trn_trainer *t, int i, const job *j)
 {
+    t->losses[i] = j->loss;
     if (!isfinite(j->loss) && !t->div.diverged)
         t->div = (trn_divergence){ .diverged = 1, .node = i, .step = j->step,
                                    .time_s = j->time_s, .loss = j->loss };
@@ -325,6 +331,13 @@ const double *trn_grad(trn_trainer *t, int i)
     if (t->pool)
         settle(t, i);
     return t->grads + (size_t)i * t->P;
+}
+
+double trn_loss(trn_trainer *t, int i)
+{
+    if (t->pool)
+        settle(t, i);
+    return t->losses[i];
 }
 
 void trn_join_all(trn_trainer *t)

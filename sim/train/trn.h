@@ -88,6 +88,10 @@ void trn_step_begin(trn_trainer *t, int node, uint64_t step, double time_s);
  * With threads it first waits for the step's job (or runs it here when no
  * worker has taken it): call it at the step's end or marks, not before. */
 const double *trn_grad(trn_trainer *t, int node);
+/* The minibatch loss of node's last step begun (the loss of the gradient
+ * trn_grad gives), with the same join; NaN before its first step and for
+ * the timing-only model. */
+double trn_loss(trn_trainer *t, int node);
 /* Waits for every job in progress (node order) so the divergence record
  * covers every step begun.  Nothing on one thread. */
 void trn_join_all(trn_trainer *t);
