@@ -66,6 +66,11 @@ enum { LS_TIME, LS_EPOCHS, LS_FIXED, LS_ADAPTIVE };
 #define TAU_DEFAULT 10
 #define ROUND_TIME_DEFAULT 1.0
 #define TAU_MAX 1e9   /* a step count travels in a 32-bit message tag */
+/* Control words beside the model (server -> client, tag tau or 0) and
+ * the report (client -> server, tag tau_i >= 1). */
+#define TAG_HELLO 0            /* client -> server: back and idle */
+#define TAG_POLL  0xffffffffu  /* server -> client: back, still waiting for you */
+#define ROUND_NONE UINT64_MAX  /* a hello's round: no report of the current round */
 
 static const char *const agg_names[] = { "fednova", "plain", NULL };
 static const char *const steps_names[] = { "time", "epochs", "fixed", "adaptive", NULL };
@@ -92,10 +97,11 @@ typedef struct fn_shared {
     double   w, wa;       /* sums over the round's reports of n_i and n_i a_i */
     double   wl, wlw;     /* of n_i loss_i and n_i over the finite losses */
     double   f0;          /* adaptive: F_0 (0 until known) */
+    double   f_last;      /* adaptive: the latest F_r (NaN until known) */
     long     tau;         /* fixed, adaptive: this round's steps */
     double   steps_sum;   /* over every report accepted */
     long     steps_min, steps_max;
-    uint64_t reports;
+    uint64_t reports, resent;
     uint64_t round, abandoned;
 } fn_shared;
 
@@ -106,6 +112,7 @@ typedef struct fn_state {
     double   loss0;          /* minibatch loss of the round's first step */
     uint64_t round;
     int      active;
+    cl_buf  *report;         /* the last report sent (a reference), for a resend */
 } fn_state;
 
 static fn_shared *fn(const alg_ctx *ctx) { return alg_ps_extra(ctx->shared); }
@@ -143,6 +150,7 @@ static int fn_shared_init(alg_ctx *ctx)
         return -1;
     fn_shared *sh = fn(ctx);
     sh->tau = (long)ctx->param[P_TAU];
+    sh->f_last = NAN;
     sh->diff = malloc((ctx->P ? ctx->P : 1) * sizeof(double));
     sh->open = calloc((size_t)ctx->n, 1);
     return sh->diff && sh->open ? 0 : -1;
@@ -191,6 +199,7 @@ static void adapt(alg_ctx *ctx)
     double f = sh->wl / sh->wlw;
     if (!isfinite(f))
         return;
+    sh->f_last = f;
     if (sh->f0 == 0) {
         sh->f0 = f > 0 ? f : -1;   /* -1: a zero loss at the start, nothing to adapt */
         return;
@@ -258,6 +267,17 @@ static int wants_more(const alg_ctx *ctx, const fn_state *st)
     return (now - st->began_s) + (now - st->step_s) <= budget * (1 + 1e-9);
 }
 
+static void send_report(alg_ctx *ctx, const fn_state *st, int i)
+{
+    alg_send(ctx, i, ctx->server, (uint32_t)st->steps, st->round, st->report,
+             alg_param_bytes(ctx, ctx->P));
+}
+
+static void send_hello(alg_ctx *ctx, const fn_state *st, int i)
+{
+    alg_send(ctx, i, ctx->server, TAG_HELLO, st->report ? st->round : ROUND_NONE, NULL, 0);
+}
+
 static void fn_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     fn_state *st = state;
@@ -274,17 +294,45 @@ static void fn_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
     cl_buf *x = alg_snapshot(ctx, i);
     if (!alg_timing_only(ctx))
         x->data[ctx->P] = st->loss0;   /* the spare slot */
-    alg_send(ctx, i, ctx->server, (uint32_t)st->steps, st->round, x,
-             alg_param_bytes(ctx, ctx->P));
+    if (st->report)
+        alg_buf_put(ctx, st->report);
+    st->report = x;   /* the reference taken by alg_snapshot */
+    send_report(ctx, st, i);
+}
+
+/* A client back from a failure (or answering a poll) while idle: it lost
+ * the round's model or its report if either was on the way.  The server
+ * answers a client it still waits for with a poll when the client has the
+ * round's report, else with the round's model again. */
+static void server_hello(alg_ctx *ctx, int i, uint64_t reported)
+{
+    fn_shared *sh = fn(ctx);
+    if (!sh->open[i])
+        return;
+    if (reported == sh->round) {   /* its report was lost: ask for it again */
+        alg_send(ctx, ctx->server, i, TAG_POLL, sh->round, NULL, 0);
+        return;
+    }
+    int mode = (int)ctx->param[P_LOCAL_STEPS];
+    uint32_t tag = mode == LS_FIXED || mode == LS_ADAPTIVE ? (uint32_t)sh->tau : 0;
+    cl_buf *x = alg_snapshot(ctx, ctx->server);
+    alg_send(ctx, ctx->server, i, tag, sh->round, x, alg_param_bytes(ctx, ctx->P));
     alg_buf_put(ctx, x);
+    sh->resent++;
 }
 
 static void server_receive(alg_ctx *ctx, const cl_msg *m)
 {
     alg_ps *ps = ctx->shared;
     fn_shared *sh = fn(ctx);
+    if (m->tag == TAG_HELLO) {
+        server_hello(ctx, m->from, m->round);
+        return;
+    }
     if (m->round != sh->round || !sh->open[m->from]) {   /* its round has closed */
         ps->discarded++;
+        if (sh->open[m->from])   /* and it missed this round's model */
+            server_hello(ctx, m->from, ROUND_NONE);
         return;
     }
     sh->open[m->from] = 0;
@@ -321,8 +369,21 @@ static void fn_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         server_receive(ctx, m);
         return;
     }
+    if (m->tag == TAG_POLL) {   /* the server is back and waits for this round */
+        if (st->active)
+            return;   /* the report will come */
+        if (st->report && st->round == m->round)
+            send_report(ctx, st, i);
+        else
+            send_hello(ctx, st, i);
+        return;
+    }
     alg_abort_step(ctx, i);   /* asked again while working for a closed round */
     alg_ps_install(ctx, i, m);
+    if (st->report) {
+        alg_buf_put(ctx, st->report);
+        st->report = NULL;
+    }
     st->target = (long)m->tag;
     if ((int)ctx->param[P_LOCAL_STEPS] == LS_EPOCHS) {
         size_t per_epoch = alg_local_samples(ctx, i) / alg_batch(ctx);
@@ -333,6 +394,39 @@ static void fn_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     st->active = 1;
     st->began_s = st->step_s = alg_now(ctx);
     alg_start_step(ctx, i);
+}
+
+/* Back from a failure: a client in the middle of its round goes on (its
+ * step restarts); an idle one may have lost the round's model or its
+ * report, and says hello (a control message). */
+static void fn_on_return(alg_ctx *ctx, void *state, int i)
+{
+    fn_state *st = state;
+    if (i != ctx->server) {
+        if (!st->active)
+            send_hello(ctx, st, i);
+        return;
+    }
+    /* the server: the reports sent while it was down are lost, and it
+     * missed the detector's notices */
+    fn_shared *sh = fn(ctx);
+    if (sh->asked == 0) {
+        start_round(ctx);
+        return;
+    }
+    for (int c = 0; c < ctx->n; c++)
+        if (sh->open[c] && !alg_is_failed(ctx, c))
+            alg_send(ctx, ctx->server, c, TAG_POLL, sh->round, NULL, 0);
+    if (round_done(ctx))
+        close_round(ctx);
+}
+
+static void fn_fini(alg_ctx *ctx, void *state, int i)
+{
+    fn_state *st = state;
+    if (i != ctx->server && st->report)
+        alg_buf_put(ctx, st->report);
+    st->report = NULL;
 }
 
 static void fn_on_failure(alg_ctx *ctx, int peer, int failed)
@@ -373,15 +467,17 @@ static void fn_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 static int fn_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
 {
     int k = alg_ps_stats(ctx, keys, values, max);
-    if (k == 0 || k + 6 > max)
+    if (k == 0 || k + 9 > max)
         return k;
     const fn_shared *sh = alg_ps_extra(ctx->shared);
     const char *const key[] = { "rounds", "rounds_abandoned", "local_steps_mean",
-                                "local_steps_min", "local_steps_max", "tau_last" };
+                                "local_steps_min", "local_steps_max", "tau_last",
+                                "loss_first", "loss_last", "models_resent" };
     double v[] = { (double)sh->round, (double)sh->abandoned,
                    sh->reports ? sh->steps_sum / (double)sh->reports : 0,
-                   (double)sh->steps_min, (double)sh->steps_max, (double)sh->tau };
-    return k + alg_stats_copy(key, v, 6, keys + k, values + k, max - k);
+                   (double)sh->steps_min, (double)sh->steps_max, (double)sh->tau,
+                   sh->f0 > 0 ? sh->f0 : NAN, sh->f_last, (double)sh->resent };
+    return k + alg_stats_copy(key, v, 9, keys + k, values + k, max - k);
 }
 
 const alg_type alg_fednova = {
@@ -400,6 +496,8 @@ const alg_type alg_fednova = {
     .on_message = fn_on_message,
     .on_timer = fn_on_timer,
     .on_failure = fn_on_failure,
+    .on_return = fn_on_return,
+    .fini = fn_fini,
     .describe_wait = fn_describe_wait,
     .stats = fn_stats,
 };
