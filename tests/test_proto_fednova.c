@@ -10,6 +10,8 @@
  *     the closed form: plain averaging is biased toward the node with
  *     more steps (toward the tau-weighted mean as lr -> 0), FedNova's bias
  *     is O(lr) and vanishes as lr -> 0;
+ *   - heavy-ball momentum: a_i = sum (1 - rho^k) / (1 - rho), the buffer
+ *     zeroed each round (two rounds of a constant gradient);
  *   - a slowdown window decides the count at step times (6, not 10);
  *   - aggregation plain with local_steps epochs is fedavg with fraction 1,
  *     bit for bit; with equal step counts fednova is plain up to rounding;
@@ -111,6 +113,56 @@ START_TEST(test_one_round_plain_closed_form)
         for (int i = 0; i < 4; i++)
             want += (double)cap_samples[i] * target[i][k];
         want /= W;
+        ck_assert_msg(fabs(cap_x[cap_server][k] - want) < 1e-12, "parameter %zu: %.17g, want "
+                      "%.17g", k, cap_x[cap_server][k], want);
+    }
+}
+END_TEST
+
+/* Heavy-ball momentum 0.5 and a constant gradient c_i per node: after tau
+ * steps from a zero buffer x_i = x0 - lr a_i c_i with a_i = sum_{k=1..tau}
+ * (1 - rho^k) / (1 - rho), so FedNova's round moves x by exactly
+ * -lr tau_eff sum p_i c_i, tau_eff = sum p_i a_i.  The buffer is zeroed at
+ * each round's model, so round 2 moves by the same again (stop at 0.25 s,
+ * after round 1 closes at about 0.2006). */
+static void const_step(alg_ctx *ctx, void *st, int i, const double *grad)
+{
+    (void)grad;
+    for (size_t k = 0; k < ctx->P; k++)
+        fake[i][k] = target[i][k];
+    inner->on_step_done(ctx, st, i, fake[i]);
+}
+
+START_TEST(test_momentum_normalizer)
+{
+    set_targets(4, MAXP);
+    const alg_type *a = wrap_p("fednova", G_TARGET, 0.1, "round_time_s=0.1");
+    wrapped.on_step_done = const_step;
+    run_result res;
+    run_wrapped("{\"seed\": 2, \"nodes\": 4, \"model\": {\"kind\": \"logistic\"},"
+                " \"data\": {\"train\": 480, \"test\": 60, \"features\": 3, \"partition\": \"quantity\"},"
+                " \"compute\": {\"step_time_s\": 0.01, \"groups\": [{\"nodes\": [1], \"step_time_s\": 0.02},"
+                "   {\"nodes\": [2], \"step_time_s\": 0.03}, {\"nodes\": [3], \"step_time_s\": 0.05}]},"
+                " \"network\": {\"latency_s\": 0.0001, \"bandwidth_Bps\": 1e9},"
+                " \"optimizer\": {\"momentum\": 0.5},"
+                " \"algorithm\": {\"name\": \"fednova\", \"lr\": 0.1, \"batch\": 4, \"round_time_s\": 0.1},"
+                " \"stop\": {\"time_s\": 0.25}}", a, x0_init, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    ck_assert_double_eq(stat_of(&res, "rounds"), 2);
+    const double tau[4] = { 10, 5, 3, 2 };
+    double W = 0, Wa = 0;
+    for (int i = 0; i < 4; i++) {
+        double ai = 0;
+        for (int k = 1; k <= tau[i]; k++)
+            ai += (1 - pow(0.5, k)) / 0.5;
+        W += (double)cap_samples[i];
+        Wa += (double)cap_samples[i] * ai;
+    }
+    for (size_t k = 0; k < cap_P; k++) {
+        double c = 0;
+        for (int i = 0; i < 4; i++)
+            c += (double)cap_samples[i] / W * target[i][k];
+        double want = x0_of(k) - 2 * 0.1 * (Wa / W) * c;
         ck_assert_msg(fabs(cap_x[cap_server][k] - want) < 1e-12, "parameter %zu: %.17g, want "
                       "%.17g", k, cap_x[cap_server][k], want);
     }
@@ -416,10 +468,10 @@ START_TEST(test_errors)
     expect_prepare_error(BAD(", \"local_epochs\": 2, \"local_steps\": \"adaptive\"", ""),
                          "test.json: /algorithm/name: error: fednova local_epochs applies to "
                          "local_steps \"epochs\", not \"adaptive\"");
-    expect_prepare_error(BAD("", ", \"optimizer\": {\"momentum\": 0.9}"),
+    expect_prepare_error(BAD("", ", \"optimizer\": {\"momentum\": 0.9, \"nesterov\": true}"),
                          "test.json: /algorithm/name: error: fednova aggregation \"fednova\" "
-                         "needs optimizer momentum 0, got 0.9 (the buffer is kept across rounds "
-                         "here; use aggregation \"plain\")");
+                         "normalizes heavy-ball momentum, not Nesterov's (set optimizer nesterov "
+                         "false, or aggregation \"plain\")");
 }
 END_TEST
 
@@ -430,6 +482,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_one_round_normalized_closed_form);
     tcase_add_test(tc, test_one_round_plain_closed_form);
+    tcase_add_test(tc, test_momentum_normalizer);
     tcase_add_test(tc, test_quadratic_fixed_points);
     tcase_add_test(tc, test_slowdown_decides_the_count);
     tcase_add_test(tc, test_plain_epochs_is_fedavg);

@@ -50,6 +50,7 @@ typedef struct alg_ctx {
     size_t            P;        /* parameters per model */
     double            lr;       /* base learning rate (the optimizer's) */
     double            momentum; /* the optimizer's momentum (0: plain SGD) */
+    int               nesterov; /* ... in Nesterov's form */
     uint64_t          seed;     /* the scenario seed the streams derive from */
     char             *states;   /* n * state_size bytes */
     size_t            state_size;
@@ -215,6 +216,10 @@ const double *alg_params_const(const alg_ctx *ctx, int node);
  * learning-rate schedule; see mdl_optim.h).  With the default optimizer it
  * is exactly x <- x - (lr / g_div) g (one CBLAS daxpy). */
 void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div);
+
+/* Zeroes node's momentum buffer (nothing without momentum); its
+ * learning-rate schedule goes on. */
+void alg_reset_momentum(alg_ctx *ctx, int node);
 
 /* The averaging pass of a round, over ctx->P doubles: y <- y0 + a x when
  * y0 is not NULL (y0 copied first: y0 == y or not overlapping), else

@@ -35,8 +35,10 @@
  * p_i = n_i / sum n_j (sample counts over the reports received):
  *   plain     x_{r+1} = sum p_i x_i
  *   fednova   x_{r+1} = x_r - tau_eff sum p_i (x_r - x_i) / a_i,
- *             a_i = tau_i, tau_eff = sum p_i a_i (vanilla SGD's a_i;
- *             momentum is refused, see below).
+ *             tau_eff = sum p_i a_i, a_i = tau_i for SGD, and with
+ *             heavy-ball momentum rho (the client's buffer zeroed when a
+ *             round's model arrives, as the reference does)
+ *             a_i = (tau_i - rho (1 - rho^tau_i) / (1 - rho)) / (1 - rho).
  * The server evaluates the global model.
  *
  * When a node fails: a client that goes down mid-round is not waited for
@@ -47,9 +49,9 @@
  * a closed round is dropped (gradients_discarded).  The server failing:
  * clients finish and their reports are retransmitted until it is back; a
  * server down for good leaves the clients idle and the run ends as
- * stalled.  It does not handle momentum (the reference resets the
- * momentum buffer each round and normalizes by a momentum-dependent a_i;
- * dtsim's optimizer keeps the buffer across rounds) nor FedProx's mu.
+ * stalled.  Not covered: Nesterov momentum (refused with "fednova";
+ * the reference normalizes it as heavy ball), FedProx's mu, server
+ * momentum.
  */
 #include "alg_ps.h"
 
@@ -120,10 +122,9 @@ static fn_shared *fn(const alg_ctx *ctx) { return alg_ps_extra(ctx->shared); }
 static int fn_check(const alg_ctx *ctx, char *err, size_t size)
 {
     int mode = (int)ctx->param[P_LOCAL_STEPS];
-    if ((int)ctx->param[P_AGGREGATION] == AGG_FEDNOVA && ctx->momentum > 0) {
-        snprintf(err, size, "fednova aggregation \"fednova\" needs optimizer momentum 0, got %g "
-                 "(the buffer is kept across rounds here; use aggregation \"plain\")",
-                 ctx->momentum);
+    if ((int)ctx->param[P_AGGREGATION] == AGG_FEDNOVA && ctx->nesterov) {
+        snprintf(err, size, "fednova aggregation \"fednova\" normalizes heavy-ball momentum, "
+                 "not Nesterov's (set optimizer nesterov false, or aggregation \"plain\")");
         return -1;
     }
     if (ctx->param[P_ROUND_TIME_S] != ROUND_TIME_DEFAULT && mode != LS_TIME) {
@@ -321,6 +322,18 @@ static void server_hello(alg_ctx *ctx, int i, uint64_t reported)
     sh->resent++;
 }
 
+/* a_i of a client that took tau steps: tau for SGD; with heavy-ball
+ * momentum rho, restarted each round, sum_{k=1..tau} (1 - rho^k) / (1 - rho)
+ * = (tau - rho (1 - rho^tau) / (1 - rho)) / (1 - rho) (the reference's
+ * local_normalizing_vec). */
+static double normalizer(const alg_ctx *ctx, double tau)
+{
+    double rho = ctx->momentum;
+    if (rho == 0)
+        return tau;
+    return (tau - rho * (1 - pow(rho, tau)) / (1 - rho)) / (1 - rho);
+}
+
 static void server_receive(alg_ctx *ctx, const cl_msg *m)
 {
     alg_ps *ps = ctx->shared;
@@ -337,7 +350,7 @@ static void server_receive(alg_ctx *ctx, const cl_msg *m)
     }
     sh->open[m->from] = 0;
     double w = (double)alg_local_samples(ctx, m->from);
-    double a = (double)m->tag;   /* tau_i >= 1 */
+    double a = normalizer(ctx, (double)m->tag);   /* tau_i >= 1 */
     if ((int)ctx->param[P_AGGREGATION] == AGG_PLAIN) {
         cblas_daxpy((int)ctx->P, w, m->payload->data, 1, ps->sum, 1);
     } else {
@@ -380,6 +393,8 @@ static void fn_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     }
     alg_abort_step(ctx, i);   /* asked again while working for a closed round */
     alg_ps_install(ctx, i, m);
+    if ((int)ctx->param[P_AGGREGATION] == AGG_FEDNOVA)
+        alg_reset_momentum(ctx, i);   /* the reference's reset at each round */
     if (st->report) {
         alg_buf_put(ctx, st->report);
         st->report = NULL;

@@ -104,6 +104,8 @@ void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, dou
     trn_apply(ctx->host->trn, node, x, g, g_div);
 }
 
+void alg_reset_momentum(alg_ctx *ctx, int node) { trn_reset_momentum(ctx->host->trn, node); }
+
 void alg_axpy(const alg_ctx *ctx, double a, const double *x, double *y, const double *y0)
 {
     trn_axpy(ctx->host->trn, a, x, y, y0);
