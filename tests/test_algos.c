@@ -441,7 +441,7 @@ START_TEST(test_unknown_algorithm)
                                   " \"stop\": {\"steps\": 5}}", &s, &r, &err), -1);
     ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: unknown algorithm \"dpsdg\" "
                               "(expected one of: adpsgd, allreduce, backup, delay-adaptive, "
-                              "divshare, dpsgd, eager, easgd, epidemic, fedavg, gossip, hop, local-sgd, prague, "
+                              "divshare, dpsgd, eager, easgd, epidemic, fedavg, fednova, gossip, hop, local-sgd, prague, "
                               "ps-async, ps-sync, rennala, ringmaster, sdfeel, sgp, ssp)");
 }
 END_TEST

@@ -143,7 +143,7 @@ START_TEST(test_bad_grid_runs_nothing)
     char *e = slurpf("%s/err", tmpdir);
     ck_assert_str_eq(e, QUICKSTART ": /algorithm/name: error: unknown algorithm \"sgd\" "
                      "(expected one of: adpsgd, allreduce, backup, delay-adaptive, divshare, dpsgd, eager, "
-                     "easgd, epidemic, fedavg, gossip, hop, local-sgd, prague, ps-async, ps-sync, rennala, "
+                     "easgd, epidemic, fedavg, fednova, gossip, hop, local-sgd, prague, ps-async, ps-sync, rennala, "
                      "ringmaster, sdfeel, sgp, ssp)\n"
                      "dtsim sweep: note: at grid point --grid algorithm.name=sgd\n");
     free(e);
