@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <gsl/gsl_cblas.h>
 #include "mdl_optim.h"
 
@@ -117,6 +118,12 @@ void mdl_optim_step(mdl_optim *o, int node, double *x, const double *g, double g
 {
     mdl_optim_step_range(o, node, x, g, g_div, 0, o->P);
     o->k[node]++;
+}
+
+void mdl_optim_reset_momentum(mdl_optim *o, int node)
+{
+    if (o->buf)
+        memset(o->buf + (size_t)node * o->P, 0, o->P * sizeof(double));
 }
 
 uint64_t mdl_optim_updates(const mdl_optim *o, int node)

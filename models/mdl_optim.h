@@ -67,6 +67,10 @@ void mdl_optim_step_range(mdl_optim *o, int node, double *x, const double *g, do
                           size_t lo, size_t hi);
 void mdl_optim_count(mdl_optim *o, int node);
 
+/* Zeroes node's momentum buffer (nothing without momentum): the next
+ * update starts the heavy ball afresh, as an optimizer created anew would
+ * (FedNova's clients at each round).  The update count is kept. */
+void mdl_optim_reset_momentum(mdl_optim *o, int node);
 /* Updates node has applied so far. */
 uint64_t mdl_optim_updates(const mdl_optim *o, int node);
 

@@ -201,6 +201,30 @@ START_TEST(test_fedavg_round_without_dropout)
 }
 END_TEST
 
+/* fednova, time budget 1 s = 8 steps of tau: rounds start at 0, 1, 2 (23
+ * steps before the failure, the 24th ends at 3.0); round 2 waits for
+ * worker 3 until it is declared at 3.494, then rounds of the 7 live
+ * clients start at 3.494 + k: 1 + 6 x 8 + 3 steps after the failure (the
+ * round of 9.494 has 3 steps done by 9.98, so 9 rounds closed).  Back at 4.99, worker 3 ends
+ * its interrupted step (restarted: 4.99 -> 5.115), reports it for the
+ * closed round 2 (discarded), and is asked again from the round of 5.494:
+ * 1 + 4 x 8 + 3 steps; the live clients keep 52. */
+START_TEST(test_fednova_round_without_dropout)
+{
+    run_result res;
+    run_failure("fednova", "fednova\"", 0, 0.5, &res);
+    expect_steps("fednova", 52, 0);
+    ck_assert_double_eq(stat_of(&res, "rounds"), 9);
+    ck_assert_double_eq(stat_of(&res, "gradients_applied"), 2 * 8 + 7 + 6 * 7);
+    ck_assert_double_eq(stat_of(&res, "local_steps_min"), 8);
+    run_failure("fednova", "fednova\"", 1, 0.5, &res);
+    expect_steps("fednova", 52, 36);
+    ck_assert_double_eq(stat_of(&res, "gradients_discarded"), 1);
+    ck_assert_double_eq(stat_of(&res, "gradients_applied"), 2 * 8 + 7 + 2 * 7 + 4 * 8);
+    ck_assert_double_eq(stat_of(&res, "rounds_abandoned"), 0);
+}
+END_TEST
+
 /* fedavg with Bonawitz et al.'s over-selection: 6 drawn for 4 reports, so
  * a drawn client that drops out costs nothing: one round per tau, 79 by the
  * stop, each on 4 reports. */
@@ -246,6 +270,8 @@ static const char *const table[][2] = {
     { "fedavg", "fedavg\", \"fraction\": 0.5, \"over_selection\": 1.5, \"deadline_s\": 0.3" },
     { "delay-adaptive", "delay-adaptive\", \"threshold\": 2" },
     { "easgd", "easgd\"" },
+    { "fednova", "fednova\"" },
+    { "fednova", "fednova\", \"local_steps\": \"adaptive\", \"tau\": 4" },
     { "easgd", "easgd\", \"period\": 1" },
     { "lsgd", "lsgd\", \"groups\": 2" },
     { "lsgd", "lsgd\", \"groups\": 3, \"period\": 1, \"global_rounds\": 2" },
@@ -279,6 +305,7 @@ int main(void)
     tcase_add_test(tc, test_rennala_batch_from_live_workers);
     tcase_add_test(tc, test_fedavg_round_without_dropout);
     tcase_add_test(tc, test_fedavg_over_selection);
+    tcase_add_test(tc, test_fednova_round_without_dropout);
     tcase_add_test(tc, test_fedavg_deadline);
     tcase_add_loop_test(tc, test_rate_after_failure, 0, (int)(sizeof table / sizeof table[0]));
     suite_add_tcase(s, tc);

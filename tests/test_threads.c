@@ -271,6 +271,24 @@ START_TEST(fedavg_aborts)
 }
 END_TEST
 
+/* fednova reads each round's first minibatch loss (alg_step_loss joins
+ * the step's job) for AdaComm's schedule, and a time budget's step counts
+ * under noise; a node failing mid-round is renormalized away. */
+START_TEST(fednova_losses)
+{
+    const char *ada[] = { "output.trace=true",
+                          "algorithm={\"name\": \"fednova\", \"lr\": 0.05, \"batch\": 32,"
+                          " \"local_steps\": \"adaptive\", \"tau\": 6}", "stop.time_s=4" };
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ps16-fedavg.json", ada, 3), RUN_OK);
+    const char *tb[] = { "output.trace=true", "faults.step=restart",
+                         "faults.events=[{\"kind\": \"exponential\", \"mtbf_s\": 1,"
+                         " \"mttr_s\": 0.1}]",
+                         "algorithm={\"name\": \"fednova\", \"lr\": 0.05, \"batch\": 32,"
+                         " \"round_time_s\": 0.1}", "stop.time_s=4" };
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ps16-fedavg.json", tb, 5), RUN_OK);
+}
+END_TEST
+
 /* A step's loss overflows: one thread stops after the event in which it
  * began; more threads learn it later and replay the run on one. */
 START_TEST(divergence_replayed)
@@ -298,6 +316,7 @@ int main(void)
     tcase_add_test(tc, eager_marks);
     tcase_add_test(tc, failures_restart);
     tcase_add_test(tc, fedavg_aborts);
+    tcase_add_test(tc, fednova_losses);
     tcase_add_test(tc, divergence_replayed);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

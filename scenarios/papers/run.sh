@@ -8,7 +8,7 @@
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
 #   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd |
-#         hogwild | lsgd | stl-fw | all
+#         hogwild | lsgd | stl-fw | fednova | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -28,15 +28,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -177,8 +177,19 @@ for name in $names; do
       # test accuracy of the 32 local models, paired against the complete graph
       python3 "$root/plots/papers-nodes.py" "$dir" --baseline 'topology={"kind":"complete"}'
       ;;
+    fednova)
+      # Wang et al. 2020: 16 clients of four speeds (1, 2, 4, 8 x 10 ms
+      # steps) with a 0.2 s compute budget per round (tau 20, 10, 5, 2),
+      # Dirichlet(0.1) data (non-IID) and Dirichlet(100) (near IID);
+      # FedNova's normalized averaging against FedAvg's plain averaging at
+      # lr 0.02 and 0.05, equal wall-clock (30 s)
+      sweep "$here/fednova.json" -o "$dir" --replicates 5 \
+        --grid data.alpha=0.1,100 --grid algorithm.lr=0.02,0.05 \
+        --grid algorithm.aggregation=plain,fednova
+      "$table" "$dir" --ratio algorithm.aggregation=plain train_loss test_accuracy
+      ;;
   esac
-  case $name in divshare|easgd|hogwild|lsgd|stl-fw)
+  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova)
     echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"

@@ -49,6 +49,8 @@ typedef struct alg_ctx {
     int               server;   /* node number of the first server (n), or -1 */
     size_t            P;        /* parameters per model */
     double            lr;       /* base learning rate (the optimizer's) */
+    double            momentum; /* the optimizer's momentum (0: plain SGD) */
+    int               nesterov; /* ... in Nesterov's form */
     uint64_t          seed;     /* the scenario seed the streams derive from */
     char             *states;   /* n * state_size bytes */
     size_t            state_size;
@@ -239,6 +241,9 @@ void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, dou
  * the node has not stepped.  O(batch * P * k). */
 int  alg_step_hessian(alg_ctx *ctx, int node, const double *params, const double *V, size_t k,
                       double *out);
+/* Zeroes node's momentum buffer (nothing without momentum); its
+ * learning-rate schedule goes on. */
+void alg_reset_momentum(alg_ctx *ctx, int node);
 
 /* The averaging pass of a round, over ctx->P doubles: y <- y0 + a x when
  * y0 is not NULL (y0 copied first: y0 == y or not overlapping), else

@@ -112,6 +112,7 @@ int alg_step_hessian(alg_ctx *ctx, int node, const double *params, const double 
         alg_out_of_memory();
     return rc;
 }
+void alg_reset_momentum(alg_ctx *ctx, int node) { trn_reset_momentum(ctx->host->trn, node); }
 
 void alg_axpy(const alg_ctx *ctx, double a, const double *x, double *y, const double *y0)
 {

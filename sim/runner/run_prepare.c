@@ -248,6 +248,8 @@ run_sim *run_prepare_cached(const scn_scenario *s, run_data_cache *data, scn_err
     /* parameters first: they may decide how many servers the protocol adds */
     r->ctx.n = s->n_nodes;
     r->ctx.lr = s->lr;
+    r->ctx.momentum = s->opt_momentum;
+    r->ctx.nesterov = s->opt_nesterov;
     if (resolve_params(r, err) != 0)
         goto out_destroy;
     int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;

@@ -439,6 +439,8 @@ void trn_apply(trn_trainer *t, int i, double *x, const double *g, double g_div)
     mdl_optim_count(t->opt, i);
 }
 
+void trn_reset_momentum(trn_trainer *t, int i) { mdl_optim_reset_momentum(t->opt, i); }
+
 void trn_axpy(trn_trainer *t, double a, const double *x, double *y, const double *y0)
 {
     if (!split(t)) {

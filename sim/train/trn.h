@@ -126,6 +126,9 @@ int trn_evaluate(trn_trainer *t, const double *params, const mdl_dataset *ds,
  * g_div) g. */
 void trn_apply(trn_trainer *t, int node, double *x, const double *g, double g_div);
 
+/* mdl_optim_reset_momentum of node's optimizer. */
+void trn_reset_momentum(trn_trainer *t, int node);
+
 /* y <- y0 + a x (y0 not NULL: y0 copied first; it may not overlap y
  * unless it is y) or y += a x (y0 NULL), over n_params doubles: the
  * averaging of a protocol round.  With threads, and for models of at least
