@@ -7,7 +7,7 @@
 #
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
-#   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd | all
+#   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd | lbbsp | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -27,15 +27,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, lbbsp, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd lbbsp"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|lbbsp) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -128,8 +128,18 @@ for name in $names; do
         --grid 'algorithm={"name":"ps-async","lr":0.1},{"name":"easgd","lr":0.1,"period":1},{"name":"easgd","lr":0.1,"period":4},{"name":"easgd","lr":0.1,"period":16}'
       "$table" "$dir" --speedup 'algorithm={"name":"ps-async","lr":0.1}' time_to_target_accuracy_s steps_per_s
       ;;
+    lbbsp)
+      # Chen et al. 2020 (LB-BSP): synchronous SGD through a server on 8
+      # workers, two 4x and two 2x slower, total batch 256 (32 x 8):
+      # uniform batches against speed-proportional ones, configured and
+      # measured; 400 iterations each
+      sweep "$here/lbbsp.json" -o "$dir" --replicates 3 \
+        --grid 'algorithm={"name":"ps-sync","lr":0.1,"batching":"uniform"},{"name":"ps-sync","lr":0.1,"batching":"speed"},{"name":"ps-sync","lr":0.1,"batching":"speed","batch_source":"measured"}'
+      "$table" "$dir" --speedup 'algorithm={"name":"ps-sync","lr":0.1,"batching":"uniform"}' sim_time_s time_to_target_1_s
+      "$table" "$dir" --ratio 'algorithm={"name":"ps-sync","lr":0.1,"batching":"uniform"}' --tag accuracy test_accuracy train_loss
+      ;;
   esac
-  case $name in divshare|easgd)
+  case $name in divshare|easgd|lbbsp)
     echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"

@@ -155,6 +155,7 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     /* parameters first: they may decide how many servers the protocol adds */
     r->ctx.n = s->n_nodes;
     r->ctx.lr = s->lr;
+    r->ctx.batch = s->batch;
     if (resolve_params(r, err) != 0)
         goto out_destroy;
     int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;
