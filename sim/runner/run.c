@@ -346,7 +346,8 @@ static int execute(run_sim *r, const run_options *opt, run_result *res, char *er
     memset(res, 0, sizeof *res);
     r->opt = opt ? opt : &none;
     if (r->opt->algorithm) {
-        if (r->opt->algorithm->servers != r->n_all - s->n_nodes) {
+        const alg_type *ra = r->opt->algorithm;
+        if ((ra->n_servers ? ra->n_servers(&r->ctx) : ra->servers) != r->n_all - s->n_nodes) {
             snprintf(err, es, "%s: error: the replacement algorithm needs the same number of "
                      "servers as the scenario's", s->path);
             return -1;

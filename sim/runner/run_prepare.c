@@ -156,6 +156,7 @@ run_sim *run_prepare(const scn_scenario *s, scn_error *err)
     r->ctx.n = s->n_nodes;
     r->ctx.lr = s->lr;
     r->ctx.batch = s->batch;
+    r->ctx.seed = s->seed;   /* for a check that draws (a protocol's own graph) */
     if (resolve_params(r, err) != 0)
         goto out_destroy;
     int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;
