@@ -442,7 +442,7 @@ START_TEST(test_unknown_algorithm)
     ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: unknown algorithm \"dpsdg\" "
                               "(expected one of: adpsgd, allreduce, backup, delay-adaptive, "
                               "divshare, dpsgd, eager, easgd, epidemic, fedavg, gossip, hop, local-sgd, prague, "
-                              "ps-async, ps-sync, rennala, ringmaster, sdfeel, sgp, ssp)");
+                              "ps-async, ps-sync, rennala, ringmaster, sdfeel, sdfeel-async, sgp, ssp)");
 }
 END_TEST
 

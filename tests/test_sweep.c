@@ -144,7 +144,7 @@ START_TEST(test_bad_grid_runs_nothing)
     ck_assert_str_eq(e, QUICKSTART ": /algorithm/name: error: unknown algorithm \"sgd\" "
                      "(expected one of: adpsgd, allreduce, backup, delay-adaptive, divshare, dpsgd, eager, "
                      "easgd, epidemic, fedavg, gossip, hop, local-sgd, prague, ps-async, ps-sync, rennala, "
-                     "ringmaster, sdfeel, sgp, ssp)\n"
+                     "ringmaster, sdfeel, sdfeel-async, sgp, ssp)\n"
                      "dtsim sweep: note: at grid point --grid algorithm.name=sgd\n");
     free(e);
     ck_assert_int_eq(sh("%s sweep %s --shard 3/2 2>/dev/null", DTSIM_BINARY, QUICKSTART), 2);
