@@ -148,6 +148,13 @@ for name in $names; do
         --zip 'algorithm={"name":"fedavg","lr":0.05,"batch":32,"fraction":1,"local_epochs":1},{"name":"fedavg","lr":0.05,"batch":32,"fraction":1,"local_epochs":1},{"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10},{"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10,"gossip_rounds":4,"server_weights":"data"}' \
         --zip 'network.links=[{"from":["servers"],"latency_s":0.05,"bandwidth_Bps":1.25e6}],[],[{"from":["servers"],"to":["servers"],"latency_s":0.005,"bandwidth_Bps":1.25e7}],[{"from":["servers"],"to":["servers"],"latency_s":0.005,"bandwidth_Bps":1.25e7}]'
       "$table" "$dir" --speedup 'algorithm={"name":"fedavg","lr":0.05,"batch":32,"fraction":1,"local_epochs":1}' time_to_target_accuracy_s
+      # device heterogeneity: one client per cluster 5x slower (and none),
+      # synchronous SD-FEEL against the asynchronous one (deadline 0.12 s)
+      sweep "$here/sdfeel.json" -o "$dir-async" --replicates 3 \
+        --set 'network.links=[{"from":["servers"],"to":["servers"],"latency_s":0.005,"bandwidth_Bps":1.25e7}]' \
+        --grid 'compute.groups=[{"nodes":[3,7,11,15],"slowdown":5}],[]' \
+        --grid 'algorithm={"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10},{"name":"sdfeel-async","lr":0.05,"batch":32,"clusters":4,"local_steps":10,"deadline_s":0.12}'
+      "$table" "$dir-async" --speedup 'algorithm={"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10}' time_to_target_accuracy_s steps_per_s
       ;;
   esac
   case $name in divshare|easgd|lbbsp|sdfeel)
