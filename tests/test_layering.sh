@@ -18,7 +18,7 @@ say() { echo "test_layering: $*" >&2; fail=1; }
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-cp "$src/sim/algos/alg.h" "$src/sim/algos/alg_coll.h" "$src/sim/algos/alg_ps.h" "$src/sim/algos/alg_nbr.h" \
+cp "$src/sim/algos/alg.h" "$src/sim/algos/alg_coll.h" "$src/sim/algos/alg_ps.h" "$src/sim/algos/alg_batchplan.h" "$src/sim/algos/alg_sdgraph.h" "$src/sim/algos/alg_nbr.h" \
    "$src/sim/algos/alg_epidemic_graph.h" "$src/sim/algos/alg_prague_static.h" \
    "$src/sim/cluster/cl_buf.h" "$src/topologies/topo.h" "$stage/"
 for f in "$src"/sim/algos/alg_*.c; do

@@ -8,7 +8,7 @@
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
 #   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd |
-#         hogwild | lsgd | stl-fw | fednova | all
+#         hogwild | lsgd | stl-fw | fednova | lbbsp | sdfeel | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -28,15 +28,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, lbbsp, sdfeel, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova lbbsp sdfeel"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -188,8 +188,36 @@ for name in $names; do
         --grid algorithm.aggregation=plain,fednova
       "$table" "$dir" --ratio algorithm.aggregation=plain train_loss test_accuracy
       ;;
+    lbbsp)
+      # Chen et al. 2020 (LB-BSP): synchronous SGD through a server on 8
+      # workers, two 4x and two 2x slower, total batch 256 (32 x 8):
+      # uniform batches against speed-proportional ones, configured and
+      # measured; 400 iterations each
+      sweep "$here/lbbsp.json" -o "$dir" --replicates 3 \
+        --grid 'algorithm={"name":"ps-sync","lr":0.1,"batching":"uniform"},{"name":"ps-sync","lr":0.1,"batching":"speed"},{"name":"ps-sync","lr":0.1,"batching":"speed","batch_source":"measured"}'
+      "$table" "$dir" --speedup 'algorithm={"name":"ps-sync","lr":0.1,"batching":"uniform"}' sim_time_s time_to_target_1_s
+      "$table" "$dir" --ratio 'algorithm={"name":"ps-sync","lr":0.1,"batching":"uniform"}' --tag accuracy test_accuracy train_loss
+      ;;
+    sdfeel)
+      # Sun et al. 2022/2023: 16 clients, Fashion-MNIST split by
+      # Dirichlet(0.5); FedAvg through one cloud server (a 50 ms, 10 Mbit/s
+      # link, and a fast one for contrast) against SD-FEEL with 4 edge
+      # servers on a ring (1 ms, 100 Mbit/s to their clients, 5 ms between
+      # them), alpha 1 and alpha 4 with data weights
+      sweep "$here/sdfeel.json" -o "$dir" --replicates 3 \
+        --zip 'algorithm={"name":"fedavg","lr":0.05,"batch":32,"fraction":1,"local_epochs":1},{"name":"fedavg","lr":0.05,"batch":32,"fraction":1,"local_epochs":1},{"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10},{"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10,"gossip_rounds":4,"server_weights":"data"}' \
+        --zip 'network.links=[{"from":["servers"],"latency_s":0.05,"bandwidth_Bps":1.25e6}],[],[{"from":["servers"],"to":["servers"],"latency_s":0.005,"bandwidth_Bps":1.25e7}],[{"from":["servers"],"to":["servers"],"latency_s":0.005,"bandwidth_Bps":1.25e7}]'
+      "$table" "$dir" --speedup 'algorithm={"name":"fedavg","lr":0.05,"batch":32,"fraction":1,"local_epochs":1}' time_to_target_accuracy_s
+      # device heterogeneity: one client per cluster 5x slower (and none),
+      # synchronous SD-FEEL against the asynchronous one (deadline 0.12 s)
+      sweep "$here/sdfeel.json" -o "$dir-async" --replicates 3 \
+        --set 'network.links=[{"from":["servers"],"to":["servers"],"latency_s":0.005,"bandwidth_Bps":1.25e7}]' \
+        --grid 'compute.groups=[{"nodes":[3,7,11,15],"slowdown":5}],[]' \
+        --grid 'algorithm={"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10},{"name":"sdfeel-async","lr":0.05,"batch":32,"clusters":4,"local_steps":10,"deadline_s":0.12}'
+      "$table" "$dir-async" --speedup 'algorithm={"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10}' time_to_target_accuracy_s steps_per_s
+      ;;
   esac
-  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova)
+  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel)
     echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"

@@ -51,6 +51,7 @@ typedef struct alg_ctx {
     double            lr;       /* base learning rate (the optimizer's) */
     double            momentum; /* the optimizer's momentum (0: plain SGD) */
     int               nesterov; /* ... in Nesterov's form */
+    size_t            batch;    /* samples per step (algorithm.batch; alg_batch) */
     uint64_t          seed;     /* the scenario seed the streams derive from */
     char             *states;   /* n * state_size bytes */
     size_t            state_size;
@@ -222,6 +223,21 @@ double   alg_step_loss(alg_ctx *ctx, int node);
 /* Samples in node's partition, and samples per step. */
 size_t alg_local_samples(const alg_ctx *ctx, int node);
 size_t alg_batch(const alg_ctx *ctx);
+/* Per-node batches (speed-proportional batching): node's samples per
+ * step from its next step begun, 1 <= b <= alg_local_samples (any b >= 1
+ * for the timing-only model).  Its steps then cost b / alg_batch times
+ * the compute of a step of alg_batch samples (the step-time model is
+ * linear in the batch: step_time_s is per alg_batch samples, FLOPs are
+ * per sample), and its gradient is the mean over its b samples.  Call it
+ * while node does not compute.  Out of memory follows the runner's
+ * policy; a b out of range is a bug (assert).  alg_node_batch: node's
+ * current batch (alg_batch until set). */
+void   alg_set_batch(alg_ctx *ctx, int node, size_t b);
+size_t alg_node_batch(const alg_ctx *ctx, int node);
+/* Node's configured step time for alg_batch samples: the scenario's
+ * compute settings (step_time_s, or FLOPs per batch / flops_per_s) times
+ * its static slowdown, before noise and time-varying slowdowns. */
+double alg_step_time_s(const alg_ctx *ctx, int node);
 
 /* Node's parameters (ctx->P doubles), owned by the runner's trainer. */
 double       *alg_params(alg_ctx *ctx, int node);

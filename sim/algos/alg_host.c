@@ -9,6 +9,7 @@
 #include "sim_engine.h"
 #include "sim_rng.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +93,27 @@ size_t alg_local_samples(const alg_ctx *ctx, int node)
 double alg_step_loss(alg_ctx *ctx, int node) { return trn_step_loss(ctx->host->trn, node); }
 
 size_t alg_batch(const alg_ctx *ctx) { return trn_batch(ctx->host->trn); }
+size_t alg_node_batch(const alg_ctx *ctx, int node)
+{
+    return trn_node_batch(ctx->host->trn, node);
+}
+
+void alg_set_batch(alg_ctx *ctx, int node, size_t b)
+{
+    trn_trainer *t = ctx->host->trn;
+    assert(!cl_is_computing(ctx->host->cl, node));
+    int rc = trn_set_batch(t, node, b);
+    if (rc == -2)
+        sim_die_oom();
+    assert(rc == 0 && "a batch out of range");
+    (void)rc;
+    cl_set_step_scale(ctx->host->cl, node, (double)b / (double)trn_batch(t));
+}
+
+double alg_step_time_s(const alg_ctx *ctx, int node)
+{
+    return cl_base_step_time(ctx->host->cl, node);
+}
 double *alg_params(alg_ctx *ctx, int node) { return trn_params(ctx->host->trn, node); }
 
 const double *alg_params_const(const alg_ctx *ctx, int node)

@@ -117,20 +117,27 @@ void alg_ps_apply_div(alg_ctx *ctx, const double *g, uint64_t computed_on, doubl
 
 void alg_ps_gather(alg_ctx *ctx, const double *g)
 {
+    alg_ps_gather_w(ctx, g, 1.0);
+}
+
+void alg_ps_gather_w(alg_ctx *ctx, const double *g, double w)
+{
     alg_ps *ps = ctx->shared;
-    cblas_daxpy((int)ctx->P, 1.0, g, 1, ps->sum, 1);
+    cblas_daxpy((int)ctx->P, w, g, 1, ps->sum, 1);
     ps->n_sum++;
+    ps->w_sum += w;
 }
 
 void alg_ps_apply_gathered(alg_ctx *ctx)
 {
     alg_ps *ps = ctx->shared;
-    alg_sgd_apply(ctx, ctx->server, alg_params(ctx, ctx->server), ps->sum, (double)ps->n_sum);
+    alg_sgd_apply(ctx, ctx->server, alg_params(ctx, ctx->server), ps->sum, ps->w_sum);
     for (int k = 0; k < ps->n_sum; k++)
         record(ps, 0);
     ps->version++;
     memset(ps->sum, 0, ctx->P * sizeof(double));
     ps->n_sum = 0;
+    ps->w_sum = 0;
 }
 
 void alg_ps_install(alg_ctx *ctx, int worker, const cl_msg *m)

@@ -34,6 +34,7 @@ typedef struct alg_ps {
     uint64_t staleness_max;
     double  *sum;              /* P: gradients gathered for one update */
     int      n_sum;
+    double   w_sum;            /* their weights (1 each with alg_ps_gather) */
 } alg_ps;
 
 /* Allocates ctx->shared as an alg_ps plus `extra` zeroed bytes after it
@@ -75,6 +76,10 @@ void alg_ps_apply_div(alg_ctx *ctx, const double *g, uint64_t computed_on, doubl
  * each: they were all computed on the current version). */
 void alg_ps_gather(alg_ctx *ctx, const double *g);
 void alg_ps_apply_gathered(alg_ctx *ctx);
+/* As alg_ps_gather with weight w > 0: w g is accumulated and the update
+ * applied is sum w_k g_k / sum w_k (a batch-size-weighted mean; weights
+ * of 1 are alg_ps_gather). */
+void alg_ps_gather_w(alg_ctx *ctx, const double *g, double w);
 
 /* Worker: installs a received model. */
 void alg_ps_install(alg_ctx *ctx, int worker, const cl_msg *m);

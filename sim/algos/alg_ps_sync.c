@@ -27,9 +27,15 @@
  * stalled (exit 1) with every worker waiting for it.
  */
 #include "alg_ps.h"
+#include "alg_batchplan.h"
 
 #include <stdio.h>
 #include <string.h>
+
+static const alg_param_spec params[] = {
+    ALG_BP_PARAMS,
+    { NULL, 0, 0, 0, 0, NULL, NULL },
+};
 
 typedef struct psy_state {
     int      waiting;
@@ -39,8 +45,9 @@ typedef struct psy_state {
 /* After alg_ps: which workers gave a gradient of the current version, and
  * how many workers not declared failed have not. */
 typedef struct psy_shared {
-    int   missing;
-    char *got;           /* n */
+    int    missing;
+    char  *got;          /* n */
+    alg_bp bp;           /* the workers' batches (uniform: alg_batch each) */
 } psy_shared;
 
 static psy_shared *psy(const alg_ctx *ctx) { return alg_ps_extra(ctx->shared); }
@@ -53,7 +60,33 @@ static int psy_shared_init(alg_ctx *ctx)
     psy_shared *sh = psy(ctx);
     sh->got = (char *)(sh + 1);
     sh->missing = ctx->n;
-    return 0;
+    return alg_bp_init(&sh->bp, ctx, 0);
+}
+
+static void psy_shared_fini(alg_ctx *ctx)
+{
+    if (ctx->shared)
+        alg_bp_fini(&psy(ctx)->bp);
+    alg_ps_shared_fini(ctx);
+}
+
+static int psy_check(const alg_ctx *ctx, char *err, size_t size)
+{
+    return alg_bp_check(ctx, 0, err, size);
+}
+
+/* A worker's next step, with its planned batch. */
+static void start_step(alg_ctx *ctx, int i)
+{
+    alg_bp_step_start(ctx, &psy(ctx)->bp, i);
+    alg_start_step(ctx, i);
+}
+
+static void psy_on_start(alg_ctx *ctx, void *state, int i)
+{
+    (void)state;
+    if (i < ctx->n)
+        start_step(ctx, i);
 }
 
 /* Server: the iteration ends when no live worker is missing. */
@@ -66,12 +99,14 @@ static void try_close(alg_ctx *ctx)
     alg_ps_apply_gathered(ctx);
     memset(sh->got, 0, (size_t)ctx->n);
     sh->missing = alg_ps_live_workers(ctx);
+    alg_bp_iteration_done(ctx, &sh->bp, ps->version);
     alg_ps_broadcast_model(ctx);
 }
 
 static void psy_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     psy_state *st = state;
+    alg_bp_step_done(ctx, &psy(ctx)->bp, i);
     alg_ps_push(ctx, i, grad, st->version);
     st->waiting = 1;
 }
@@ -94,7 +129,7 @@ static void server_receive(alg_ctx *ctx, const cl_msg *m)
     sh->got[w] = 1;
     if (!alg_is_failed(ctx, w))
         sh->missing--;
-    alg_ps_gather(ctx, m->payload->data);
+    alg_ps_gather_w(ctx, m->payload->data, alg_bp_weight(&sh->bp, w));
     try_close(ctx);
 }
 
@@ -114,7 +149,7 @@ static void psy_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     alg_ps_install(ctx, i, m);
     st->version = m->round;
     st->waiting = 0;
-    alg_start_step(ctx, i);
+    start_step(ctx, i);
 }
 
 /* The detector's view is the protocol's bookkeeping (who is waited for);
@@ -155,18 +190,39 @@ static void psy_describe_wait(const alg_ctx *ctx, const void *state, int i, char
         snprintf(buf, size, "its step");
 }
 
+/* alg_ps_stats, and with speed batches the plan's smallest and largest
+ * batch and how many times it was re-planned after the first. */
+static int psy_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
+{
+    int k = alg_ps_stats(ctx, keys, values, max);
+    const alg_bp *bp = &psy(ctx)->bp;
+    if (!bp->on || max - k < 3)
+        return k;
+    size_t lo = bp->batch[0], hi = bp->batch[0];
+    for (int i = 1; i < ctx->n; i++) {
+        lo = bp->batch[i] < lo ? bp->batch[i] : lo;
+        hi = bp->batch[i] > hi ? bp->batch[i] : hi;
+    }
+    const char *kk[3] = { "batch_min", "batch_max", "batch_rebalances" };
+    double vv[3] = { (double)lo, (double)hi, (double)bp->rebalances };
+    return k + alg_stats_copy(kk, vv, 3, keys + k, values + k, max - k);
+}
+
 const alg_type alg_ps_sync = {
     .name = "ps-sync",
     .summary = "synchronous SGD through a parameter server (baseline)",
     .state_size = sizeof(psy_state),
     .servers = 1,
+    .params = params,
     .eval_params = alg_ps_eval_params,
+    .check = psy_check,
     .shared_init = psy_shared_init,
-    .shared_fini = alg_ps_shared_fini,
+    .shared_fini = psy_shared_fini,
+    .on_start = psy_on_start,
     .on_step_done = psy_on_step_done,
     .on_message = psy_on_message,
     .on_timer = psy_on_timer,
     .on_failure = psy_on_failure,
     .describe_wait = psy_describe_wait,
-    .stats = alg_ps_stats,
+    .stats = psy_stats,
 };

@@ -1,6 +1,8 @@
 /* alg_sdfeel.c -- SD-FEEL, semi-decentralized federated edge learning
  * (Sun, Shao, Mao, Zhang, "Semi-Decentralized Federated Edge Learning for
- * Fast Convergence on Non-IID Data", IEEE WCNC 2022 / arXiv 2104.12678):
+ * Fast Convergence on Non-IID Data", IEEE WCNC 2022 / arXiv 2104.12678;
+ * Sun, Shao, Mao, Wang, Zhang, "Semi-Decentralized Federated Edge Learning
+ * with Data and Device Heterogeneity", IEEE TNSM 2023 / arXiv 2112.10313):
  * clients train locally and aggregate at their edge server; edge servers
  * average with their neighbouring edge servers.
  *
@@ -9,26 +11,30 @@
  * n .. n + clusters - 1).  A client takes `local_steps` SGD steps, sends its
  * model to its server and waits.  When a server has all its clients'
  * models it sets its model to their average weighted by sample counts.
- * After every `edge_rounds` such aggregations the servers run one gossip
- * round among themselves on a ring (each sends its model to its two
- * neighbour servers, waits for theirs of the same round, and mixes with
- * weight 1/3 each; 1/2 each with two clusters; nothing with one).  Then the
+ * After every `edge_rounds` such aggregations the servers run
+ * `gossip_rounds` (alpha) gossip rounds among themselves on the server
+ * graph (alg_sdgraph.c: any topology kind, a ring by default; each server
+ * sends its model to its neighbour servers, waits for theirs of the same
+ * round, and mixes y_c <- P_cc y_c + sum_d P_cd y_d with the graph's
+ * Metropolis-Hastings weights -- 1/3 each on a ring, 1/2 each with two
+ * clusters, nothing with one -- or weights by cluster data size).  Then the
  * server sends its model to its clients, who install it and start their
  * next local steps.  Evaluation: the average of the workers' models.
  *
  * When a node fails (docs/algorithms.md): a declared client leaves its
  * cluster's aggregation; a declared edge server is waited for by its
- * clients only: its ring neighbours' gossip moves its weight to their own
+ * clients only: its graph neighbours' gossip moves its weight to their own
  * and it rejoins at an agreed gossip round.
  */
 #include "alg.h"
+#include "alg_sdgraph.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_cblas.h>
 
-enum { P_CLUSTERS, P_LOCAL_STEPS, P_EDGE_ROUNDS };
+enum { P_CLUSTERS, P_LOCAL_STEPS, P_EDGE_ROUNDS, P_GOSSIP_ROUNDS, P_SDG };
 enum { TAG_UP = 1, TAG_DOWN = 2, TAG_GOSSIP = 3 };
 
 static const alg_param_spec params[] = {
@@ -37,7 +43,10 @@ static const alg_param_spec params[] = {
     { "local_steps", ALG_PARAM_INT, 2, 1, 1e9, NULL,
       "tau_1: local steps between two edge aggregations" },
     { "edge_rounds", ALG_PARAM_INT, 1, 1, 1e9, NULL,
-      "tau_2: edge aggregations between two gossip rounds of the servers" },
+      "tau_2: edge aggregations between two gossip phases of the servers" },
+    { "gossip_rounds", ALG_PARAM_INT, 1, 1, 1e6, NULL,
+      "alpha: gossip rounds of the servers in each gossip phase" },
+    ALG_SDG_PARAMS,
     { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -53,10 +62,11 @@ typedef struct sd_state {
     double   weight;
     int      received;
     uint64_t aggregations, gossip_round;
-    int      gossiping;
-    double  *gacc[2];     /* neighbour server models by round parity */
+    int      gossiping;   /* in a gossip phase */
+    int      phase_left;  /* gossip rounds of the phase after the current one */
+    double  *gacc[2];     /* neighbour server models (weighted) by round parity */
     int      gcnt[2];
-    int      gfrom[2];    /* neighbours whose model is in gacc: bit 0 next, bit 1 previous */
+    char    *gfrom[2];    /* degree each: neighbour k's model of that round is in gacc */
     uint64_t join;        /* back: a member of gossip rounds >= join (every server's view) */
 } sd_state;
 
@@ -77,11 +87,8 @@ static int cluster_of(const alg_ctx *ctx, int w)
 static int server_of(const alg_ctx *ctx, int c) { return ctx->n + c; }
 static int is_server(const alg_ctx *ctx, int node) { return node >= ctx->n; }
 
-static int n_server_nbrs(const alg_ctx *ctx)
-{
-    int C = n_clusters(ctx);
-    return C >= 3 ? 2 : C - 1;
-}
+static const alg_sdg *graph(const alg_ctx *ctx) { return ctx->shared; }
+static int n_server_nbrs(const alg_ctx *ctx, int c) { return alg_sdg_degree(graph(ctx), c); }
 
 static int sd_check(const alg_ctx *ctx, char *err, size_t size)
 {
@@ -90,12 +97,37 @@ static int sd_check(const alg_ctx *ctx, char *err, size_t size)
                  "workers", n_clusters(ctx), ctx->n);
         return -1;
     }
-    return 0;
+    return alg_sdg_check(ctx, P_SDG, n_clusters(ctx), err, size);
 }
 
 static int cluster_hi(const alg_ctx *ctx, int c)
 {
     return c + 1 < n_clusters(ctx) ? cluster_lo(ctx, c + 1) : ctx->n;
+}
+
+static int sd_shared_init(alg_ctx *ctx)
+{
+    int C = n_clusters(ctx);
+    alg_sdg *g = calloc(1, sizeof *g);
+    double *m = calloc((size_t)C, sizeof *m);
+    ctx->shared = g;
+    if (!g || !m) {
+        free(m);
+        return -1;
+    }
+    for (int w = 0; w < ctx->n; w++)
+        m[cluster_of(ctx, w)] += (double)alg_local_samples(ctx, w);
+    int rc = alg_sdg_init(g, ctx, P_SDG, C, m);
+    free(m);
+    return rc;
+}
+
+static void sd_shared_fini(alg_ctx *ctx)
+{
+    if (ctx->shared)
+        alg_sdg_fini(ctx->shared);
+    free(ctx->shared);
+    ctx->shared = NULL;
 }
 
 static int sd_init(alg_ctx *ctx, void *state, int node)
@@ -111,7 +143,10 @@ static int sd_init(alg_ctx *ctx, void *state, int node)
     st->sum = calloc(P, sizeof(double));
     st->gacc[0] = calloc(P, sizeof(double));
     st->gacc[1] = calloc(P, sizeof(double));
-    return st->sum && st->gacc[0] && st->gacc[1] ? 0 : -1;
+    size_t deg = (size_t)n_server_nbrs(ctx, c);
+    st->gfrom[0] = calloc(deg ? 2 * deg : 1, 1);
+    st->gfrom[1] = st->gfrom[0] + deg;
+    return st->sum && st->gacc[0] && st->gacc[1] && st->gfrom[0] ? 0 : -1;
 }
 
 static void sd_fini(alg_ctx *ctx, void *state, int node)
@@ -122,6 +157,7 @@ static void sd_fini(alg_ctx *ctx, void *state, int node)
     free(st->sum);
     free(st->gacc[0]);
     free(st->gacc[1]);
+    free(st->gfrom[0]);
 }
 
 static void sd_on_start(alg_ctx *ctx, void *state, int node)
@@ -156,12 +192,12 @@ static void to_clients(alg_ctx *ctx, int c)
     }
 }
 
-/* Server c's k-th ring neighbour (k = 0: the next cluster's, 1: the
- * previous one's, the same with two clusters). */
+/* Server c's k-th neighbour on the server graph (in increasing cyclic
+ * distance: on a ring the next cluster's, then the previous one's). */
 static int nbr_server(const alg_ctx *ctx, int c, int k)
 {
-    int C = n_clusters(ctx);
-    return server_of(ctx, k == 0 ? (c + 1) % C : (c + C - 1) % C);
+    const alg_sdg *g = graph(ctx);
+    return server_of(ctx, g->nbr[g->off[c] + (size_t)k]);
 }
 
 /* Whether server s is out of gossip round r: declared failed now, or back
@@ -171,39 +207,63 @@ static int excluded(const alg_ctx *ctx, int s, uint64_t r)
     return alg_is_failed(ctx, s) || r < ((const sd_state *)alg_state(ctx, s))->join;
 }
 
-/* The gossip round completes when the models of all its ring neighbours
- * not excluded are in; the weight 1/(1 + need) of each excluded neighbour
- * whose model did not come moves to the server's own. */
-static void try_mix(alg_ctx *ctx, sd_state *st, int c)
+/* The gossip round completes when the models of all its graph neighbours
+ * not excluded are in; the weight of each excluded neighbour whose model
+ * did not come moves to the server's own.  Rows of equal weights 1 / (1 +
+ * degree) are mixed as (x (1 + absent) + sum of the models) / (1 +
+ * degree); others as (P_cc + absent weights) x + sum of P_cd x_d.  The
+ * phase goes on with its next round (alpha rounds in all), then the model
+ * goes to the clients. */
+static void send_gossip(alg_ctx *ctx, const sd_state *st, int c);
+
+static int mix_round(alg_ctx *ctx, sd_state *st, int c)
 {
-    int p = (int)(st->gossip_round & 1), need = n_server_nbrs(ctx), absent = 0;
-    if (!st->gossiping)
-        return;
+    const alg_sdg *g = graph(ctx);
+    int p = (int)(st->gossip_round & 1), need = n_server_nbrs(ctx, c), absent = 0;
+    double moved = 0;
     for (int k = 0; k < need; k++) {
-        if (st->gfrom[p] & (1 << k))
+        if (st->gfrom[p][k])
             continue;
         if (!excluded(ctx, nbr_server(ctx, c, k), st->gossip_round))
-            return;
+            return 0;
         absent++;
+        moved += g->w[g->off[c] + (size_t)k];
     }
     double *x = alg_params(ctx, server_of(ctx, c));
-    if (absent)
-        cblas_dscal((int)ctx->P, 1.0 + absent, x, 1);
-    cblas_daxpy((int)ctx->P, 1.0, st->gacc[p], 1, x, 1);
-    cblas_dscal((int)ctx->P, 1.0 / (1 + need), x, 1);
+    if (g->uniform[c]) {
+        if (absent)
+            cblas_dscal((int)ctx->P, 1.0 + absent, x, 1);
+        cblas_daxpy((int)ctx->P, 1.0, st->gacc[p], 1, x, 1);
+        cblas_dscal((int)ctx->P, 1.0 / (1 + need), x, 1);
+    } else {
+        cblas_dscal((int)ctx->P, g->self[c] + moved, x, 1);
+        cblas_daxpy((int)ctx->P, 1.0, st->gacc[p], 1, x, 1);
+    }
     memset(st->gacc[p], 0, ctx->P * sizeof(double));
     st->gcnt[p] = 0;
-    st->gfrom[p] = 0;
+    memset(st->gfrom[p], 0, (size_t)need);
     st->gossip_round++;
-    st->gossiping = 0;
-    to_clients(ctx, c);
+    return 1;
 }
 
-/* Server c's model of its gossip round to its ring neighbours not
+static void try_mix(alg_ctx *ctx, sd_state *st, int c)
+{
+    while (st->gossiping && mix_round(ctx, st, c)) {
+        if (st->phase_left > 0) {   /* the phase's next round */
+            st->phase_left--;
+            send_gossip(ctx, st, c);
+            continue;
+        }
+        st->gossiping = 0;
+        to_clients(ctx, c);
+    }
+}
+
+/* Server c's model of its gossip round to its graph neighbours not
  * excluded from it. */
 static void send_gossip(alg_ctx *ctx, const sd_state *st, int c)
 {
-    for (int k = 0; k < n_server_nbrs(ctx); k++)
+    for (int k = 0; k < n_server_nbrs(ctx, c); k++)
         if (!excluded(ctx, nbr_server(ctx, c, k), st->gossip_round))
             send_model(ctx, server_of(ctx, c), nbr_server(ctx, c, k), TAG_GOSSIP,
                        st->gossip_round);
@@ -223,6 +283,7 @@ static void aggregated(alg_ctx *ctx, sd_state *st, int c)
         return;
     }
     st->gossiping = 1;
+    st->phase_left = (int)ctx->param[P_GOSSIP_ROUNDS] - 1;
     send_gossip(ctx, st, c);
     try_mix(ctx, st, c);
 }
@@ -253,13 +314,15 @@ static void sd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     }
     int c = i - ctx->n;
     if (m->tag == TAG_GOSSIP) {
-        int p = (int)(m->round & 1), bit = m->from == nbr_server(ctx, c, 0) ? 1 : 2;
+        const alg_sdg *g = graph(ctx);
+        int p = (int)(m->round & 1), k = alg_sdg_index(g, c, m->from - ctx->n);
         /* a round it mixed without its sender (excluded) or from before it
          * rejoined, or a copy sent again after its sender's return */
-        if (m->round < st->gossip_round || (st->gfrom[p] & bit))
+        if (k < 0 || m->round < st->gossip_round || st->gfrom[p][k])
             return;
-        st->gfrom[p] |= bit;
-        cblas_daxpy((int)ctx->P, 1.0, m->payload->data, 1, st->gacc[p], 1);
+        st->gfrom[p][k] = 1;
+        cblas_daxpy((int)ctx->P, g->uniform[c] ? 1.0 : g->w[g->off[c] + (size_t)k],
+                    m->payload->data, 1, st->gacc[p], 1);
         st->gcnt[p]++;
         if (m->round == st->gossip_round)
             try_mix(ctx, st, c);
@@ -289,7 +352,7 @@ static void sd_on_failure(alg_ctx *ctx, int peer, int failed)
 {
     if (is_server(ctx, peer)) {
         if (failed) {   /* its neighbours look again at the round they wait in */
-            for (int k = 0; k < n_server_nbrs(ctx); k++) {
+            for (int k = 0; k < n_server_nbrs(ctx, peer - ctx->n); k++) {
                 int s = nbr_server(ctx, peer - ctx->n, k);
                 if (!alg_is_failed(ctx, s))
                     alg_set_timer(ctx, s, 0, 0);
@@ -337,10 +400,12 @@ static void server_return(alg_ctx *ctx, sd_state *st, int i)
         st->gossip_round = st->join;
         for (int p = 0; p < 2; p++) {
             memset(st->gacc[p], 0, ctx->P * sizeof(double));
-            st->gcnt[p] = st->gfrom[p] = 0;
+            memset(st->gfrom[p], 0, (size_t)n_server_nbrs(ctx, c));
+            st->gcnt[p] = 0;
         }
         if (st->gossiping) {
             st->gossiping = 0;
+            st->phase_left = 0;
             to_clients(ctx, c);
         }
     } else if (st->gossiping) {
@@ -378,6 +443,24 @@ static void sd_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
         snprintf(buf, size, "its step");
 }
 
+/* The fewest and most gossip rounds and edge aggregations over the
+ * servers. */
+static int sd_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
+{
+    double v[4] = { 0, 0, 0, 0 };
+    for (int c = 0; c < n_clusters(ctx); c++) {
+        const sd_state *st = alg_state(ctx, server_of(ctx, c));
+        double r = (double)st->gossip_round, a = (double)st->aggregations;
+        v[0] = c == 0 || r < v[0] ? r : v[0];
+        v[1] = c == 0 || r > v[1] ? r : v[1];
+        v[2] = c == 0 || a < v[2] ? a : v[2];
+        v[3] = c == 0 || a > v[3] ? a : v[3];
+    }
+    static const char *const k[4] = { "gossip_rounds_min", "gossip_rounds_max",
+                                      "aggregations_min", "aggregations_max" };
+    return alg_stats_copy(k, v, 4, keys, values, max);
+}
+
 const alg_type alg_sdfeel = {
     .name = "sdfeel",
     .summary = "clusters aggregate at edge servers, edge servers gossip (Sun et al. 2021)",
@@ -385,6 +468,8 @@ const alg_type alg_sdfeel = {
     .params = params,
     .n_servers = sd_n_servers,
     .check = sd_check,
+    .shared_init = sd_shared_init,
+    .shared_fini = sd_shared_fini,
     .init = sd_init,
     .on_start = sd_on_start,
     .on_step_done = sd_on_step_done,
@@ -393,5 +478,6 @@ const alg_type alg_sdfeel = {
     .on_failure = sd_on_failure,
     .on_return = sd_on_return,
     .describe_wait = sd_describe_wait,
+    .stats = sd_stats,
     .fini = sd_fini,
 };

@@ -56,6 +56,7 @@ static int node_create(cl_cluster *c, const cl_config *cfg, int i)
 {
     node *nd = &c->nodes[i];
     nd->base_s = cfg->step_time_s[i];
+    nd->scale = 1.0;
     if (cfg->noise_per_node)
         nd->noise = cfg->noise_per_node[i];
     else
@@ -154,6 +155,13 @@ double cl_now(const cl_cluster *c) { return sim_engine_now(c->eng); }
 int cl_is_computing(const cl_cluster *c, int i) { return c->nodes[i].computing; }
 int cl_is_up(const cl_cluster *c, int i) { return c->nodes[i].n_down == 0; }
 double cl_slowdown_factor(const cl_cluster *c, int i) { return c->nodes[i].factor; }
+double cl_base_step_time(const cl_cluster *c, int i) { return c->nodes[i].base_s; }
+
+void cl_set_step_scale(cl_cluster *c, int i, double scale)
+{
+    assert(scale > 0);
+    c->nodes[i].scale = scale;
+}
 uint64_t cl_pending(const cl_cluster *c) { return c->pending; }
 uint64_t cl_in_flight(const cl_cluster *c) { return c->in_flight; }
 const cl_node_stats *cl_stats(const cl_cluster *c, int i) { return &c->nodes[i].st; }
@@ -247,7 +255,7 @@ static void start_step(cl_cluster *c, int i)
     nd->computing = 1;
     nd->want_step = 0;
     nd->step_started = sim_engine_now(c->eng);
-    nd->work_left = nd->base_s * draw_noise(&nd->noise, nd->rng_compute);
+    nd->work_left = nd->base_s * nd->scale * draw_noise(&nd->noise, nd->rng_compute);
     nd->work_total = nd->work_left;
     nd->next_mark = 0;
     schedule_segment(c, i);

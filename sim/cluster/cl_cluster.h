@@ -278,6 +278,14 @@ void cl_abort_step(cl_cluster *c, int node);
 int  cl_is_up(const cl_cluster *c, int node);
 /* Node's current slowdown factor (product of its active processes). */
 double cl_slowdown_factor(const cl_cluster *c, int node);
+/* Node's base step time (cl_config.step_time_s): a step of scale 1
+ * before noise and time-varying slowdowns. */
+double cl_base_step_time(const cl_cluster *c, int node);
+/* The work of node's steps from its next one on, per base step time
+ * (> 0; 1 at creation): a step lasts base * scale * noise at factor 1.
+ * The trainer's per-node batch sets it to batch / base batch (compute is
+ * linear in the samples of a step).  A step in progress keeps its work. */
+void   cl_set_step_scale(cl_cluster *c, int node, double scale);
 
 /* Sends a message of bytes on the wire.  payload is referenced (not
  * copied) and released after delivery; NULL for a control message.  from

@@ -75,6 +75,7 @@ typedef struct nic {
 
 typedef struct node {
     double   base_s;
+    double   scale;      /* work of a step per base_s (its batch over the base batch) */
     cl_noise_spec noise;
     gsl_rng *rng_compute, *rng_slow, *rng_fault;
     /* the step in progress: work left (seconds at factor 1) since seg_start */

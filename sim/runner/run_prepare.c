@@ -250,6 +250,8 @@ run_sim *run_prepare_cached(const scn_scenario *s, run_data_cache *data, scn_err
     r->ctx.lr = s->lr;
     r->ctx.momentum = s->opt_momentum;
     r->ctx.nesterov = s->opt_nesterov;
+    r->ctx.batch = s->batch;
+    r->ctx.seed = s->seed;   /* for a check that draws (a protocol's own graph) */
     if (resolve_params(r, err) != 0)
         goto out_destroy;
     int servers = r->alg->n_servers ? r->alg->n_servers(&r->ctx) : r->alg->servers;

@@ -35,6 +35,7 @@ typedef struct job {
     const size_t *batch;
     size_t        n_batch;
     double       *grad;     /* out */
+    double       *tmp;      /* P: a chunk's gradient when n_batch > the model's batch */
     double        loss;     /* out */
     uint64_t      step;     /* for the divergence record */
     double        time_s;
@@ -79,6 +80,10 @@ struct trn_trainer {
     double        *grads;    /* n * P: the gradient of the step in progress */
     double        *loss;     /* n: the minibatch loss of each node's last step begun */
     cursor        *cur;      /* n, NULL for the timing-only model */
+    /* per-node batches (trn_set_batch), NULL while every node takes
+     * cfg.batch; tmp: n * P chunk gradients, once a batch exceeds it */
+    size_t        *nb;
+    double        *tmp;
     mdl_optim     *opt;
     trn_divergence div;
     /* threads >= 2 only */
@@ -101,9 +106,30 @@ struct trn_trainer {
     size_t         hess_cap; /* doubles in hess_work */
 };
 
+/* A batch larger than the model's (cfg.batch, its workspace bound) is
+ * taken in chunks of cfg.batch: the mean over n samples is the sum of the
+ * chunks' means weighted by their share n_c / n, the L2 term included
+ * once (the shares sum to 1). */
 static void run_job(mdl_model *m, const trn_trainer *t, job *j)
 {
-    j->loss = mdl_loss_grad(m, j->params, t->cfg.train, j->batch, j->n_batch, j->grad);
+    size_t B = t->cfg.batch, n = j->n_batch;
+    if (n <= B) {
+        j->loss = mdl_loss_grad(m, j->params, t->cfg.train, j->batch, n, j->grad);
+        return;
+    }
+    int P = (int)t->P;
+    double loss = mdl_loss_grad(m, j->params, t->cfg.train, j->batch, B, j->grad);
+    double w = (double)B / (double)n;
+    cblas_dscal(P, w, j->grad, 1);
+    loss *= w;
+    for (size_t lo = B; lo < n; lo += B) {
+        size_t nc = n - lo < B ? n - lo : B;
+        double lc = mdl_loss_grad(m, j->params, t->cfg.train, j->batch + lo, nc, j->tmp);
+        w = (double)nc / (double)n;
+        cblas_daxpy(P, w, j->tmp, 1, j->grad, 1);
+        loss += w * lc;
+    }
+    j->loss = loss;
 }
 
 static void run_vec(trn_trainer *t, size_t lo, size_t hi)
@@ -227,6 +253,8 @@ void trn_destroy(trn_trainer *t)
             free(t->cur[i].perm);
         }
     free(t->cur);
+    free(t->nb);
+    free(t->tmp);
     mdl_optim_destroy(t->opt);
     free(t->grads);
     free(t->loss);
@@ -238,6 +266,27 @@ int    trn_n_nodes(const trn_trainer *t) { return t->n; }
 size_t trn_n_params(const trn_trainer *t) { return t->P; }
 int    trn_timing_only(const trn_trainer *t) { return t->cfg.model == NULL; }
 size_t trn_batch(const trn_trainer *t) { return t->cfg.batch; }
+size_t trn_node_batch(const trn_trainer *t, int i) { return t->nb ? t->nb[i] : t->cfg.batch; }
+
+int trn_set_batch(trn_trainer *t, int i, size_t b)
+{
+    if (b == 0 || (t->cur && b > t->cur[i].n_local))
+        return -1;
+    if (!t->nb) {
+        if (b == t->cfg.batch)
+            return 0;
+        if (!(t->nb = malloc((size_t)t->n * sizeof *t->nb)))
+            return -2;
+        for (int k = 0; k < t->n; k++)
+            t->nb[k] = t->cfg.batch;
+    }
+    size_t nP = (size_t)t->n * t->P;
+    if (b > t->cfg.batch && t->cfg.model && !t->tmp
+        && !(t->tmp = malloc((nP ? nP : 1) * sizeof(double))))
+        return -2;
+    t->nb[i] = b;
+    return 0;
+}
 size_t trn_local_samples(const trn_trainer *t, int i) { return t->cur ? t->cur[i].n_local : 0; }
 
 const double *trn_params_const(const trn_trainer *t, int i) { return t->params + (size_t)i * t->P; }
@@ -266,13 +315,13 @@ int trn_init_params(trn_trainer *t)
 static job next_job(trn_trainer *t, int i)
 {
     cursor *c = &t->cur[i];
-    size_t B = t->cfg.batch;
+    size_t B = t->nb ? t->nb[i] : t->cfg.batch;
     if (c->next + B > c->n_local) {
         gsl_ran_shuffle(c->rng, c->perm, c->n_local, sizeof(size_t));
         c->next = 0;
     }
-    job j = { trn_params_const(t, i), c->perm + c->next, B, t->grads + (size_t)i * t->P, 0,
-              0, 0 };
+    job j = { trn_params_const(t, i), c->perm + c->next, B, t->grads + (size_t)i * t->P,
+              t->tmp ? t->tmp + (size_t)i * t->P : NULL, 0, 0, 0 };
     c->next += B;
     return j;
 }

@@ -58,6 +58,17 @@ int    trn_n_nodes(const trn_trainer *t);
 size_t trn_n_params(const trn_trainer *t);   /* 0 for the timing-only model */
 int    trn_timing_only(const trn_trainer *t);
 size_t trn_batch(const trn_trainer *t);
+/* Node's samples per step: cfg.batch until trn_set_batch changes it.
+ * trn_set_batch takes effect at node's next step begun: 1 <= b <= its
+ * local samples (any b for the timing-only model, which draws none);
+ * a batch above cfg.batch (the model's own bound) is taken in chunks of
+ * cfg.batch and their gradients averaged by size (the same mean up to
+ * rounding).  Returns 0; -1 when b is out of range; -2 when out of
+ * memory (the first batch above cfg.batch takes n_nodes * n_params
+ * doubles of chunk gradients).  Until a batch differs from cfg.batch
+ * nothing is allocated and every draw is as before. */
+size_t trn_node_batch(const trn_trainer *t, int node);
+int    trn_set_batch(trn_trainer *t, int node, size_t b);
 size_t trn_local_samples(const trn_trainer *t, int node);
 
 /* Node's parameters (n_params doubles), owned by the trainer.  With
