@@ -11,7 +11,7 @@
 #include "cl_cluster.h"
 #include "trn.h"
 
-extern const alg_type alg_adpsgd, alg_allreduce, alg_backup, alg_divshare, alg_dpsgd, alg_eager, alg_easgd, alg_epidemic,
+extern const alg_type alg_adpsgd, alg_allreduce, alg_backup, alg_comdml, alg_divshare, alg_dpsgd, alg_eager, alg_easgd, alg_epidemic,
     alg_fedavg, alg_gossip, alg_hop, alg_localsgd, alg_prague, alg_ps_async, alg_ps_sync, alg_rennala,
     alg_ringmaster, alg_sdfeel, alg_sgp, alg_ssp, alg_ps_adaptive;
 
