@@ -440,7 +440,7 @@ START_TEST(test_unknown_algorithm)
     ck_assert_int_eq(prepare_json("{\"nodes\": 4, \"algorithm\": {\"name\": \"dpsdg\"},"
                                   " \"stop\": {\"steps\": 5}}", &s, &r, &err), -1);
     ck_assert_str_eq(err.msg, "test.json: /algorithm/name: error: unknown algorithm \"dpsdg\" "
-                              "(expected one of: adpsgd, allreduce, backup, delay-adaptive, "
+                              "(expected one of: adpsgd, allreduce, backup, comdml, delay-adaptive, "
                               "divshare, dpsgd, eager, easgd, epidemic, fedavg, gossip, hop, local-sgd, prague, "
                               "ps-async, ps-sync, rennala, ringmaster, sdfeel, sgp, ssp)");
 }

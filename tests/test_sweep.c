@@ -142,7 +142,7 @@ START_TEST(test_bad_grid_runs_nothing)
     ck_assert(!exists(p));
     char *e = slurpf("%s/err", tmpdir);
     ck_assert_str_eq(e, QUICKSTART ": /algorithm/name: error: unknown algorithm \"sgd\" "
-                     "(expected one of: adpsgd, allreduce, backup, delay-adaptive, divshare, dpsgd, eager, "
+                     "(expected one of: adpsgd, allreduce, backup, comdml, delay-adaptive, divshare, dpsgd, eager, "
                      "easgd, epidemic, fedavg, gossip, hop, local-sgd, prague, ps-async, ps-sync, rennala, "
                      "ringmaster, sdfeel, sgp, ssp)\n"
                      "dtsim sweep: note: at grid point --grid algorithm.name=sgd\n");
