@@ -12,7 +12,7 @@
  * with the fastest unpaired k and picks the cut s (after weight layer s)
  * that minimises the pair's predicted makespan, keeping the pair only if
  * that beats j training alone; it goes on inward until a pair does not
- * help (pair_makespan gives the prediction).  Before an agent has a
+ * help (alg_comdml_sched.c gives the prediction).  Before an agent has a
  * measured round, its profile is the device's mean step time
  * (alg_step_time).  In a pair, j runs H front steps
  * (layers 1 .. s with an auxiliary head as local loss: work front_share of
@@ -36,19 +36,13 @@
  * its helper's queue.  The all-reduce re-forms among the live members as
  * local-sgd's (alg_coll.c), with catching up by a live member's model.
  */
-#include "alg_coll.h"
+#include "alg_comdml_int.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_cblas.h>
-
-enum { P_LOCAL_STEPS, P_OFFLOAD, P_COLLECTIVE, P_LAYERS, P_ACT_BYTES };
-enum { OFFLOAD_AUTO, OFFLOAD_OFF };
-enum { TAG_COLL = 1, TAG_ACT = 2, TAG_WEIGHTS = 3, TAG_SYNC = 4, TAG_BREAK = 5 };
-enum { SOLO = 0, SLOW, HELPER };
-#define MAX_CUTS 16
 
 static const char *const offload_names[] = { "auto", "off", NULL };
 
@@ -66,98 +60,8 @@ static const alg_param_spec params[] = {
     { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
-/* What a cut at s costs, the same for every pair. */
-typedef struct cut_info {
-    double front, back;        /* work shares of a step */
-    double act_bytes, w_bytes; /* messages */
-    size_t width, n_front, n_aux, aux_off;
-} cut_info;
 
-typedef struct cd_shared {
-    alg_coll *coll;
-    int       n_catching;
-    int       n_cuts;          /* cuts 1 .. n_cuts */
-    cut_info  cut[MAX_CUTS + 1];
-    size_t    B, aux_len, store;   /* batch; heads of all cuts; doubles of a round store */
-    uint64_t  sched_round;     /* the round the schedule below is for, UINT64_MAX: none */
-    int      *order;           /* n: scratch */
-    /* the work makespan of rounds >= 1: from the first entry into a round
-     * to the last agent done with its work */
-    double    t0, t_work;
-    double    sum_work, sum_pred, n_timed, pairs, fallbacks, last_cut;
-    double    pred;            /* this round's predicted makespan */
-    double    first_work, first_pred;   /* round 0's */
-} cd_shared;
-
-typedef struct cd_state {
-    uint64_t round;
-    int      role, partner, cut;
-    int      own;              /* own steps (full, or front for SLOW) done this round */
-    int      backs;            /* back steps done: a helper's for its partner, a
-                                  fallen-back slow agent's for itself */
-    int      fallback;         /* SLOW: trains its back part itself */
-    int      weights_in, weights_sent, in_back;
-    int      syncing, k;
-    int      catching, served;
-    uint64_t want;
-    uint64_t acts_round[2];    /* activation batches in, by round parity */
-    int      acts_in[2];
-    double   t_step, share;    /* the step in progress: start, work share */
-    int      tainted;          /* went down during it */
-    int      busy;             /* a step of its own is started and not done */
-    uint64_t plan_round;       /* the round role, partner, cut and the flags are for */
-    double   est_sum, est;     /* seconds per whole-model step: this round, last */
-    int      est_n;
-    double  *acts;             /* H x B x width of this round's front (SLOW) */
-    int     *labels;           /* H x B */
-    double  *g, *xb;           /* P: gradient scratch; a helper's copy of its partner's model */
-    double  *aux, *gaux;       /* the heads of every cut, and a scratch */
-} cd_state;
-
-static void serve(alg_ctx *ctx, int from);
-static void next(alg_ctx *ctx, int i);
-
-static int H_of(const alg_ctx *ctx) { return (int)ctx->param[P_LOCAL_STEPS]; }
-
-/* ---- the scheduler ---- */
-
-/* Predicted makespan of slow j offloading cut s to helper k, Tj and Tk
- * their seconds per whole-model step, on idle FIFO links: j's H front
- * steps send one activation message each (j's uplink in order); k runs
- * its H own steps, then a back step per batch once it is in; k returns
- * the back part.  max(j's front work, k's last back step + return). */
-static double pair_makespan(int H, double Tj, double Tk, double front, double back,
-                            double lat_a, double ser_a, double t_w)
-{
-    const double tf = Tj * front, tb = Tk * back;
-    double up = 0.0, be = H * Tk;
-    for (int i = 1; i <= H; i++) {
-        double ss = i * tf > up ? i * tf : up;
-        up = ss + ser_a;
-        double arr = up + lat_a;
-        be = (be > arr ? be : arr) + tb;
-    }
-    be += t_w;
-    return H * tf > be ? H * tf : be;
-}
-
-static double pair_time(const alg_ctx *ctx, int j, int k, int s)
-{
-    const cd_shared *sh = ctx->shared;
-    const cut_info *c = &sh->cut[s];
-    const double lat = alg_link_time(ctx, j, k, 0);
-    const double ser = alg_link_time(ctx, j, k, c->act_bytes) - lat;
-    const cd_state *a = alg_state(ctx, j), *b = alg_state(ctx, k);
-    return pair_makespan(H_of(ctx), a->est, b->est, c->front, c->back, lat, ser,
-                                alg_link_time(ctx, k, j, c->w_bytes));
-}
-
-static int slower(const alg_ctx *ctx, int a, int b)
-{
-    double ea = ((const cd_state *)alg_state(ctx, a))->est;
-    double eb = ((const cd_state *)alg_state(ctx, b))->est;
-    return ea > eb || (ea == eb && a < b);
-}
+/* ---- the schedule ---- */
 
 static void reset_round(cd_state *st, uint64_t r)
 {
@@ -169,65 +73,40 @@ static void reset_round(cd_state *st, uint64_t r)
     st->plan_round = r;
 }
 
-/* Round r's schedule over the live agents that have a measurement; it
- * also opens round r for every agent (its counters), including those
- * still finishing the all-reduce of r - 1. */
+/* Round r's schedule over the live agents (alg_comdml_sched.c); it also
+ * opens round r for every agent (its counters), including those still
+ * finishing the all-reduce of r - 1. */
 static void schedule(alg_ctx *ctx, uint64_t r)
 {
     cd_shared *sh = ctx->shared;
     sh->sched_round = r;
     int m = 0;
-    double solo = 0.0;
     for (int w = 0; w < ctx->n; w++) {
         cd_state *st = alg_state(ctx, w);
         reset_round(st, r);
+        sh->cut_of[w] = 0;
+        sh->partner[w] = -1;
         if (alg_is_failed(ctx, w) || st->catching)
             continue;
         if (st->est == 0)   /* no round measured yet: the device's profile */
             st->est = alg_step_time(ctx, w);
-        if (H_of(ctx) * st->est > solo)
-            solo = H_of(ctx) * st->est;
-        if (st->est > 0)
-            sh->order[m++] = w;
+        sh->est[w] = st->est;
+        sh->order[m++] = w;
     }
-    for (int a = 1; a < m; a++)   /* insertion sort, slowest first */
-        for (int b = a; b > 0 && slower(ctx, sh->order[b], sh->order[b - 1]); b--) {
-            int t = sh->order[b];
-            sh->order[b] = sh->order[b - 1];
-            sh->order[b - 1] = t;
-        }
-    double worst = 0.0;
-    int lo = 0, hi = m - 1;
-    if ((int)ctx->param[P_OFFLOAD] == OFFLOAD_AUTO)
-        for (; lo < hi; lo++, hi--) {
-            int j = sh->order[lo], k = sh->order[hi], best = 0;
-            double alone = H_of(ctx) * ((cd_state *)alg_state(ctx, j))->est, bt = alone;
-            for (int s = 1; s <= sh->n_cuts; s++) {
-                double t = pair_time(ctx, j, k, s);
-                if (t < bt) {
-                    bt = t;
-                    best = s;
-                }
-            }
-            if (!best)
-                break;
-            cd_state *sj = alg_state(ctx, j), *sk = alg_state(ctx, k);
-            sj->role = SLOW;
-            sk->role = HELPER;
-            sj->partner = k;
-            sk->partner = j;
-            sj->cut = sk->cut = best;
-            sh->pairs++;
-            sh->last_cut = best;
-            if (bt > worst)
-                worst = bt;
-        }
-    for (int q = lo; q <= hi; q++) {
-        double t = H_of(ctx) * ((cd_state *)alg_state(ctx, sh->order[q]))->est;
-        if (t > worst)
-            worst = t;
+    /* without offloading no cut is tried: every agent alone */
+    int cuts = (int)ctx->param[P_OFFLOAD] == OFFLOAD_AUTO ? sh->n_cuts : 0;
+    sh->pred = comdml_schedule(ctx, comdml_H(ctx), sh->est, sh->order, m, sh->cost, cuts,
+                               sh->partner, sh->cut_of, &sh->pairs);
+    for (int w = 0; w < ctx->n; w++) {
+        cd_state *st = alg_state(ctx, w);
+        if (sh->partner[w] < 0)
+            continue;
+        st->partner = sh->partner[w];
+        st->cut = sh->cut_of[w];
+        int p = st->partner;   /* the slower of the two offloads */
+        st->role = sh->est[w] > sh->est[p] || (sh->est[w] == sh->est[p] && w < p) ? SLOW : HELPER;
+        sh->last_cut = st->cut;
     }
-    sh->pred = m > 0 ? worst : solo;
 }
 
 /* ---- a round's work ---- */
@@ -258,7 +137,7 @@ static void close_round(cd_shared *sh)
     sh->n_timed++;
 }
 
-static void begin_round(alg_ctx *ctx, int i)
+void comdml_begin_round(alg_ctx *ctx, int i)
 {
     cd_shared *sh = ctx->shared;
     cd_state *st = alg_state(ctx, i);
@@ -273,7 +152,7 @@ static void begin_round(alg_ctx *ctx, int i)
     st->est_n = 0;
     if (st->role == HELPER && ctx->P)
         memcpy(st->xb, alg_params_const(ctx, i), ctx->P * sizeof(double));
-    next(ctx, i);
+    comdml_next(ctx, i);
 }
 
 static void enter_sync(alg_ctx *ctx, cd_state *st, int i)
@@ -296,11 +175,11 @@ static int acts_in(const cd_state *st, uint64_t r)
 /* What node i does next in its round: its own steps, then (helper) the
  * back steps whose activations are in, (fallen back) its own back steps,
  * then the all-reduce once nothing is owed. */
-static void next(alg_ctx *ctx, int i)
+void comdml_next(alg_ctx *ctx, int i)
 {
     cd_shared *sh = ctx->shared;
     cd_state *st = alg_state(ctx, i);
-    const int H = H_of(ctx);
+    const int H = comdml_H(ctx);
     const cut_info *c = &sh->cut[st->cut];
     if (st->syncing || st->catching || st->busy)
         return;
@@ -380,62 +259,7 @@ static void cd_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
         alg_sgd_apply(ctx, i, alg_params(ctx, i), grad, 1.0);
         st->own++;
     }
-    next(ctx, i);
-}
-
-/* ---- pairs broken (failures) ---- */
-
-/* Slow agent j loses its helper: it trains its back part itself. */
-static void fall_back(alg_ctx *ctx, int j)
-{
-    cd_state *st = alg_state(ctx, j);
-    if (st->role != SLOW || st->fallback || st->weights_in)
-        return;
-    st->fallback = 1;
-    ((cd_shared *)ctx->shared)->fallbacks++;
-    next(ctx, j);
-}
-
-/* Helper k drops its slow partner. */
-static void drop(alg_ctx *ctx, int k)
-{
-    cd_state *st = alg_state(ctx, k);
-    if (st->role != HELPER || st->partner < 0)
-        return;
-    st->partner = -1;
-    if (st->in_back) {
-        alg_abort_step(ctx, k);
-        st->in_back = 0;
-        st->busy = 0;
-    }
-    next(ctx, k);
-}
-
-static int pair_open(const cd_state *st)
-{
-    return (st->role == SLOW && !st->fallback && !st->weights_in)
-        || (st->role == HELPER && st->partner >= 0 && !st->weights_sent);
-}
-
-/* Node w leaves its pair (declared failed, catching up): its partner
- * goes on alone. */
-static void leave_pair(alg_ctx *ctx, int w)
-{
-    cd_state *st = alg_state(ctx, w);
-    int p = st->partner;
-    int open = pair_open(st);
-    st->role = SOLO;
-    st->partner = -1;
-    st->in_back = 0;
-    if (!open || p < 0)
-        return;
-    cd_state *ps = alg_state(ctx, p);
-    if (ps->partner != w && ps->role != SLOW)
-        return;
-    if (ps->role == SLOW)
-        fall_back(ctx, p);
-    else
-        drop(ctx, p);
+    comdml_next(ctx, i);
 }
 
 static void cd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
@@ -456,7 +280,7 @@ static void cd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         }
         st->acts_in[q]++;
         if (m->round == st->round && st->role == HELPER && st->partner == m->from)
-            next(ctx, i);
+            comdml_next(ctx, i);
         return;
     }
     case TAG_WEIGHTS:
@@ -467,15 +291,15 @@ static void cd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
                 memcpy(alg_params(ctx, i) + c->n_front, m->payload->data,
                        (ctx->P - c->n_front) * sizeof(double));
             st->weights_in = 1;
-            next(ctx, i);
+            comdml_next(ctx, i);
         }
         return;
     case TAG_BREAK:
         if (m->round == st->round && st->partner == m->from) {
             if (st->role == SLOW)
-                fall_back(ctx, i);
+                comdml_fall_back(ctx, i);
             else
-                drop(ctx, i);
+                comdml_drop(ctx, i);
         }
         return;
     case TAG_SYNC:
@@ -484,7 +308,7 @@ static void cd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
             st->round = st->want;
             st->catching = 0;
             sh->n_catching--;
-            begin_round(ctx, i);
+            comdml_begin_round(ctx, i);
         }
         return;
     default:
@@ -502,134 +326,10 @@ static void averaged(alg_ctx *ctx, int i, const double *sum, size_t len)
     }
     st->syncing = 0;
     st->round++;
-    serve(ctx, i);
-    begin_round(ctx, i);
+    comdml_serve(ctx, i);
+    comdml_begin_round(ctx, i);
 }
 
-
-/* ---- failures, the all-reduce (as local-sgd's; docs/algorithms.md) ---- */
-
-/* Node `from` just entered its round: it hands its model (the fresh
- * average) to every agent waiting for that round's model. */
-static void serve(alg_ctx *ctx, int from)
-{
-    cd_shared *sh = ctx->shared;
-    const cd_state *fs = alg_state(ctx, from);
-    if (!sh->n_catching)
-        return;
-    cl_buf *x = NULL;
-    for (int w = 0; w < ctx->n; w++) {
-        cd_state *st = alg_state(ctx, w);
-        if (w == from || !st->catching || st->served || st->want != fs->round)
-            continue;
-        if (!x)
-            x = alg_snapshot(ctx, from);
-        alg_send(ctx, from, w, TAG_SYNC, st->want, x, alg_param_bytes(ctx, ctx->P));
-        st->served = 1;
-    }
-    if (x)
-        alg_buf_put(ctx, x);
-}
-
-/* Every live member abandons the averaging in progress and re-runs round
- * R, the most advanced, among the live members; one left behind takes the
- * model of the first member at R. */
-static void reform(alg_ctx *ctx)
-{
-    cd_shared *sh = ctx->shared;
-    alg_coll_new_epoch(ctx, sh->coll);
-    int ahead = -1;
-    for (int w = 0; w < ctx->n; w++) {
-        const cd_state *st = alg_state(ctx, w);
-        if (!alg_is_failed(ctx, w) && !st->catching
-            && (ahead < 0 || st->round > ((const cd_state *)alg_state(ctx, ahead))->round))
-            ahead = w;
-    }
-    if (ahead < 0)
-        return;
-    uint64_t R = ((const cd_state *)alg_state(ctx, ahead))->round;
-    for (int w = 0; w < ctx->n; w++) {
-        cd_state *st = alg_state(ctx, w);
-        if (alg_is_failed(ctx, w))
-            continue;
-        if (st->catching || st->round < R) {
-            if (!st->catching) {
-                sh->n_catching++;
-                leave_pair(ctx, w);
-                alg_abort_step(ctx, w);
-                st->busy = 0;
-                st->syncing = 0;
-            }
-            if (!st->catching || st->want <= R) {
-                st->catching = 1;
-                st->want = R;
-                st->served = 0;
-                alg_coll_set_join(sh->coll, w, R);
-            }
-        } else if (st->syncing) {
-            const int *mem = alg_coll_members(ctx, sh->coll, R, &st->k);
-            alg_coll_start(ctx, sh->coll, w, R, mem, st->k, alg_params(ctx, w));
-        }
-    }
-    serve(ctx, ahead);
-}
-
-static void cd_on_failure(alg_ctx *ctx, int peer, int failed)
-{
-    cd_shared *sh = ctx->shared;
-    cd_state *st = alg_state(ctx, peer);
-    alg_coll_members_changed(sh->coll);
-    if (st->catching) {
-        st->catching = 0;
-        sh->n_catching--;
-    }
-    leave_pair(ctx, peer);
-    if (failed) {
-        reform(ctx);
-        return;
-    }
-    int any = 0;
-    uint64_t R = 0;
-    for (int w = 0; w < ctx->n; w++) {
-        const cd_state *o = alg_state(ctx, w);
-        if (w != peer && !alg_is_failed(ctx, w) && !o->catching && (!any || o->round > R)) {
-            R = o->round;
-            any = 1;
-        }
-    }
-    if (!any)
-        return;
-    st->catching = 1;
-    st->served = 0;
-    st->want = R + 1;
-    st->syncing = 0;
-    sh->n_catching++;
-    alg_coll_set_join(sh->coll, peer, R + 1);
-}
-
-/* Back up: a pair still open is broken (what was sent to or by it while
- * it was down may be lost), the partner told so; the step it was in comes
- * back by itself (faults.step). */
-static void cd_on_return(alg_ctx *ctx, void *state, int i)
-{
-    cd_state *st = state;
-    st->tainted = 1;
-    if (st->catching) {
-        alg_abort_step(ctx, i);
-        st->busy = 0;
-        return;
-    }
-    if (pair_open(st)) {
-        alg_send(ctx, i, st->partner, TAG_BREAK, st->round, NULL, 0);
-        if (st->role == SLOW)
-            fall_back(ctx, i);
-        else
-            drop(ctx, i);
-        return;
-    }
-    if (st->syncing)   /* what it sent inside the all-reduce may be lost */
-        reform(ctx);
-}
 
 static void cd_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
                              size_t size)
@@ -647,7 +347,7 @@ static void cd_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
                  (unsigned long long)st->round);
     else if (st->role == HELPER && st->partner >= 0)
         snprintf(buf, size, "activations %d of %d from node %d (round %llu)", st->backs + 1,
-                 H_of(ctx), st->partner, (unsigned long long)st->round);
+                 comdml_H(ctx), st->partner, (unsigned long long)st->round);
     else
         buf[0] = '\0';
 }
@@ -676,7 +376,9 @@ static int cd_shared_init(alg_ctx *ctx)
     ctx->shared = sh;
     sh->sched_round = UINT64_MAX;
     sh->B = alg_batch(ctx);
-    if (!(sh->order = malloc((size_t)ctx->n * sizeof *sh->order)))
+    const size_t n = (size_t)ctx->n;
+    if (!(sh->order = malloc(n * sizeof *sh->order)) || !(sh->partner = malloc(n * sizeof(int)))
+        || !(sh->cut_of = malloc(n * sizeof(int))) || !(sh->est = calloc(n, sizeof(double))))
         return -1;
     if (ctx->P == 0) {
         const int Lt = (int)ctx->param[P_LAYERS];
@@ -704,10 +406,13 @@ static int cd_shared_init(alg_ctx *ctx)
             c->act_bytes = alg_param_bytes(ctx, sh->B * p.width) + 4.0 * (double)sh->B;
             c->w_bytes = alg_param_bytes(ctx, p.n_back);
             sh->aux_len += p.n_aux;
-            if (p.width * sh->B * (size_t)H_of(ctx) > sh->store)
-                sh->store = p.width * sh->B * (size_t)H_of(ctx);
+            if (p.width * sh->B * (size_t)comdml_H(ctx) > sh->store)
+                sh->store = p.width * sh->B * (size_t)comdml_H(ctx);
         }
     }
+    for (int s = 1; s <= sh->n_cuts; s++)
+        sh->cost[s] = (comdml_cut){ sh->cut[s].front, sh->cut[s].back, sh->cut[s].act_bytes,
+                                    sh->cut[s].w_bytes };
     sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
                                averaged);
     return sh->coll ? 0 : -1;
@@ -720,6 +425,9 @@ static void cd_shared_fini(alg_ctx *ctx)
         return;
     alg_coll_destroy(ctx, sh->coll);
     free(sh->order);
+    free(sh->partner);
+    free(sh->cut_of);
+    free(sh->est);
     free(sh);
 }
 
@@ -731,7 +439,7 @@ static int cd_init(alg_ctx *ctx, void *state, int i)
     st->acts_round[0] = st->acts_round[1] = UINT64_MAX;
     if (ctx->P == 0)
         return 0;
-    const size_t HB = (size_t)H_of(ctx) * sh->B;
+    const size_t HB = (size_t)comdml_H(ctx) * sh->B;
     st->acts = malloc(sh->store * sizeof *st->acts);
     st->labels = malloc(HB * sizeof *st->labels);
     st->g = malloc(ctx->P * sizeof *st->g);
@@ -761,7 +469,7 @@ static void cd_fini(alg_ctx *ctx, void *state, int i)
 static void cd_on_start(alg_ctx *ctx, void *state, int i)
 {
     (void)state;
-    begin_round(ctx, i);
+    comdml_begin_round(ctx, i);
 }
 
 static int cd_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
@@ -797,8 +505,8 @@ const alg_type alg_comdml = {
     .on_start = cd_on_start,
     .on_step_done = cd_on_step_done,
     .on_message = cd_on_message,
-    .on_failure = cd_on_failure,
-    .on_return = cd_on_return,
+    .on_failure = comdml_on_failure,
+    .on_return = comdml_on_return,
     .describe_wait = cd_describe_wait,
     .stats = cd_stats,
     .fini = cd_fini,
