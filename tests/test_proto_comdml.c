@@ -25,19 +25,25 @@
 #define ACT1 4160.0
 #define W1 8848.0
 
-static void run_pair(const char *extra_alg, const char *extra, double slow, run_result *res)
+static void run_pair_net(const char *net, const char *extra_alg, const char *extra, double slow,
+                         run_result *res)
 {
     char json[3072];
     snprintf(json, sizeof json,
         "{\"seed\": 1, \"nodes\": 2,"
         " \"compute\": {\"step_time_s\": 0.01, \"groups\": [{\"nodes\": [0], \"slowdown\": %.17g}]},"
-        " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e8, \"bytes_per_param\": 4},"
+        " \"network\": {\"latency_s\": 0.001, %s, \"bytes_per_param\": 4},"
         " \"topology\": {\"kind\": \"complete\"},"
         " \"model\": {\"kind\": \"mlp\", \"hidden\": [64, 32]},"
         " \"data\": {\"train\": 2048, \"test\": 256, \"features\": 32, \"classes\": 4},"
         " \"algorithm\": {\"name\": \"comdml\", \"lr\": 0.05, \"batch\": 16,"
-        "   \"local_steps\": 10%s}%s}", slow, extra_alg, extra);
+        "   \"local_steps\": 10%s}%s}", slow, net, extra_alg, extra);
     run_json(json, NULL, res);
+}
+
+static void run_pair(const char *extra_alg, const char *extra, double slow, run_result *res)
+{
+    run_pair_net("\"bandwidth_Bps\": 1e8", extra_alg, extra, slow, res);
 }
 
 /* Node 0 four times slower (Tj = 0.04 s, Tk = 0.01 s), H = 10: the
@@ -54,6 +60,12 @@ START_TEST(test_pair_closed_form)
     ck_assert_double_eq_tol(stat_of(&res, "first_work_s"), M, 1e-12);
     ck_assert_double_eq(stat_of(&res, "last_cut"), 1);
     ck_assert_double_eq(stat_of(&res, "fallbacks"), 0);
+
+    /* the same through NICs of 1e8 B/s on links of 1e9: the slowest hop prices it */
+    run_pair_net("\"bandwidth_Bps\": 1e9, \"up_Bps\": 1e8, \"down_Bps\": 1e8", "",
+                 ", \"stop\": {\"time_s\": 1}", 4, &res);
+    ck_assert_double_eq_tol(stat_of(&res, "first_predicted_work_s"), M, 1e-12);
+    ck_assert_double_eq_tol(stat_of(&res, "first_work_s"), M, 1e-12);
 
     run_pair(", \"offload\": \"off\"", ", \"stop\": {\"time_s\": 1}", 4, &res);
     ck_assert_double_eq_tol(stat_of(&res, "first_work_s"), 0.4, 1e-12);
