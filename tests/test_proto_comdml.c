@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test_util.h"
 
@@ -192,6 +193,74 @@ START_TEST(test_trains_and_threads)
 }
 END_TEST
 
+/* The back part the helper trains comes back into the slow agent's model:
+ * lr 0 and node i's model all i + 1 (set after initialisation), so only
+ * the averaging and the returned part move anything.  The helper (node 1)
+ * trains its copy of the model it holds at the round's start, so the slow
+ * agent's back part becomes the helper's 2s and the average is 1.5 on the
+ * front, 2 on the back; without offloading 1.5 everywhere.  n_front = 64 *
+ * 32 + 64 = 2112 of 4324. */
+typedef struct hold { double *x[2]; size_t P; double copy[2][4324]; int rows; } hold;
+
+static void set_model(void *v, int node, double *params, size_t n)
+{
+    hold *h = v;
+    for (size_t k = 0; k < n; k++)
+        params[k] = node + 1;
+    h->x[node] = params;
+    h->P = n;
+}
+
+/* The models as they are at each evaluation (the run's own buffers are
+ * gone once it has ended); the last one is the final model. */
+static void keep_models(void *v, const out_metrics_row *row)
+{
+    (void)row;
+    hold *h = v;
+    for (int w = 0; w < 2; w++)
+        memcpy(h->copy[w], h->x[w], h->P * sizeof(double));
+    h->rows++;
+}
+
+START_TEST(test_back_part_returned)
+{
+    for (int off = 0; off <= 1; off++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+            "{\"seed\": 1, \"nodes\": 2,"
+            " \"compute\": {\"step_time_s\": 0.01, \"groups\": [{\"nodes\": [0], \"slowdown\": 4}]},"
+            " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e8, \"bytes_per_param\": 4},"
+            " \"topology\": {\"kind\": \"complete\"},"
+            " \"model\": {\"kind\": \"mlp\", \"hidden\": [64, 32]},"
+            " \"data\": {\"train\": 2048, \"test\": 256, \"features\": 32, \"classes\": 4},"
+            " \"algorithm\": {\"name\": \"comdml\", \"lr\": 0, \"batch\": 16,"
+            "   \"local_steps\": 10, \"offload\": \"%s\"}, \"stop\": {\"time_s\": 0.5}}",
+            off ? "off" : "auto");
+        scn_scenario s;
+        scn_error err;
+        run_sim *r;
+        ck_assert_msg(prepare_json(json, &s, &r, &err) == 0, "%s", err.msg);
+        static hold h;
+        memset(&h, 0, sizeof h);
+        run_options o = { .init_params = set_model, .on_metrics = keep_models, .hook_ctx = &h };
+        run_result res;
+        char msg[1024];
+        ck_assert_msg(run_execute(r, &o, &res, msg, sizeof msg) == 0, "%s", msg);
+        ck_assert_uint_eq(h.P, 4324);
+        ck_assert_int_gt(h.rows, 1);
+        ck_assert_msg(stat_of(&res, "rounds") >= 1, "rounds %g", stat_of(&res, "rounds"));
+        for (int w = 0; w < 2; w++)
+            for (size_t k = 0; k < h.P; k++) {
+                double want = off || k < 2112 ? 1.5 : 2.0;
+                ck_assert_msg(h.copy[w][k] == want, "off=%d node %d [%zu] = %.17g, want %g", off,
+                              w, k, h.copy[w][k], want);
+            }
+        run_destroy(r);
+        scn_fini(&s);
+    }
+}
+END_TEST
+
 START_TEST(test_needs_layers)
 {
     expect_prepare_error(
@@ -214,6 +283,7 @@ int main(void)
     tcase_add_test(tc, test_message_bytes);
     tcase_add_test(tc, test_fallback);
     tcase_add_test(tc, test_trains_and_threads);
+    tcase_add_test(tc, test_back_part_returned);
     tcase_add_test(tc, test_needs_layers);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
