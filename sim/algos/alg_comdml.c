@@ -47,7 +47,7 @@
 static const char *const offload_names[] = { "auto", "off", NULL };
 
 static const alg_param_spec params[] = {
-    { "local_steps", ALG_PARAM_INT, 10, 1, 10000, NULL,
+    { "local_steps", ALG_PARAM_INT, 10, 1, 1000, NULL,
       "H: steps per agent per round before the all-reduce" },
     { "offload", ALG_PARAM_CHOICE, OFFLOAD_AUTO, 0, 0, offload_names,
       "auto: the scheduler pairs slow and fast agents; off: every agent trains alone" },
@@ -111,13 +111,14 @@ static void schedule(alg_ctx *ctx, uint64_t r)
 
 /* ---- a round's work ---- */
 
-static void start(alg_ctx *ctx, cd_state *st, int i, double share)
+/* A whole step (the trainer's math) or a part (share; the math is ours). */
+static void start(alg_ctx *ctx, cd_state *st, int i, int whole, double share)
 {
     st->t_step = alg_now(ctx);
-    st->share = share;
+    st->share = whole ? 1.0 : share;
     st->tainted = 0;
     st->busy = 1;
-    if (share == 1.0)
+    if (whole)
         alg_start_step(ctx, i);
     else
         alg_start_work(ctx, i, share);
@@ -184,7 +185,7 @@ void comdml_next(alg_ctx *ctx, int i)
     if (st->syncing || st->catching || st->busy)
         return;
     if (st->own < H) {
-        start(ctx, st, i, st->role == SLOW ? c->front : 1.0);
+        start(ctx, st, i, st->role != SLOW, c->front);
         return;
     }
     if (st->role == HELPER && st->partner >= 0) {
@@ -192,7 +193,7 @@ void comdml_next(alg_ctx *ctx, int i)
         if (st->backs < H) {
             if (st->backs < acts_in(st, st->round) && pj->round == st->round) {
                 st->in_back = 1;
-                start(ctx, st, i, c->back);
+                start(ctx, st, i, 0, c->back);
             }
             return;
         }
@@ -210,7 +211,7 @@ void comdml_next(alg_ctx *ctx, int i)
     }
     if (st->role == SLOW && st->fallback && st->backs < H) {
         st->in_back = 1;
-        start(ctx, st, i, c->back);
+        start(ctx, st, i, 0, c->back);
         return;
     }
     if (st->role == SLOW && !st->fallback && !st->weights_in)
