@@ -270,7 +270,7 @@ START_TEST(test_needs_layers)
         "test.json: /algorithm/name: error: comdml cuts the model at a layer boundary: it "
         "needs model \"mlp\" (or the timing-only \"none\")");
     expect_prepare_error(
-        "{\"nodes\": 2, \"model\": {\"kind\": \"none\"},"
+        "{\"nodes\": 2, \"model\": {\"kind\": \"none\", \"message_bytes\": 1000},"
         " \"algorithm\": {\"name\": \"comdml\", \"local_steps\": 0}, \"stop\": {\"time_s\": 1}}",
         "test.json: /algorithm/local_steps: error: must be in [1, 1000], got 0");
 }
