@@ -8,7 +8,7 @@
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
 #   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd |
-#         hogwild | lsgd | stl-fw | fednova | lbbsp | sdfeel | all
+#         hogwild | lsgd | stl-fw | fednova | lbbsp | sdfeel | comdml | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -28,15 +28,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, lbbsp, sdfeel, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, lbbsp, sdfeel, comdml, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova lbbsp sdfeel"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova lbbsp sdfeel comdml"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -216,8 +216,21 @@ for name in $names; do
         --grid 'algorithm={"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10},{"name":"sdfeel-async","lr":0.05,"batch":32,"clusters":4,"local_steps":10,"deadline_s":0.12}'
       "$table" "$dir-async" --speedup 'algorithm={"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10}' time_to_target_accuracy_s steps_per_s
       ;;
+    comdml)
+      # Mohammadabadi et al. 2024: 8 agents whose speeds spread
+      # geometrically over S (agent i S^(i/7) times slower), S = 1, 2, 4, 8;
+      # ComDML's offloading against none, 3 seeds
+      zip=""
+      for i in 0 1 2 3 4 5 6 7; do
+        v=$(awk -v i="$i" 'BEGIN { printf "%.6g,%.6g,%.6g,%.6g", 1, 2^(i/7), 4^(i/7), 8^(i/7) }')
+        zip="$zip --zip compute.groups.$i.slowdown=$v"
+      done
+      # shellcheck disable=SC2086  # $zip is a list of options
+      sweep "$here/comdml.json" -o "$dir" --replicates 3 --grid algorithm.offload=auto,off $zip
+      python3 "$root/plots/comdml-table.py" "$dir"
+      ;;
   esac
-  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel)
+  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml)
     echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"

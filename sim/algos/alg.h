@@ -48,6 +48,8 @@ typedef struct alg_ctx {
     int               n_all;    /* n plus the algorithm's servers */
     int               server;   /* node number of the first server (n), or -1 */
     size_t            P;        /* parameters per model */
+    int               layers;   /* weight layers of the model (an MLP: hidden + 1),
+                                   0 when it has none to cut (alg_model_layers) */
     double            lr;       /* base learning rate (the optimizer's) */
     double            momentum; /* the optimizer's momentum (0: plain SGD) */
     int               nesterov; /* ... in Nesterov's form */
@@ -315,6 +317,60 @@ gsl_rng *alg_rng(const alg_ctx *ctx, int node);
  * 64-bit hash for choices a protocol derives from (seed, round) rather
  * than draws from a stream, so that every node computes the same one. */
 uint64_t alg_hash64(uint64_t x);
+
+/* ---- layer-split training (comdml) ---- */
+
+/* A step of share (> 0) times node's step work, as alg_start_step in
+ * every other way (noise, slowdowns, failures, one at a time), whose math
+ * the protocol computes itself: it draws no batch and computes no
+ * gradient (on_step_done's grad is then meaningless).  alg_start_step
+ * and alg_start_step_marks start full steps with the trainer's math. */
+void   alg_start_work(alg_ctx *ctx, int node, double share);
+/* Seconds a message of bytes from `from` to `to` takes on idle links
+ * (latency + bytes over the smallest bandwidth on its path; no jitter):
+ * what a scheduler that knows the links predicts. */
+double alg_link_time(const alg_ctx *ctx, int from, int to, double bytes);
+
+/* Node's mean seconds per whole-model step now (its base step time times
+ * its current slowdown; noise has mean 1): what a profiler measuring the
+ * device would report. */
+double alg_step_time(const alg_ctx *ctx, int node);
+
+/* Weight layers of the model (L + 1 for an MLP of L hidden layers); 0
+ * when it has none to cut (other models, the timing-only model).  Set
+ * before check is called (ctx->layers). */
+int    alg_model_layers(const alg_ctx *ctx);
+/* A cut after weight layer s, 1 <= s < alg_model_layers: the front
+ * (layers 1 .. s) is the prefix [0, n_front) of the parameter vector and
+ * trains against an auxiliary softmax head of n_aux parameters on the
+ * width activations per sample it produces; the back is the rest.  The
+ * shares are the parts' FLOPs per sample over the whole model's (front
+ * with its head, back without passing an error down; models/mdl_split.h). */
+typedef struct alg_split_plan {
+    size_t width, n_front, n_back, n_aux;
+    double front_share, back_share;
+} alg_split_plan;
+/* -1 when the model cannot be cut at s. */
+int    alg_split_plan_get(const alg_ctx *ctx, int s, alg_split_plan *p);
+/* Front step of node at cut s on its next batch (its data stream) and its
+ * parameters as they are now, with head aux: writes the activations
+ * (batch x width) to acts, the batch's labels to labels, the front's
+ * gradient to g[0 .. n_front) (g: ctx->P doubles) and the head's to g_aux;
+ * returns the local loss (a non-finite one is recorded as a divergence). */
+double alg_split_front(alg_ctx *ctx, int node, int s, const double *aux, double *acts,
+                       int *labels, double *g, double *g_aux);
+/* Back step at cut s of the model x (ctx->P doubles; its suffix is read)
+ * on a batch of activations and labels: the gradient to g[n_front .. P);
+ * returns the loss. */
+double alg_split_back(alg_ctx *ctx, int node, int s, const double *x, const double *acts,
+                      const int *labels, double *g);
+/* A random head for cut s from node's protocol stream. */
+void   alg_split_aux_init(alg_ctx *ctx, int node, int s, double *aux);
+/* Node's optimizer update on x[lo .. hi) only (x and g whole ctx->P
+ * vectors), counted as one of node's updates when count is nonzero (the
+ * learning-rate schedule's clock). */
+void   alg_sgd_apply_range(const alg_ctx *ctx, int node, double *x, const double *g,
+                           double g_div, size_t lo, size_t hi, int count);
 
 /* The run's one out-of-memory policy (docs/architecture.md): a hook that
  * cannot allocate mid-run has no caller to hand an error to, so the

@@ -8,6 +8,7 @@
 #include "alg_host.h"
 #include "sim_engine.h"
 #include "sim_rng.h"
+#include "mdl_split.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -74,10 +75,74 @@ int alg_stats_copy(const char *const *k, const double *v, int n,
     }
     return m;
 }
-void alg_start_step(alg_ctx *ctx, int node) { cl_start_step(ctx->host->cl, node); }
+void alg_start_step(alg_ctx *ctx, int node)
+{
+    trn_set_math(ctx->host->trn, node, 1);
+    cl_start_step(ctx->host->cl, node);
+}
 void alg_start_step_marks(alg_ctx *ctx, int node, const double *fractions, int m)
 {
+    trn_set_math(ctx->host->trn, node, 1);
     cl_start_step_marks(ctx->host->cl, node, fractions, m);
+}
+
+void alg_start_work(alg_ctx *ctx, int node, double share)
+{
+    trn_set_math(ctx->host->trn, node, 0);
+    cl_start_step_work(ctx->host->cl, node, share);
+}
+
+double alg_link_time(const alg_ctx *ctx, int from, int to, double bytes)
+{
+    return cl_link_time(ctx->host->cl, from, to, bytes);
+}
+
+double alg_step_time(const alg_ctx *ctx, int node)
+{
+    return cl_step_time_s(ctx->host->cl, node);
+}
+
+int alg_model_layers(const alg_ctx *ctx) { return ctx->layers; }
+
+int alg_split_plan_get(const alg_ctx *ctx, int s, alg_split_plan *p)
+{
+    const mdl_model *m = trn_model(ctx->host->trn);
+    mdl_split_plan q;
+    if (!m || s < 1 || mdl_split_plan_get(m, (size_t)s, &q) != 0)
+        return -1;
+    *p = (alg_split_plan){ .width = q.width, .n_front = q.n_front, .n_back = q.n_back,
+                           .n_aux = q.n_aux, .front_share = q.flops_front / q.flops_full,
+                           .back_share = q.flops_back / q.flops_full };
+    return 0;
+}
+
+double alg_split_front(alg_ctx *ctx, int node, int s, const double *aux, double *acts,
+                       int *labels, double *g, double *g_aux)
+{
+    trn_trainer *t = ctx->host->trn;
+    double loss = trn_split_front(t, node, (size_t)s, aux, acts, labels, g, g_aux);
+    trn_check_loss(t, node, cl_stats(ctx->host->cl, node)->steps, alg_now(ctx), loss);
+    return loss;
+}
+
+double alg_split_back(alg_ctx *ctx, int node, int s, const double *x, const double *acts,
+                      const int *labels, double *g)
+{
+    trn_trainer *t = ctx->host->trn;
+    double loss = trn_split_back(t, (size_t)s, x, acts, labels, g);
+    trn_check_loss(t, node, cl_stats(ctx->host->cl, node)->steps, alg_now(ctx), loss);
+    return loss;
+}
+
+void alg_split_aux_init(alg_ctx *ctx, int node, int s, double *aux)
+{
+    trn_split_aux_init(ctx->host->trn, (size_t)s, aux, alg_rng(ctx, node));
+}
+
+void alg_sgd_apply_range(const alg_ctx *ctx, int node, double *x, const double *g,
+                         double g_div, size_t lo, size_t hi, int count)
+{
+    trn_apply_range(ctx->host->trn, node, x, g, g_div, lo, hi, count);
 }
 
 void alg_abort_step(alg_ctx *ctx, int node) { cl_abort_step(ctx->host->cl, node); }

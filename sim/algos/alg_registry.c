@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const alg_type *const all[] = {
-    &alg_adpsgd, &alg_allreduce, &alg_backup,
+    &alg_adpsgd, &alg_allreduce, &alg_backup, &alg_comdml,
     &alg_ps_adaptive,   /* "delay-adaptive" */
     &alg_divshare, &alg_dpsgd, &alg_eager, &alg_easgd, &alg_epidemic, &alg_fedavg, &alg_fednova,
     &alg_gossip, &alg_hogwild, &alg_hop, &alg_localsgd, &alg_lsgd, &alg_prague, &alg_ps_async, &alg_ps_sync, &alg_rennala,

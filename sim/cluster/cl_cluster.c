@@ -57,6 +57,7 @@ static int node_create(cl_cluster *c, const cl_config *cfg, int i)
     node *nd = &c->nodes[i];
     nd->base_s = cfg->step_time_s[i];
     nd->scale = 1.0;
+    nd->work_scale = 1.0;
     if (cfg->noise_per_node)
         nd->noise = cfg->noise_per_node[i];
     else
@@ -255,7 +256,8 @@ static void start_step(cl_cluster *c, int i)
     nd->computing = 1;
     nd->want_step = 0;
     nd->step_started = sim_engine_now(c->eng);
-    nd->work_left = nd->base_s * nd->scale * draw_noise(&nd->noise, nd->rng_compute);
+    nd->work_left = nd->base_s * nd->scale * nd->work_scale
+                  * draw_noise(&nd->noise, nd->rng_compute);
     nd->work_total = nd->work_left;
     nd->next_mark = 0;
     schedule_segment(c, i);
@@ -273,6 +275,22 @@ void cl_start_step_marks(cl_cluster *c, int i, const double *fractions, int m)
     assert(m == 0 || c->cb.on_step_mark);
     nd->marks = m > 0 ? fractions : NULL;
     nd->n_marks = m;
+    nd->work_scale = 1.0;
+    start_step(c, i);
+}
+
+double cl_step_time_s(const cl_cluster *c, int i)
+{
+    return c->nodes[i].base_s * c->nodes[i].factor;
+}
+
+void cl_start_step_work(cl_cluster *c, int i, double scale)
+{
+    node *nd = &c->nodes[i];
+    assert(scale > 0);
+    nd->marks = NULL;
+    nd->n_marks = 0;
+    nd->work_scale = scale;
     start_step(c, i);
 }
 

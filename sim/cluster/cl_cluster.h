@@ -271,11 +271,18 @@ void cl_start_step(cl_cluster *c, int node);
  * borrowed: it must stay valid until the step ends or is aborted.  m = 0
  * is cl_start_step.  O(1) events per mark. */
 void cl_start_step_marks(cl_cluster *c, int node, const double *fractions, int m);
+/* Like cl_start_step, for a step of scale (> 0) times the node's base
+ * work (a part of a model's pass: split training), noise and slowdowns
+ * applying as to any step; no marks.  A restarted step keeps its scale. */
+void cl_start_step_work(cl_cluster *c, int node, double scale);
 int  cl_is_computing(const cl_cluster *c, int node);
 /* Abandons node's step in progress (e.g. a backup worker that lost the
  * race): no on_step_done comes for it.  Nothing happens when idle. */
 void cl_abort_step(cl_cluster *c, int node);
 int  cl_is_up(const cl_cluster *c, int node);
+/* Node's mean step time now: its base step time times its current
+ * slowdown factor (the noise has mean 1). */
+double cl_step_time_s(const cl_cluster *c, int node);
 /* Node's current slowdown factor (product of its active processes). */
 double cl_slowdown_factor(const cl_cluster *c, int node);
 /* Node's base step time (cl_config.step_time_s): a step of scale 1
@@ -293,6 +300,12 @@ void   cl_set_step_scale(cl_cluster *c, int node, double scale);
  * node is dropped when it arrives. */
 void   cl_send(cl_cluster *c, int from, int to, uint32_t tag, uint64_t round,
                cl_buf *payload, double bytes);
+
+/* Seconds a message of bytes from `from` to `to` takes on idle NICs: the
+ * link's latency plus bytes over the smallest of the link's bandwidth, the
+ * sender's uplink and the receiver's downlink capacities (no jitter, loss
+ * or outage): what a scheduler that knows the links predicts. */
+double cl_link_time(const cl_cluster *c, int from, int to, double bytes);
 
 /* Calls on_timer(node, tag) after delay seconds; a down node has none. */
 void cl_set_timer(cl_cluster *c, int node, double delay_s, uint32_t tag);

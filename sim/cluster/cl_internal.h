@@ -76,6 +76,7 @@ typedef struct nic {
 typedef struct node {
     double   base_s;
     double   scale;      /* work of a step per base_s (its batch over the base batch) */
+    double   work_scale;   /* the step's work in steps of base_s (1; cl_start_step_work) */
     cl_noise_spec noise;
     gsl_rng *rng_compute, *rng_slow, *rng_fault;
     /* the step in progress: work left (seconds at factor 1) since seg_start */

@@ -90,6 +90,8 @@ void cl_i_net_fini(cl_cluster *c)
     free(c->rules);
 }
 
+static double min2(double a, double b);
+
 static uint32_t class_of(const cl_cluster *c, int from, int to)
 {
     for (size_t r = c->n_rules; r-- > 0;) {
@@ -99,6 +101,13 @@ static uint32_t class_of(const cl_cluster *c, int from, int to)
             return l->cls;
     }
     return 0;
+}
+
+double cl_link_time(const cl_cluster *c, int from, int to, double bytes)
+{
+    const cl_link_class *k = &c->classes[class_of(c, from, to)];
+    double bw = min2(k->bandwidth_Bps, min2(c->nodes[from].up_cap, c->nodes[to].down_cap));
+    return k->latency_s + (bytes > 0 ? bytes / bw : 0.0);
 }
 
 int cl_i_in_outage(const cl_link_class *k, double t)

@@ -6,6 +6,7 @@
  * them.  It runs nothing (run.c does) and writes nothing (run_output.c).
  */
 #include "run_internal.h"
+#include "mdl_split.h"   /* mdl_layers */
 
 #include <float.h>
 
@@ -271,6 +272,7 @@ run_sim *run_prepare_cached(const scn_scenario *s, run_data_cache *data, scn_err
     r->ctx.n_all = r->n_all;
     r->ctx.server = servers ? s->n_nodes : -1;
     r->ctx.P = r->model ? mdl_n_params(r->model) : 0;
+    r->ctx.layers = r->model ? (int)mdl_layers(r->model) : 0;
     if (check_message_size(r, err) != 0)
         goto out_destroy;
     if (check_needs(r, err) != 0)

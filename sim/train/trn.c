@@ -10,8 +10,10 @@
  * what.
  */
 #include "trn.h"
+#include "mdl_split.h"
 #include "sim_pool.h"
 #include "sim_rng.h"
+#include "sim_engine.h"   /* sim_die_oom */
 
 #include <math.h>
 #include <stdlib.h>
@@ -99,6 +101,8 @@ struct trn_trainer {
      * that writes mid-step (AD-PSGD) needs.  Either way the same bits. */
     int            copy;
     eval_job       ev;
+    char          *no_math;  /* n: the node's steps compute nothing (trn_set_math) */
+    mdl_split     *split[MDL_MAX_HIDDEN + 1];   /* by cut, created on first use */
     int            vec_base, n_vec;   /* tasks of the element-wise passes */
     vec_op         vec;
     mdl_model     *hess;     /* trn_hessian_apply's own instance, made on first use */
@@ -214,7 +218,8 @@ trn_trainer *trn_create(const trn_config *cfg)
     for (int i = 0; t->loss && i < t->n; i++)
         t->loss[i] = NAN;
     t->opt = mdl_optim_create(&cfg->optim, t->n, t->P);
-    if (!t->params || !t->grads || !t->loss || !t->opt)
+    t->no_math = calloc((size_t)t->n, 1);
+    if (!t->params || !t->grads || !t->loss || !t->opt || !t->no_math)
         goto out_destroy;
     if (cfg->model) {
         if (!(t->cur = calloc((size_t)t->n, sizeof *t->cur)))
@@ -256,6 +261,9 @@ void trn_destroy(trn_trainer *t)
     free(t->nb);
     free(t->tmp);
     mdl_optim_destroy(t->opt);
+    for (size_t s = 0; s <= MDL_MAX_HIDDEN; s++)
+        mdl_split_destroy(t->split[s]);
+    free(t->no_math);
     free(t->grads);
     free(t->loss);
     free(t->params);
@@ -312,7 +320,9 @@ int trn_init_params(trn_trainer *t)
 /* Node i's next batch: the next B indices of its shuffled partition,
  * reshuffled at an epoch boundary (the tail shorter than a batch waits
  * for the next epoch: drop-last sampling).  Draws from its data stream. */
-static job next_job(trn_trainer *t, int i)
+static void check(trn_trainer *t, int i, const job *j);
+
+static const size_t *next_batch(trn_trainer *t, int i)
 {
     cursor *c = &t->cur[i];
     size_t B = t->nb ? t->nb[i] : t->cfg.batch;
@@ -320,10 +330,74 @@ static job next_job(trn_trainer *t, int i)
         gsl_ran_shuffle(c->rng, c->perm, c->n_local, sizeof(size_t));
         c->next = 0;
     }
-    job j = { trn_params_const(t, i), c->perm + c->next, B, t->grads + (size_t)i * t->P,
-              t->tmp ? t->tmp + (size_t)i * t->P : NULL, 0, 0, 0 };
+    const size_t *b = c->perm + c->next;
     c->next += B;
+    return b;
+}
+
+static job next_job(trn_trainer *t, int i)
+{
+    const size_t B = t->nb ? t->nb[i] : t->cfg.batch;
+    const size_t *b = next_batch(t, i);
+    job j = { trn_params_const(t, i), b, B, t->grads + (size_t)i * t->P,
+              t->tmp ? t->tmp + (size_t)i * t->P : NULL, 0, 0, 0 };
     return j;
+}
+
+const size_t *trn_draw_batch(trn_trainer *t, int i)
+{
+    return t->cur ? next_batch(t, i) : NULL;
+}
+
+void trn_set_math(trn_trainer *t, int i, int on)
+{
+    if (t->no_math)
+        t->no_math[i] = (char)!on;
+}
+
+const mdl_model   *trn_model(const trn_trainer *t) { return t->cfg.model; }
+const mdl_dataset *trn_train_set(const trn_trainer *t) { return t->cfg.train; }
+
+void trn_check_loss(trn_trainer *t, int i, uint64_t step, double time_s, double loss)
+{
+    job j = { .loss = loss, .step = step, .time_s = time_s };
+    check(t, i, &j);
+}
+
+static mdl_split *split_ws(trn_trainer *t, size_t s)
+{
+    if (!t->split[s] && !(t->split[s] = mdl_split_create(t->cfg.model, s, t->cfg.batch)))
+        sim_die_oom();
+    return t->split[s];
+}
+
+double trn_split_front(trn_trainer *t, int i, size_t s, const double *aux, double *acts,
+                       int *labels, double *g, double *g_aux)
+{
+    const size_t *b = next_batch(t, i);
+    return mdl_split_front(split_ws(t, s), trn_params_const(t, i), aux, t->cfg.train, b,
+                           t->cfg.batch, acts, labels, g, g_aux);
+}
+
+double trn_split_back(trn_trainer *t, size_t s, const double *x, const double *acts,
+                      const int *labels, double *g)
+{
+    mdl_split *w = split_ws(t, s);
+    const size_t nf = mdl_split_plan_of(w)->n_front;
+    return mdl_split_back(w, x + nf, acts, labels, t->cfg.batch, g + nf);
+}
+
+void trn_split_aux_init(trn_trainer *t, size_t s, double *aux, gsl_rng *rng)
+{
+    mdl_split_aux_init(split_ws(t, s), aux, rng);
+}
+
+void trn_apply_range(trn_trainer *t, int i, double *x, const double *g, double g_div,
+                     size_t lo, size_t hi, int count)
+{
+    mdl_optim_step_range(t->opt, i, x, g, g_div, lo, hi);
+    if (count)
+        mdl_optim_count(t->opt, i);
 }
 
 static void check(trn_trainer *t, int i, const job *j)
@@ -354,7 +428,7 @@ double *trn_params(trn_trainer *t, int i)
 
 void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
 {
-    if (!t->cfg.model)
+    if (!t->cfg.model || t->no_math[i])
         return;
     if (!t->pool) {
         job j = next_job(t, i);
@@ -383,12 +457,13 @@ void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
 const size_t *trn_step_batch(const trn_trainer *t, int i, size_t *n)
 {
     const cursor *c = t->cur ? &t->cur[i] : NULL;
-    if (!c || c->next < t->cfg.batch) {   /* timing-only, or no step begun */
+    const size_t B = t->nb ? t->nb[i] : t->cfg.batch;
+    if (!c || c->next < B) {   /* timing-only, or no step begun */
         *n = 0;
         return NULL;
     }
-    *n = t->cfg.batch;
-    return c->perm + c->next - t->cfg.batch;
+    *n = B;
+    return c->perm + c->next - B;
 }
 
 int trn_hessian_apply(trn_trainer *t, int i, const double *params, const double *V, size_t k,

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "mdl.h"
 #include "mdl_optim.h"
+#include <gsl/gsl_rng.h>
 
 typedef struct trn_trainer trn_trainer;
 
@@ -95,6 +96,42 @@ int trn_init_params(trn_trainer *t);
  * nothing for the timing-only model.  A step begun again (restarted) after
  * one that was aborted discards the first one's job once it has run. */
 void trn_step_begin(trn_trainer *t, int node, uint64_t step, double time_s);
+/* Protocols that compute a step's math themselves (split training,
+ * alg_start_work): with math off (on = 0) node's steps draw no batch and
+ * compute nothing when they begin; trn_grad then returns the last
+ * gradient computed.  On by default. */
+void trn_set_math(trn_trainer *t, int node, int on);
+/* Node's next batch (trn_batch indices into the training set) from its
+ * data stream, as a step would draw it; valid until the next draw.  NULL
+ * for the timing-only model. */
+const size_t *trn_draw_batch(trn_trainer *t, int node);
+/* The model and training set (borrowed from the config; NULL for the
+ * timing-only model). */
+const mdl_model   *trn_model(const trn_trainer *t);
+const mdl_dataset *trn_train_set(const trn_trainer *t);
+/* A loss computed outside the trainer's steps (on the caller's thread):
+ * recorded as a divergence when not finite, as a step's would be. */
+void trn_check_loss(trn_trainer *t, int node, uint64_t step, double time_s, double loss);
+/* Split training of the MLP at cut s (models/mdl_split.h; the model
+ * must be an MLP and 1 <= s <= L; the workspace of a cut is made on
+ * first use, on the caller's thread).  trn_split_front draws node's next
+ * batch and runs the front part with the auxiliary head aux on node's
+ * parameters: A_s to acts (batch x h_s), the labels to labels, the
+ * gradient of layers 1 .. s to g[0 .. n_front) (g has n_params doubles)
+ * and the head's to g_aux; returns the local loss.  trn_split_back runs
+ * the back part of the whole-model vector x (its suffix) on a batch of
+ * activations: gradient to the suffix of g; returns the loss.
+ * trn_split_aux_init draws a head from rng. */
+double trn_split_front(trn_trainer *t, int node, size_t s, const double *aux, double *acts,
+                       int *labels, double *g, double *g_aux);
+double trn_split_back(trn_trainer *t, size_t s, const double *x, const double *acts,
+                      const int *labels, double *g);
+void   trn_split_aux_init(trn_trainer *t, size_t s, double *aux, gsl_rng *rng);
+/* Node's optimizer update on x[lo .. hi) only (x and g whole vectors;
+ * mdl_optim_step_range), counted as one update when count is nonzero. */
+void trn_apply_range(trn_trainer *t, int node, double *x, const double *g, double g_div,
+                     size_t lo, size_t hi, int count);
+
 /* The gradient of node's last step begun; valid until its next begins.
  * With threads it first waits for the step's job (or runs it here when no
  * worker has taken it): call it at the step's end or marks, not before. */
