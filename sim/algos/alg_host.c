@@ -107,6 +107,15 @@ void alg_axpy(const alg_ctx *ctx, double a, const double *x, double *y, const do
     trn_axpy(ctx->host->trn, a, x, y, y0);
 }
 
+void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own,
+                   int n, const double *const *xs, const double *w, const int *from,
+                   const double *g, double g_div, double *copy_to)
+{
+    trn_mix_terms m = { .n = n, .x = xs, .w = w, .from = from, .own_w = own_w, .own = own,
+                        .g = g, .g_div = g_div, .out = copy_to };
+    trn_mix(ctx->host->trn, node, &m);
+}
+
 void alg_send(alg_ctx *ctx, int from, int to, uint32_t tag, uint64_t round, cl_buf *payload,
               double bytes)
 {

@@ -10,6 +10,7 @@
  * what.
  */
 #include "trn.h"
+#include "sim_engine.h"
 #include "sim_pool.h"
 #include "sim_rng.h"
 
@@ -36,6 +37,7 @@ typedef struct job {
     size_t        n_batch;
     double       *grad;     /* out */
     double        loss;     /* out */
+    int           mix;      /* first the node's deferred mix (t->mix[node]) */
     uint64_t      step;     /* for the divergence record */
     double        time_s;
 } job;
@@ -54,18 +56,38 @@ typedef struct eval_job {
  * cut into blocks of bs elements, bs a multiple of MDL_OPTIM_BLOCK: block
  * b is pool task vec_base + b.  Every element takes the same operations
  * whatever the cut, so the result is the same bits for every N. */
-enum { VEC_OPTIM, VEC_AXPY };
+enum { VEC_OPTIM, VEC_AXPY, VEC_MIX };
 typedef struct vec_op {
     int           kind;
-    int           node;     /* VEC_OPTIM */
+    int           node;     /* VEC_OPTIM, VEC_MIX */
     double       *x;        /* VEC_OPTIM: updated; VEC_AXPY: read */
     const double *g;
     double        g_div;
     double        a;        /* VEC_AXPY */
     double       *y;
     const double *y0;       /* NULL: y += a x */
+    const trn_mix_terms *mix;   /* VEC_MIX */
     size_t        bs;
 } vec_op;
+
+/* A node's mix (trn_mix) with threads: recorded (DEFERRED) until the
+ * node's next step begins, then run by that step's job before its
+ * gradient (IN_JOB), the job saying when it is done (sim_pool_part_done).
+ * The term arrays are copies, so the caller's may change. */
+enum { MIX_NONE, MIX_DEFERRED, MIX_IN_JOB };
+typedef struct mix_rec {
+    int            state, cap;
+    trn_mix_terms  m;          /* m.x, m.w, m.from point to the arrays below */
+    const double **x;
+    double        *w;
+    int           *from;
+} mix_rec;
+
+/* VEC_MIX works through its range in pieces of this many doubles (a
+ * multiple of MDL_OPTIM_BLOCK): the sum of a piece stays in an L1-sized
+ * buffer while every neighbour's term is added, then the piece of x is
+ * written once and updated while it is in cache. */
+#define TRN_MIX_PIECE 1024
 
 /* Below this many parameters a pass stays on the caller's thread: handing
  * it over costs more than it saves. */
@@ -95,6 +117,7 @@ struct trn_trainer {
     eval_job       ev;
     int            vec_base, n_vec;   /* tasks of the element-wise passes */
     vec_op         vec;
+    mix_rec       *mix;      /* n */
 };
 
 static void run_job(mdl_model *m, const trn_trainer *t, job *j)
@@ -102,9 +125,38 @@ static void run_job(mdl_model *m, const trn_trainer *t, job *j)
     j->loss = mdl_loss_grad(m, j->params, t->cfg.train, j->batch, j->n_batch, j->grad);
 }
 
+/* The mix of trn_mix over [lo, hi), piece by piece: acc <- 0, acc += w_j
+ * x_j for each term in order, acc += a own, x <- acc, then the optimizer
+ * on that piece of x, and out <- x.  Every element goes through the same
+ * operations as in the unfused passes over the whole vector (a zeroed
+ * accumulator, one daxpy per term, memcpy + daxpy, the update), so the
+ * bits are theirs whatever the pieces. */
+static void run_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo, size_t hi)
+{
+    double *x = t->params + (size_t)node * t->P;
+    double acc[TRN_MIX_PIECE];
+    for (size_t a = lo; a < hi; a += TRN_MIX_PIECE) {
+        const size_t b = a + TRN_MIX_PIECE < hi ? a + TRN_MIX_PIECE : hi;
+        const int len = (int)(b - a);
+        memset(acc, 0, (size_t)len * sizeof(double));
+        for (int j = 0; j < m->n; j++)
+            cblas_daxpy(len, m->w[j], m->x[j] + a, 1, acc, 1);
+        cblas_daxpy(len, m->own_w, m->own + a, 1, acc, 1);
+        memcpy(x + a, acc, (size_t)len * sizeof(double));
+        if (m->g)
+            mdl_optim_step_range(t->opt, node, x, m->g, m->g_div, a, b);
+        if (m->out)
+            memcpy(m->out + a, x + a, (size_t)len * sizeof(double));
+    }
+}
+
 static void run_vec(trn_trainer *t, size_t lo, size_t hi)
 {
     const vec_op *v = &t->vec;
+    if (v->kind == VEC_MIX) {
+        run_mix(t, v->node, v->mix, lo, hi);
+        return;
+    }
     if (v->kind == VEC_OPTIM) {
         mdl_optim_step_range(t->opt, v->node, v->x, v->g, v->g_div, lo, hi);
         return;
@@ -119,6 +171,12 @@ static void run_task(void *vt, int task, int thread)
     trn_trainer *t = vt;
     mdl_model *m = t->models[thread];
     if (task < t->n) {
+        if (t->jobs[task].mix) {
+            run_mix(t, task, &t->mix[task].m, 0, t->P);
+            if (t->mix[task].m.g)
+                mdl_optim_count(t->opt, task);   /* only this node's job counts its updates */
+            sim_pool_part_done(t->pool, task);
+        }
         run_job(m, t, &t->jobs[task]);
         return;
     }
@@ -145,6 +203,7 @@ static int pool_init(trn_trainer *t)
     if (!(t->models = calloc((size_t)T, sizeof *t->models))
         || !(t->snap = malloc((nP ? nP : 1) * sizeof(double)))
         || !(t->jobs = calloc((size_t)t->n, sizeof *t->jobs))
+        || !(t->mix = calloc((size_t)t->n, sizeof *t->mix))
         || !(t->pending = calloc((size_t)t->n, 1)))
         return -1;
     t->models[0] = t->cfg.model;
@@ -210,6 +269,12 @@ void trn_destroy(trn_trainer *t)
     free(t->models);
     free(t->snap);
     free(t->jobs);
+    for (int i = 0; t->mix && i < t->n; i++) {
+        free(t->mix[i].x);
+        free(t->mix[i].w);
+        free(t->mix[i].from);
+    }
+    free(t->mix);
     free(t->pending);
     free(t->ev.parts);
     if (t->cur)
@@ -230,7 +295,6 @@ int    trn_timing_only(const trn_trainer *t) { return t->cfg.model == NULL; }
 size_t trn_batch(const trn_trainer *t) { return t->cfg.batch; }
 size_t trn_local_samples(const trn_trainer *t, int i) { return t->cur ? t->cur[i].n_local : 0; }
 
-const double *trn_params_const(const trn_trainer *t, int i) { return t->params + (size_t)i * t->P; }
 int    trn_threads(const trn_trainer *t) { return t->pool ? t->cfg.threads : 1; }
 double trn_worker_cpu_s(const trn_trainer *t) { return t->pool ? sim_pool_worker_cpu_s(t->pool) : 0; }
 double trn_math_cpu_s(trn_trainer *t) { return t->pool ? sim_pool_task_cpu_s(t->pool) : NAN; }
@@ -243,10 +307,10 @@ int trn_init_params(trn_trainer *t)
     gsl_rng *init = sim_rng_stream_create(t->cfg.seed, SIM_RNG_NO_NODE, SIM_RNG_INIT);
     if (!init)
         return -1;
-    mdl_init_params(t->cfg.model, trn_params(t, 0), init);
+    mdl_init_params(t->cfg.model, t->params, init);
     gsl_rng_free(init);
     for (int i = 1; i < t->n; i++)
-        memcpy(trn_params(t, i), trn_params_const(t, 0), t->P * sizeof(double));
+        memcpy(t->params + (size_t)i * t->P, t->params, t->P * sizeof(double));
     return 0;
 }
 
@@ -261,8 +325,8 @@ static job next_job(trn_trainer *t, int i)
         gsl_ran_shuffle(c->rng, c->perm, c->n_local, sizeof(size_t));
         c->next = 0;
     }
-    job j = { trn_params_const(t, i), c->perm + c->next, B, t->grads + (size_t)i * t->P, 0,
-              0, 0 };
+    job j = { t->params + (size_t)i * t->P, c->perm + c->next, B, t->grads + (size_t)i * t->P,
+              0, 0, 0, 0 };
     c->next += B;
     return j;
 }
@@ -280,10 +344,38 @@ static void settle(trn_trainer *t, int i)
     if (sim_pool_join(t->pool, i))
         check(t, i, &t->jobs[i]);
     t->pending[i] = 0;
+    if (t->mix[i].state == MIX_IN_JOB)
+        t->mix[i].state = MIX_NONE;
+}
+
+/* Node i's mix, if one is deferred or in its job, is done: run here when
+ * no job has it, else waited for (the rest of the job may still run). */
+static void mix_final(trn_trainer *t, int i)
+{
+    mix_rec *r = &t->mix[i];
+    if (r->state == MIX_DEFERRED) {
+        if (t->pending[i])
+            settle(t, i);   /* a job still reading x in place */
+        run_mix(t, i, &r->m, 0, t->P);
+        if (r->m.g)
+            mdl_optim_count(t->opt, i);
+    } else if (r->state == MIX_IN_JOB) {
+        sim_pool_wait_part(t->pool, i);
+    }
+    r->state = MIX_NONE;
+}
+
+const double *trn_params_const(const trn_trainer *t, int i)
+{
+    if (t->pool && t->mix[i].state != MIX_NONE)
+        mix_final((trn_trainer *)t, i);   /* the trainer itself is never const */
+    return t->params + (size_t)i * t->P;
 }
 
 double *trn_params(trn_trainer *t, int i)
 {
+    if (t->pool && t->mix[i].state != MIX_NONE)
+        mix_final(t, i);
     /* a job reading these in place must have run before they change */
     if (t->pool && t->pending[i] && t->jobs[i].params != t->snap + (size_t)i * t->P) {
         t->copy = 1;
@@ -308,6 +400,10 @@ void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
      * the buffer the new one will */
     settle(t, i);
     job j = next_job(t, i);
+    if (t->mix[i].state == MIX_DEFERRED) {   /* never with copies: trn_mix ran it */
+        j.mix = 1;
+        t->mix[i].state = MIX_IN_JOB;
+    }
     if (t->copy) {
         double *snap = t->snap + (size_t)i * t->P;
         memcpy(snap, j.params, t->P * sizeof(double));
@@ -330,8 +426,10 @@ const double *trn_grad(trn_trainer *t, int i)
 void trn_join_all(trn_trainer *t)
 {
     if (t->pool)
-        for (int i = 0; i < t->n; i++)
+        for (int i = 0; i < t->n; i++) {
             settle(t, i);
+            mix_final(t, i);
+        }
 }
 
 int trn_evaluate(trn_trainer *t, const double *params, const mdl_dataset *ds,
@@ -401,4 +499,59 @@ void trn_axpy(trn_trainer *t, double a, const double *x, double *y, const double
     }
     t->vec = (vec_op){ .kind = VEC_AXPY, .x = (double *)x, .a = a, .y = y, .y0 = y0 };
     spread(t);
+}
+
+/* With threads: keeps a copy of m as node i's deferred mix, once the
+ * buffers it reads that other nodes' mixes write are final. */
+static void defer(trn_trainer *t, int i, const trn_mix_terms *m)
+{
+    for (int k = 0; k < m->n; k++) {
+        int p = m->from[k];
+        if (p != i && t->mix[p].state != MIX_NONE && t->mix[p].m.out == m->x[k])
+            mix_final(t, p);
+    }
+    mix_rec *r = &t->mix[i];
+    if (m->n > r->cap) {
+        int cap = m->n > 2 * r->cap ? m->n : 2 * r->cap;
+        const double **x = realloc(r->x, (size_t)cap * sizeof *x);
+        if (x)
+            r->x = x;
+        double *w = realloc(r->w, (size_t)cap * sizeof *w);
+        if (w)
+            r->w = w;
+        int *from = realloc(r->from, (size_t)cap * sizeof *from);
+        if (from)
+            r->from = from;
+        if (!x || !w || !from)
+            sim_die_oom();
+        r->cap = cap;
+    }
+    for (int k = 0; k < m->n; k++) {
+        r->x[k] = m->x[k];
+        r->w[k] = m->w[k];
+        r->from[k] = m->from[k];
+    }
+    r->m = *m;
+    r->m.x = r->x;
+    r->m.w = r->w;
+    r->m.from = r->from;
+    r->state = MIX_DEFERRED;
+}
+
+void trn_mix(trn_trainer *t, int i, const trn_mix_terms *m)
+{
+    if (t->pool && !t->copy) {
+        if (t->mix[i].state != MIX_NONE)
+            mix_final(t, i);   /* one deferred mix at a time */
+        defer(t, i, m);
+        return;
+    }
+    if (!split(t)) {
+        run_mix(t, i, m, 0, t->P);
+    } else {
+        t->vec = (vec_op){ .kind = VEC_MIX, .node = i, .mix = m };
+        spread(t);
+    }
+    if (m->g)
+        mdl_optim_count(t->opt, i);
 }
