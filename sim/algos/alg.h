@@ -235,6 +235,15 @@ void alg_axpy(const alg_ctx *ctx, double a, const double *x, double *y, const do
 void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own,
                    int n, const double *const *xs, const double *w, const int *from,
                    const double *g, double g_div, double *copy_to);
+/* Whether alg_mix_apply defers now (with --threads); at once otherwise.
+ * A protocol may then sum its neighbours' models as they arrive (the
+ * payloads are still in cache) and mix the sum: the same bits. */
+int  alg_mix_deferred(const alg_ctx *ctx);
+/* alg_mix_apply with one term, sum (weight 1), zeroed in the same pass:
+ * x <- sum + own_w own, the update and the copy, never deferred when
+ * alg_mix_deferred is 0. */
+void alg_mix_sum(const alg_ctx *ctx, int node, double own_w, const double *own, double *sum,
+                 const double *g, double g_div, double *copy_to);
 
 /* Messages.  bytes is the size on the wire (alg_param_bytes for
  * parameter messages).  payload is referenced, not copied, and released

@@ -115,8 +115,9 @@ static void try_finish(alg_ctx *ctx, dp_state *st, int i)
     double self_w = alg_nbr_self_weight(nbr_of(ctx), s, st->round, i);
     const double *own = st->x_moved ? st->own->data : alg_params_const(ctx, i);
     cl_buf *next = alg_buf_get(ctx);
-    alg_mbox_mix(&st->mbox, s, i, self_w, own, st->grad, 1.0, next->data);
-    st->mixed = st->round;
+    alg_mbox_mix(ctx, &st->mbox, s, i, self_w, own, st->grad, 1.0, next->data);
+    if (st->mbox.ctx)   /* keeping: the mix may still read s */
+        st->mixed = st->round;
     if (st->x_moved)
         st->mixed_own = st->own;
     else
@@ -155,7 +156,10 @@ static int dp_init(alg_ctx *ctx, void *state, int node)
     (void)node;
     dp_state *st = state;
     st->mixed = UINT64_MAX;
-    st->mbox.ctx = ctx;   /* keeping: the mix reads the neighbours' buffers */
+    /* with threads the mix runs in the next step's job and reads the kept
+     * neighbour buffers there; on one thread the models are summed as they
+     * arrive, while still in cache (the same bits) */
+    st->mbox.ctx = alg_mix_deferred(ctx) ? ctx : NULL;
     return alg_mbox_init(&st->mbox, ctx->P);
 }
 

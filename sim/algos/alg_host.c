@@ -116,6 +116,18 @@ void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own
     trn_mix(ctx->host->trn, node, &m);
 }
 
+int alg_mix_deferred(const alg_ctx *ctx) { return trn_mix_deferred(ctx->host->trn); }
+
+void alg_mix_sum(const alg_ctx *ctx, int node, double own_w, const double *own, double *sum,
+                 const double *g, double g_div, double *copy_to)
+{
+    const double *xs[1] = { sum };
+    const double one = 1.0;
+    trn_mix_terms m = { .n = 1, .x = xs, .w = &one, .from = &node, .own_w = own_w, .own = own,
+                        .g = g, .g_div = g_div, .out = copy_to, .clear = sum };
+    trn_mix(ctx->host->trn, node, &m);
+}
+
 void alg_send(alg_ctx *ctx, int from, int to, uint32_t tag, uint64_t round, cl_buf *payload,
               double bytes)
 {

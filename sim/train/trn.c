@@ -141,6 +141,8 @@ static void run_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo,
         memset(acc, 0, (size_t)len * sizeof(double));
         for (int j = 0; j < m->n; j++)
             cblas_daxpy(len, m->w[j], m->x[j] + a, 1, acc, 1);
+        if (m->clear)
+            memset(m->clear + a, 0, (size_t)len * sizeof(double));
         cblas_daxpy(len, m->own_w, m->own + a, 1, acc, 1);
         memcpy(x + a, acc, (size_t)len * sizeof(double));
         if (m->g)
@@ -537,6 +539,8 @@ static void defer(trn_trainer *t, int i, const trn_mix_terms *m)
     r->m.from = r->from;
     r->state = MIX_DEFERRED;
 }
+
+int trn_mix_deferred(const trn_trainer *t) { return t->pool && !t->copy; }
 
 void trn_mix(trn_trainer *t, int i, const trn_mix_terms *m)
 {

@@ -138,7 +138,8 @@ void trn_axpy(trn_trainer *t, double a, const double *x, double *y, const double
  * next gradient is joined or trn_params_const(node) has returned.  The
  * x_j that are other nodes' out buffers of their own deferred mixes are
  * made final first (from[j] names x_j's node; they are compared by
- * pointer).  out, the x_j and x must not overlap; own may be x; g must be
+ * pointer).  out, clear, the x_j and x must not overlap (clear may be an
+ * x_j); own may be x; g must be
  * node's gradient or stay put.  The term arrays are copied. */
 typedef struct trn_mix_terms {
     int                  n;
@@ -150,8 +151,14 @@ typedef struct trn_mix_terms {
     const double        *g;    /* or NULL */
     double               g_div;
     double              *out;  /* or NULL */
+    /* or NULL: P doubles zeroed piece by piece once read (the sum the
+     * only term is, so that it needs no pass of its own to clear) */
+    double              *clear;
 } trn_mix_terms;
 void trn_mix(trn_trainer *t, int node, const trn_mix_terms *m);
+/* Whether trn_mix defers (threads, and no protocol wrote parameters
+ * mid-step so far); it runs at once otherwise. */
+int  trn_mix_deferred(const trn_trainer *t);
 
 /* With threads, a step's loss is known when its job is joined, so the
  * record may come later than the step's start and need not be the first
