@@ -158,6 +158,41 @@ START_TEST(mix_is_the_unfused_passes)
 }
 END_TEST
 
+/* One thread sums the models as they arrive and mixes the sum: in place,
+ * x <- sum + own_w own (memcpy + daxpy, as before the fusion), the update,
+ * the copy, and the sum zeroed for the next round. */
+START_TEST(sum_is_the_old_passes)
+{
+    fixture f;
+    setup(&f, 1);
+    mdl_optim *o = mdl_optim_create(&opt, 1, P);
+    ck_assert_ptr_nonnull(o);
+    static round_in in;
+    static double sum[P], ref[P], out[P], ref_out[P];
+    for (int r = 0; r < 2; r++) {
+        make_round(&in, 11 + (unsigned)r);
+        fill(sum, P, 30 + (unsigned)r, 1);   /* -0 where own is -0: the sum's sign stays */
+        memcpy(ref, sum, sizeof sum);
+        cblas_daxpy((int)P, in.own_w, in.own, 1, ref, 1);
+        mdl_optim_step(o, 0, ref, in.g, 1.0);
+        memcpy(ref_out, ref, sizeof ref);
+        const double *xs[1] = { sum };
+        const double one = 1.0;
+        const int me = 0;
+        trn_mix_terms m = { .n = 1, .x = xs, .w = &one, .from = &me, .own_w = in.own_w,
+                            .own = in.own, .g = in.g, .g_div = 1.0, .out = out, .clear = sum };
+        trn_mix(f.t, 0, &m);
+        ck_assert_msg(same(trn_params_const(f.t, 0), ref), "round %d", r);
+        ck_assert(same(out, ref_out));
+        for (size_t k = 0; k < P; k++)
+            ck_assert_msg(sum[k] == 0 && !signbit(sum[k]), "sum[%zu] not cleared", k);
+    }
+    ck_assert(signbit(trn_params_const(f.t, 0)[0]) == signbit(ref[0]));
+    mdl_optim_destroy(o);
+    teardown(&f);
+}
+END_TEST
+
 /* Deferred into the next step's job: the gradient of that step is the one
  * computed on the mixed parameters, as on one thread. */
 START_TEST(deferred_mix_runs_before_the_gradient)
@@ -228,6 +263,7 @@ int main(void)
     Suite *s = suite_create("mix");
     TCase *tc = tcase_create("mix");
     tcase_add_test(tc, mix_is_the_unfused_passes);
+    tcase_add_test(tc, sum_is_the_old_passes);
     tcase_add_test(tc, deferred_mix_runs_before_the_gradient);
     tcase_add_test(tc, mix_waits_for_the_snapshot_it_reads);
     suite_add_tcase(s, tc);

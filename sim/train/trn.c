@@ -88,6 +88,9 @@ typedef struct mix_rec {
  * buffer while every neighbour's term is added, then the piece of x is
  * written once and updated while it is in cache. */
 #define TRN_MIX_PIECE 1024
+/* Models up to this many parameters go in one piece (the buffer still fits
+ * L2, and a small model's round pays a few calls, not a few per piece). */
+#define TRN_MIX_WHOLE 8192
 
 /* Below this many parameters a pass stays on the caller's thread: handing
  * it over costs more than it saves. */
@@ -134,17 +137,26 @@ static void run_job(mdl_model *m, const trn_trainer *t, job *j)
 static void run_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo, size_t hi)
 {
     double *x = t->params + (size_t)node * t->P;
-    double acc[TRN_MIX_PIECE];
-    for (size_t a = lo; a < hi; a += TRN_MIX_PIECE) {
-        const size_t b = a + TRN_MIX_PIECE < hi ? a + TRN_MIX_PIECE : hi;
+    /* a sum built as the models arrived goes in one piece: its passes are
+     * those of the unfused round, whose long streams the hardware prefetches
+     * (measured no slower on one thread than pieces) */
+    const size_t piece = m->clear || t->P <= TRN_MIX_WHOLE ? hi - lo : TRN_MIX_PIECE;
+    double buf[TRN_MIX_WHOLE];
+    for (size_t a = lo; a < hi; a += piece) {
+        const size_t b = a + piece < hi ? a + piece : hi;
         const int len = (int)(b - a);
-        memset(acc, 0, (size_t)len * sizeof(double));
-        for (int j = 0; j < m->n; j++)
-            cblas_daxpy(len, m->w[j], m->x[j] + a, 1, acc, 1);
-        if (m->clear)
-            memset(m->clear + a, 0, (size_t)len * sizeof(double));
+        double *acc = buf;
+        if (m->clear) {   /* the one term is the sum itself: used in place */
+            acc = m->clear + a;
+        } else {
+            memset(acc, 0, (size_t)len * sizeof(double));
+            for (int j = 0; j < m->n; j++)
+                cblas_daxpy(len, m->w[j], m->x[j] + a, 1, acc, 1);
+        }
         cblas_daxpy(len, m->own_w, m->own + a, 1, acc, 1);
         memcpy(x + a, acc, (size_t)len * sizeof(double));
+        if (m->clear)
+            memset(acc, 0, (size_t)len * sizeof(double));
         if (m->g)
             mdl_optim_step_range(t->opt, node, x, m->g, m->g_div, a, b);
         if (m->out)

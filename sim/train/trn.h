@@ -138,8 +138,7 @@ void trn_axpy(trn_trainer *t, double a, const double *x, double *y, const double
  * next gradient is joined or trn_params_const(node) has returned.  The
  * x_j that are other nodes' out buffers of their own deferred mixes are
  * made final first (from[j] names x_j's node; they are compared by
- * pointer).  out, clear, the x_j and x must not overlap (clear may be an
- * x_j); own may be x; g must be
+ * pointer).  out, the x_j and x must not overlap; own may be x; g must be
  * node's gradient or stay put.  The term arrays are copied. */
 typedef struct trn_mix_terms {
     int                  n;
@@ -151,8 +150,10 @@ typedef struct trn_mix_terms {
     const double        *g;    /* or NULL */
     double               g_div;
     double              *out;  /* or NULL */
-    /* or NULL: P doubles zeroed piece by piece once read (the sum the
-     * only term is, so that it needs no pass of its own to clear) */
+    /* or NULL; else the only term, of weight 1, a sum of the models
+     * (summed from a zero): used in place, x <- clear + own_w own exactly
+     * as memcpy + daxpy, and zeroed piece by piece once read, so it needs
+     * no pass of its own to clear */
     double              *clear;
 } trn_mix_terms;
 void trn_mix(trn_trainer *t, int node, const trn_mix_terms *m);
