@@ -114,15 +114,15 @@ static void try_finish(alg_ctx *ctx, dp_state *st, int i)
     alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, st->round);
     double self_w = alg_nbr_self_weight(nbr_of(ctx), s, st->round, i);
     const double *own = st->x_moved ? st->own->data : alg_params_const(ctx, i);
+    if (st->x_moved)
+        st->mixed_own = st->own;
+    else   /* first: the pool hands the buffer back while in cache, if free */
+        alg_buf_put(ctx, st->own);
+    st->own = NULL;
     cl_buf *next = alg_buf_get(ctx);
     alg_mbox_mix(ctx, &st->mbox, s, i, self_w, own, st->grad, 1.0, next->data);
     if (st->mbox.ctx)   /* keeping: the mix may still read s */
         st->mixed = st->round;
-    if (st->x_moved)
-        st->mixed_own = st->own;
-    else
-        alg_buf_put(ctx, st->own);
-    st->own = NULL;
     st->round++;
     start_round(ctx, st, i, next);
 }
