@@ -414,7 +414,9 @@ void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
      * the buffer the new one will */
     settle(t, i);
     job j = next_job(t, i);
-    if (t->mix[i].state == MIX_DEFERRED) {   /* never with copies: trn_mix ran it */
+    if (t->mix[i].state == MIX_DEFERRED && t->copy) {
+        mix_final(t, i);   /* copies began since it was deferred: the copy needs it */
+    } else if (t->mix[i].state == MIX_DEFERRED) {
         j.mix = 1;
         t->mix[i].state = MIX_IN_JOB;
     }
