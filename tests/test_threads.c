@@ -238,6 +238,26 @@ START_TEST(large_model_split_passes)
 }
 END_TEST
 
+/* D-PSGD's mix runs in the next step's job and reads the neighbours'
+ * snapshots, which their own jobs write: with a time-varying schedule
+ * (nodes rounds apart, slots ahead), failures and rejoins that copy a
+ * neighbour's parameters into a node mid-round, and per-node evaluations
+ * reading every node's parameters. */
+START_TEST(dpsgd_deferred_mix)
+{
+    const char *ov[] = { "output.trace=true", "metrics.per_node=true",
+                         "model={\"kind\": \"mlp\", \"hidden\": [24], \"activation\": \"relu\"}",
+                         "optimizer.momentum=0.9", "faults.rejoin=neighbour",
+                         "faults.events=[{\"kind\": \"exponential\", \"mtbf_s\": 0.5,"
+                         " \"mttr_s\": 0.05}]", "stop.time_s=4" };
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-dpsgd.json", ov, 7), RUN_OK);
+    const char *sched[] = { "output.trace=true", "algorithm.schedule=random_matching",
+                            "faults.events=[{\"kind\": \"exponential\", \"mtbf_s\": 0.5,"
+                            " \"mttr_s\": 0.05}]", "stop.time_s=4" };
+    ck_assert_int_eq(same_for_every_thread_count(SCN "ring16-dpsgd.json", sched, 4), RUN_OK);
+}
+END_TEST
+
 /* Buckets released at step marks read the gradient during the step. */
 START_TEST(allreduce_buckets)
 {
@@ -313,6 +333,7 @@ int main(void)
     tcase_add_test(tc, mlp_dpsgd_momentum);
     tcase_add_test(tc, allreduce_buckets);
     tcase_add_test(tc, large_model_split_passes);
+    tcase_add_test(tc, dpsgd_deferred_mix);
     tcase_add_test(tc, eager_marks);
     tcase_add_test(tc, failures_restart);
     tcase_add_test(tc, fedavg_aborts);

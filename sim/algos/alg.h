@@ -269,6 +269,33 @@ void alg_reset_momentum(alg_ctx *ctx, int node);
  * a large model it is spread over the threads (the same bits). */
 void alg_axpy(const alg_ctx *ctx, double a, const double *x, double *y, const double *y0);
 
+/* A round's mix and update of node's parameters x fused into one pass
+ * over ctx->P doubles: x <- (0 + w[0] xs[0] + ... + w[n-1] xs[n-1]) +
+ * own_w own, the terms added in their order, then node's update with g /
+ * g_div (alg_sgd_apply; none when g is NULL), then copy_to <- x when
+ * copy_to is not NULL (the next round's snapshot).  Bit for bit what a
+ * zeroed accumulator, one alg_axpy per term, alg_axpy(own_w, own, x, acc)
+ * and alg_sgd_apply give, without the accumulator and its passes over
+ * memory.  With --threads it is deferred into node's next step's job
+ * (parallel work) and made final before anyone reads or writes x: keep
+ * xs, own, g and copy_to allocated and unchanged until node's next
+ * gradient is in or alg_params_const(node) has returned (the payload
+ * buffers of the terms are only safe to release then).  from[k] is the
+ * node that sent xs[k] (its buffer may still be written by that node's
+ * own deferred mix: it is made final first).  own may be x. */
+void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own,
+                   int n, const double *const *xs, const double *w, const int *from,
+                   const double *g, double g_div, double *copy_to);
+/* Whether alg_mix_apply defers now (with --threads); at once otherwise.
+ * A protocol may then sum its neighbours' models as they arrive (the
+ * payloads are still in cache) and mix the sum: the same bits. */
+int  alg_mix_deferred(const alg_ctx *ctx);
+/* alg_mix_apply with one term, sum (weight 1), zeroed in the same pass:
+ * x <- sum + own_w own, the update and the copy, never deferred when
+ * alg_mix_deferred is 0. */
+void alg_mix_sum(const alg_ctx *ctx, int node, double own_w, const double *own, double *sum,
+                 const double *g, double g_div, double *copy_to);
+
 /* Messages.  bytes is the size on the wire (alg_param_bytes for
  * parameter messages).  payload is referenced, not copied, and released
  * after delivery; NULL for a control message.  from != to.  A message

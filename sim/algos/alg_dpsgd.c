@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <gsl/gsl_cblas.h>
 
 enum { P_SCHEDULE, P_SCHEDULE_FILE };
 enum { TAG_DECLARED = 1 };
@@ -47,10 +46,15 @@ static const alg_param_spec params[] = {
 };
 
 typedef struct dp_state {
-    alg_mbox      mbox;     /* per round: sum of W_ij x_j, neighbour models received */
+    alg_mbox      mbox;     /* per round: the neighbour models received (kept) */
     uint64_t      round;
     cl_buf       *own;      /* x_i^k, also what was sent */
     const double *grad;     /* the finished step's gradient, or NULL */
+    /* The last mix may still read its round's slot (UINT64_MAX: none) and
+     * the own buffer of that round (or NULL): released once it is final. */
+    uint64_t      mixed;
+    cl_buf       *mixed_own;
+    int           x_moved;  /* x_i changed since own was taken (a rejoin) */
 } dp_state;
 
 static alg_nbr *nbr_of(const alg_ctx *ctx) { return ctx->shared; }
@@ -72,31 +76,55 @@ static void send_own(alg_ctx *ctx, dp_state *st, int i)
     alg_nbr_send(ctx, nbr_of(ctx), i, st->round, 0, st->own);
 }
 
-static void start_round(alg_ctx *ctx, dp_state *st, int i)
+/* next: x_i^k already copied into a buffer, or NULL to take a snapshot. */
+static void start_round(alg_ctx *ctx, dp_state *st, int i, cl_buf *next)
 {
-    st->own = alg_snapshot(ctx, i);
+    st->own = next ? next : alg_snapshot(ctx, i);
+    st->x_moved = 0;
     send_own(ctx, st, i);
     st->grad = NULL;
     alg_start_step(ctx, i);
 }
 
-/* The mix: x_i <- sum_j W_ij x_j over the models that came, W_ii plus the
- * weight of every excluded neighbour whose model did not come on x_i
- * itself (the failed neighbour's weight moves to the node's own). */
+/* Releases what the last mix read; only once it is final (its step's
+ * gradient is in, or alg_params_const returned). */
+static void release_mixed(alg_ctx *ctx, dp_state *st)
+{
+    if (st->mixed != UINT64_MAX)
+        alg_mbox_release(&st->mbox, alg_mbox_slot_of(&st->mbox, st->mixed));
+    st->mixed = UINT64_MAX;
+    if (st->mixed_own)
+        alg_buf_put(ctx, st->mixed_own);
+    st->mixed_own = NULL;
+}
+
+/* The mix: x_i <- sum_j W_ij x_j over the models that came (in arrival
+ * order), W_ii plus the weight of every excluded neighbour whose model did
+ * not come on x_i itself (the failed neighbour's weight moves to the
+ * node's own), then the update with the gradient, in one pass
+ * (alg_mix_apply) that also writes the next round's snapshot.  x_i^k is
+ * read from x_i itself, which no one wrote since the snapshot (the same
+ * bits, one pass less), unless a rejoin did.  With threads the pass runs
+ * in the next step's job, so the slot and own stay held until then. */
 static void try_finish(alg_ctx *ctx, dp_state *st, int i)
 {
     if (!st->grad || missing(ctx, st, i) > 0)
         return;
+    release_mixed(ctx, st);
     alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, st->round);
     double self_w = alg_nbr_self_weight(nbr_of(ctx), s, st->round, i);
-    double *x = alg_params(ctx, i);
-    alg_axpy(ctx, self_w, st->own->data, x, s->acc);
-    alg_sgd_apply(ctx, i, x, st->grad, 1.0);
-    alg_mbox_release(&st->mbox, s);
-    alg_buf_put(ctx, st->own);
+    const double *own = st->x_moved ? st->own->data : alg_params_const(ctx, i);
+    if (st->x_moved)
+        st->mixed_own = st->own;
+    else   /* first: the pool hands the buffer back while in cache, if free */
+        alg_buf_put(ctx, st->own);
     st->own = NULL;
+    cl_buf *next = alg_buf_get(ctx);
+    alg_mbox_mix(ctx, &st->mbox, s, i, self_w, own, st->grad, 1.0, next->data);
+    if (st->mbox.ctx)   /* keeping: the mix may still read s */
+        st->mixed = st->round;
     st->round++;
-    start_round(ctx, st, i);
+    start_round(ctx, st, i, next);
 }
 
 static int dp_check(const alg_ctx *ctx, char *err, size_t size)
@@ -127,14 +155,19 @@ static int dp_init(alg_ctx *ctx, void *state, int node)
 {
     (void)node;
     dp_state *st = state;
-    st->mbox.ctx = ctx;   /* adds spread over the threads */
+    st->mixed = UINT64_MAX;
+    /* with threads the mix runs in the next step's job and reads the kept
+     * neighbour buffers there; on one thread the models are summed as they
+     * arrive, while still in cache (the same bits) */
+    st->mbox.ctx = alg_mix_deferred(ctx) ? ctx : NULL;
     return alg_mbox_init(&st->mbox, ctx->P);
 }
 
 static void dp_fini(alg_ctx *ctx, void *state, int node)
 {
-    (void)node;
     dp_state *st = state;
+    (void)alg_params_const(ctx, node);   /* the last mix is final */
+    release_mixed(ctx, st);
     if (st->own)
         alg_buf_put(ctx, st->own);
     alg_mbox_fini(&st->mbox);
@@ -142,7 +175,7 @@ static void dp_fini(alg_ctx *ctx, void *state, int node)
 
 static void dp_on_start(alg_ctx *ctx, void *state, int node)
 {
-    start_round(ctx, state, node);
+    start_round(ctx, state, node, NULL);
 }
 
 static void dp_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
@@ -160,7 +193,7 @@ static void dp_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     if (m->round < st->round)
         return;
     if (!alg_mbox_add(&st->mbox, m->round, m->from,
-                      alg_nbr_weight(nbr_of(ctx), m->round, i, m->from), m->payload->data))
+                      alg_nbr_weight(nbr_of(ctx), m->round, i, m->from), m->payload))
         return;   /* a resend after its sender came back */
     if (m->round == st->round)
         try_finish(ctx, st, i);
@@ -190,6 +223,8 @@ static void dp_on_return(alg_ctx *ctx, void *state, int i)
 {
     dp_state *st = state;
     uint64_t join = alg_nbr_join(nbr_of(ctx), i);
+    (void)alg_params_const(ctx, i);   /* the last mix is final */
+    release_mixed(ctx, st);
     if (st->round < join) {
         alg_abort_step(ctx, i);
         for (int k = 0; k < st->mbox.n; k++)
@@ -198,8 +233,9 @@ static void dp_on_return(alg_ctx *ctx, void *state, int i)
         if (st->own)
             alg_buf_put(ctx, st->own);
         st->round = join;
-        start_round(ctx, st, i);
+        start_round(ctx, st, i, NULL);
     } else if (st->own) {
+        st->x_moved = 1;   /* faults.rejoin may have written x_i */
         send_own(ctx, st, i);
         try_finish(ctx, st, i);   /* a neighbour declared failed while it was down */
     }

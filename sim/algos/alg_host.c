@@ -206,6 +206,27 @@ void alg_axpy(const alg_ctx *ctx, double a, const double *x, double *y, const do
     trn_axpy(ctx->host->trn, a, x, y, y0);
 }
 
+void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own,
+                   int n, const double *const *xs, const double *w, const int *from,
+                   const double *g, double g_div, double *copy_to)
+{
+    trn_mix_terms m = { .n = n, .x = xs, .w = w, .from = from, .own_w = own_w, .own = own,
+                        .g = g, .g_div = g_div, .out = copy_to };
+    trn_mix(ctx->host->trn, node, &m);
+}
+
+int alg_mix_deferred(const alg_ctx *ctx) { return trn_mix_deferred(ctx->host->trn); }
+
+void alg_mix_sum(const alg_ctx *ctx, int node, double own_w, const double *own, double *sum,
+                 const double *g, double g_div, double *copy_to)
+{
+    const double *xs[1] = { sum };
+    const double one = 1.0;
+    trn_mix_terms m = { .n = 1, .x = xs, .w = &one, .from = &node, .own_w = own_w, .own = own,
+                        .g = g, .g_div = g_div, .out = copy_to, .clear = sum };
+    trn_mix(ctx->host->trn, node, &m);
+}
+
 void alg_send(alg_ctx *ctx, int from, int to, uint32_t tag, uint64_t round, cl_buf *payload,
               double bytes)
 {

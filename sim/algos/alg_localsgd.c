@@ -227,7 +227,7 @@ static void ls_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     if (m->round < st->round)
         return;
     if (!alg_mbox_add(&st->mbox, m->round, m->from,
-                      alg_nbr_weight(sh->nbr, m->round, i, m->from), m->payload->data))
+                      alg_nbr_weight(sh->nbr, m->round, i, m->from), m->payload))
         return;   /* a resend after its sender came back */
     if (m->round == st->round)
         gossip_try_mix(ctx, st, i);

@@ -262,26 +262,39 @@ void alg_nbr_declared(alg_ctx *ctx, alg_nbr *nb, int peer, int failed, uint64_t 
 
 /* ---- mailboxes ---------------------------------------------------------- */
 
+static int slot_init(const alg_mbox *mb, alg_mbox_slot *s)
+{
+    *s = (alg_mbox_slot){ .round = UINT64_MAX };
+    if (mb->ctx)
+        return 0;
+    s->acc = calloc(mb->len ? mb->len : 1, sizeof(double));
+    return s->acc ? 0 : -1;
+}
+
 int alg_mbox_init(alg_mbox *mb, size_t len)
 {
     mb->len = len;
-    mb->n = 2;
+    mb->n = 0;
     mb->slots = calloc(2, sizeof *mb->slots);
     if (!mb->slots)
         return -1;
-    for (int k = 0; k < 2; k++) {
-        mb->slots[k].round = UINT64_MAX;
-        if (!(mb->slots[k].acc = calloc(len ? len : 1, sizeof(double))))
+    for (; mb->n < 2; mb->n++)
+        if (slot_init(mb, &mb->slots[mb->n]) != 0)
             return -1;
-    }
     return 0;
 }
 
 void alg_mbox_fini(alg_mbox *mb)
 {
     for (int k = 0; mb->slots && k < mb->n; k++) {
-        free(mb->slots[k].acc);
-        free(mb->slots[k].from);
+        alg_mbox_slot *s = &mb->slots[k];
+        if (mb->ctx && s->round != UINT64_MAX)
+            alg_mbox_release(mb, s);
+        free(s->acc);
+        free(s->from);
+        free(s->held);
+        free(s->w);
+        free(s->x);
     }
     free(mb->slots);
     mb->slots = NULL;
@@ -311,10 +324,7 @@ alg_mbox_slot *alg_mbox_slot_of(alg_mbox *mb, uint64_t r)
             alg_out_of_memory();
         mb->slots = s;
         free_slot = &mb->slots[mb->n++];
-        free_slot->count = 0;
-        free_slot->from = NULL;
-        free_slot->from_cap = 0;
-        if (!(free_slot->acc = calloc(mb->len ? mb->len : 1, sizeof(double))))
+        if (slot_init(mb, free_slot) != 0)
             alg_out_of_memory();
     }
     free_slot->round = r;
@@ -331,30 +341,72 @@ int alg_mbox_has(const alg_mbox_slot *s, int from)
     return 0;
 }
 
-int alg_mbox_add(alg_mbox *mb, uint64_t r, int from, double w, const double *x)
+/* Room for one more sender in s. */
+static void grow(const alg_mbox *mb, alg_mbox_slot *s)
+{
+    if (s->count < s->from_cap)
+        return;
+    int cap = s->from_cap ? 2 * s->from_cap : 4;
+    int *f = realloc(s->from, (size_t)cap * sizeof *f);
+    if (f)
+        s->from = f;
+    if (!f)
+        alg_out_of_memory();
+    if (mb->ctx) {
+        cl_buf **h = realloc(s->held, (size_t)cap * sizeof *h);
+        if (h)
+            s->held = h;
+        double *w = realloc(s->w, (size_t)cap * sizeof *w);
+        if (w)
+            s->w = w;
+        const double **x = realloc(s->x, (size_t)cap * sizeof *x);
+        if (x)
+            s->x = x;
+        if (!h || !w || !x)
+            alg_out_of_memory();
+    }
+    s->from_cap = cap;
+}
+
+int alg_mbox_add(alg_mbox *mb, uint64_t r, int from, double w, cl_buf *b)
 {
     alg_mbox_slot *s = alg_mbox_slot_of(mb, r);
     if (alg_mbox_has(s, from))
         return 0;
-    if (s->count >= s->from_cap) {
-        int cap = s->from_cap ? 2 * s->from_cap : 4;
-        int *f = realloc(s->from, (size_t)cap * sizeof *f);
-        if (!f)
-            alg_out_of_memory();
-        s->from = f;
-        s->from_cap = cap;
+    grow(mb, s);
+    if (mb->ctx) {
+        cl_buf_ref(b);
+        s->held[s->count] = b;
+        s->w[s->count] = w;
+    } else {
+        cblas_daxpy((int)mb->len, w, b->data, 1, s->acc, 1);
     }
-    if (mb->ctx)
-        alg_axpy(mb->ctx, w, x, s->acc, NULL);
-    else
-        cblas_daxpy((int)mb->len, w, x, 1, s->acc, 1);
     s->from[s->count++] = from;
     return 1;
 }
 
+void alg_mbox_mix(const alg_ctx *ctx, alg_mbox *mb, alg_mbox_slot *s, int node, double own_w,
+                  const double *own, const double *g, double g_div, double *copy_to)
+{
+    if (!mb->ctx) {
+        /* the sum is cleared by the mix itself: no memset */
+        alg_mix_sum(ctx, node, own_w, own, s->acc, g, g_div, copy_to);
+        s->count = 0;
+        s->round = UINT64_MAX;
+        return;
+    }
+    for (int k = 0; k < s->count; k++)
+        s->x[k] = s->held[k]->data;
+    alg_mix_apply(ctx, node, own_w, own, s->count, s->x, s->w, s->from, g, g_div, copy_to);
+}
+
 void alg_mbox_release(alg_mbox *mb, alg_mbox_slot *s)
 {
-    memset(s->acc, 0, mb->len * sizeof(double));
+    if (mb->ctx)
+        for (int k = 0; k < s->count; k++)
+            alg_buf_put(mb->ctx, s->held[k]);
+    else
+        memset(s->acc, 0, mb->len * sizeof(double));
     s->count = 0;
     s->round = UINT64_MAX;
 }

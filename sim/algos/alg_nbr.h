@@ -58,44 +58,60 @@ double alg_nbr_weight(alg_nbr *nb, uint64_t r, int i, int j);
 void alg_nbr_digraph_copy(topo_digraph *dst, size_t *cap, const topo_digraph *src);
 void alg_nbr_digraph_free(topo_digraph *d);
 
-/* A node's per-round sums of weighted neighbour models: a slot per round
- * that has received something and is not finished yet.  Two slots are
+/* A node's per-round neighbour models: a slot per round that has
+ * received something and is not finished yet.  Either summing (each model
+ * added into the slot's accumulator as it arrives: w x, one cblas_daxpy)
+ * or keeping (the slot keeps a reference to each payload buffer and its
+ * weight, in arrival order, for alg_mix_apply at the round's end: no
+ * accumulator, so no pass over memory before the mix).  Two slots are
  * allocated up front (a static graph never needs more); more are added
  * when neighbours run further ahead. */
 typedef struct alg_mbox_slot {
     uint64_t round;     /* UINT64_MAX: free */
     int      count;     /* models received */
-    double  *acc;       /* len doubles, sum of W_ij x_j */
-    int     *from;      /* alg_mbox_add only: the count senders, in arrival order */
+    double  *acc;       /* summing: len doubles, sum of W_ij x_j; keeping: NULL */
+    int     *from;      /* the count senders, in arrival order (alg_mbox_add) */
     int      from_cap;
+    cl_buf **held;      /* keeping: the count payloads, in arrival order */
+    double  *w;         /* keeping: their weights */
+    const double **x;   /* keeping: scratch for alg_mbox_mix (their data) */
 } alg_mbox_slot;
 
 typedef struct alg_mbox {
     alg_mbox_slot *slots;
     int            n;
     size_t         len;
-    /* Set before alg_mbox_init (len must then be ctx->P): adds go through
-     * alg_axpy, spread over the run's threads (the same bits).  NULL: one
-     * cblas_daxpy. */
-    const alg_ctx *ctx;
+    /* Set before alg_mbox_init to keep instead of sum (len must then be
+     * ctx->P; the buffers go back through it).  NULL: summing. */
+    alg_ctx       *ctx;
 } alg_mbox;
 
 int  alg_mbox_init(alg_mbox *mb, size_t len);   /* -1 when out of memory; keeps mb->ctx */
-void alg_mbox_fini(alg_mbox *mb);
+void alg_mbox_fini(alg_mbox *mb);               /* keeping: releases what the slots hold */
 /* Models received for round r so far. */
 int  alg_mbox_count(const alg_mbox *mb, uint64_t r);
 /* Round r's slot, taken (zeroed) when it has none yet; out of memory
  * follows the run's policy. */
 alg_mbox_slot *alg_mbox_slot_of(alg_mbox *mb, uint64_t r);
 /* Adds w x (len doubles) from `from` to round r's slot and records the
- * sender, unless the slot already has a model from it (a sender that came
- * back may send its round again): 1 when added, 0 for a duplicate.
- * O(count) for the duplicate check.  Out of memory follows the run's
- * policy. */
-int  alg_mbox_add(alg_mbox *mb, uint64_t r, int from, double w, const double *x);
+ * sender (summing), or keeps a reference to the buffer b (b->data is x)
+ * with w (keeping), unless the slot already has a model from it (a
+ * sender that came back may send its round again): 1 when added, 0 for a
+ * duplicate.  O(count) for the duplicate check.  Out of memory follows
+ * the run's policy. */
+int  alg_mbox_add(alg_mbox *mb, uint64_t r, int from, double w, cl_buf *b);
 /* Whether s holds a model from `from` (slots filled with alg_mbox_add). */
 int  alg_mbox_has(const alg_mbox_slot *s, int from);
-/* Frees a finished round's slot (zeroed for reuse). */
+/* Node's x <- (0 + the round's models in arrival order) + own_w own, then
+ * its update with g / g_div and copy_to <- x, in one pass.  Summing: from
+ * the slot's sum (alg_mix_sum, the same bits), and s is released.
+ * Keeping: alg_mix_apply on the kept payloads, which may defer it:
+ * release s only once node's next gradient is in or
+ * alg_params_const(node) has returned. */
+void alg_mbox_mix(const alg_ctx *ctx, alg_mbox *mb, alg_mbox_slot *s, int node, double own_w,
+                  const double *own, const double *g, double g_div, double *copy_to);
+/* Frees a finished round's slot (summing: zeroed for reuse; keeping: its
+ * buffers released). */
 void alg_mbox_release(alg_mbox *mb, alg_mbox_slot *s);
 
 /* Members under failures (the detector's view, the same for every node),

@@ -16,6 +16,7 @@ enum { IDLE, QUEUED, RUNNING, DONE };
 
 typedef struct task {
     int state;
+    int part;         /* sim_pool_part_done was called since it was submitted */
     int prev, next;   /* the queue, -1 at its ends */
 } task;
 
@@ -100,7 +101,7 @@ sim_pool *sim_pool_create(int n_threads, int n_tasks, sim_pool_fn fn, void *ctx)
     if (!p->t || !p->th || !p->clk)
         goto out_free;
     for (int k = 0; k < n_tasks; k++)
-        p->t[k] = (task){ IDLE, -1, -1 };
+        p->t[k] = (task){ IDLE, 0, -1, -1 };
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -155,6 +156,7 @@ void sim_pool_submit(sim_pool *p, int k)
     task *t = &p->t[k];
     assert(t->state == IDLE || t->state == DONE);
     t->state = QUEUED;
+    t->part = 0;
     t->prev = p->tail;
     t->next = -1;
     if (p->tail >= 0)
@@ -166,28 +168,56 @@ void sim_pool_submit(sim_pool *p, int k)
     pthread_mutex_unlock(&p->mu);
 }
 
+/* With the lock held and k queued: runs k on the caller's thread. */
+static void run_here(sim_pool *p, int k)
+{
+    unlink_task(p, k);
+    p->t[k].state = RUNNING;
+    pthread_mutex_unlock(&p->mu);
+    double c0 = thread_cpu_s();
+    p->fn(p->ctx, k, 0);
+    double c = thread_cpu_s() - c0;
+    pthread_mutex_lock(&p->mu);
+    p->task_cpu_s += c;
+    p->t[k].state = DONE;
+}
+
 int sim_pool_join(sim_pool *p, int k)
 {
     assert(k >= 0 && k < p->n_tasks);
     pthread_mutex_lock(&p->mu);
     task *t = &p->t[k];
     int was = t->state;
-    if (was == QUEUED) {
-        unlink_task(p, k);
-        t->state = RUNNING;
-        pthread_mutex_unlock(&p->mu);
-        double c0 = thread_cpu_s();
-        p->fn(p->ctx, k, 0);
-        double c = thread_cpu_s() - c0;
-        pthread_mutex_lock(&p->mu);
-        p->task_cpu_s += c;
-    } else {
+    if (was == QUEUED)
+        run_here(p, k);
+    else
         while (t->state == RUNNING)
             pthread_cond_wait(&p->done, &p->mu);
-    }
     t->state = IDLE;
     pthread_mutex_unlock(&p->mu);
     return was != IDLE;
+}
+
+void sim_pool_part_done(sim_pool *p, int k)
+{
+    assert(k >= 0 && k < p->n_tasks);
+    pthread_mutex_lock(&p->mu);
+    p->t[k].part = 1;
+    pthread_cond_broadcast(&p->done);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void sim_pool_wait_part(sim_pool *p, int k)
+{
+    assert(k >= 0 && k < p->n_tasks);
+    pthread_mutex_lock(&p->mu);
+    task *t = &p->t[k];
+    if (t->state == QUEUED)
+        run_here(p, k);
+    else
+        while (t->state == RUNNING && !t->part)
+            pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
 }
 
 double sim_pool_worker_cpu_s(const sim_pool *p)

@@ -35,6 +35,17 @@ void sim_pool_submit(sim_pool *p, int k);
  * when its worker finishes.  1 when k was pending, 0 when not. */
 int sim_pool_join(sim_pool *p, int k);
 
+/* Two-part tasks: a task may say, once, that its first part is done
+ * (its outputs of that part are final: a producer's buffer others read
+ * while its second part still runs).  sim_pool_part_done is called by
+ * the task itself, on whatever thread runs it.  sim_pool_wait_part
+ * returns when task k's first part is done: at once when k is not
+ * pending or has said so, after running all of k here when no worker has
+ * taken it, else when its worker says so or finishes.  Either way k stays
+ * pending until joined. */
+void sim_pool_part_done(sim_pool *p, int k);
+void sim_pool_wait_part(sim_pool *p, int k);
+
 /* CPU seconds the workers have used so far (their thread CPU clocks). */
 double sim_pool_worker_cpu_s(const sim_pool *p);
 /* CPU seconds spent inside tasks so far, on every thread (the caller's

@@ -9,11 +9,9 @@
  * does not know when steps happen, what the step time is, or who receives
  * what.
  */
-#include "trn.h"
-#include "mdl_split.h"
-#include "sim_pool.h"
+#include "trn_internal.h"
+#include "sim_engine.h"
 #include "sim_rng.h"
-#include "sim_engine.h"   /* sim_die_oom */
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,94 +19,6 @@
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_randist.h>
 
-typedef struct cursor {
-    gsl_rng *rng;       /* SIM_RNG_DATA of the node */
-    size_t  *perm;      /* the node's sample indices, shuffled per epoch */
-    size_t   n_local, next;
-} cursor;
-
-/* One step's math, self-contained: everything it reads is fixed when the
- * step begins (the node's parameters, the batch its data stream drew), so
- * it may run anywhere before the step ends.  On one thread it runs at
- * once, on the parameters in place (nothing can change them before it
- * returns); with a pool it reads the node's copy taken at step start. */
-typedef struct job {
-    const double *params;
-    const size_t *batch;
-    size_t        n_batch;
-    double       *grad;     /* out */
-    double       *tmp;      /* P: a chunk's gradient when n_batch > the model's batch */
-    double        loss;     /* out */
-    uint64_t      step;     /* for the divergence record */
-    double        time_s;
-} job;
-
-/* The evaluation in progress, spread over the pool's eval tasks: task e
- * computes chunks [e nc / E, (e + 1) nc / E). */
-typedef struct eval_job {
-    const double      *params;
-    const mdl_dataset *ds;
-    const size_t      *idx;
-    size_t             n, nc, cap;
-    mdl_eval_part     *parts;   /* nc, grown to the largest evaluation */
-} eval_job;
-
-/* An element-wise pass over a model (an optimizer update, y <- y0 + a x)
- * cut into blocks of bs elements, bs a multiple of MDL_OPTIM_BLOCK: block
- * b is pool task vec_base + b.  Every element takes the same operations
- * whatever the cut, so the result is the same bits for every N. */
-enum { VEC_OPTIM, VEC_AXPY };
-typedef struct vec_op {
-    int           kind;
-    int           node;     /* VEC_OPTIM */
-    double       *x;        /* VEC_OPTIM: updated; VEC_AXPY: read */
-    const double *g;
-    double        g_div;
-    double        a;        /* VEC_AXPY */
-    double       *y;
-    const double *y0;       /* NULL: y += a x */
-    size_t        bs;
-} vec_op;
-
-/* Below this many parameters a pass stays on the caller's thread: handing
- * it over costs more than it saves. */
-#define TRN_SPLIT_MIN 16384
-
-struct trn_trainer {
-    trn_config     cfg;
-    int            n;
-    size_t         P;
-    double        *params;   /* n * P */
-    double        *grads;    /* n * P: the gradient of the step in progress */
-    double        *loss;     /* n: the minibatch loss of each node's last step begun */
-    cursor        *cur;      /* n, NULL for the timing-only model */
-    /* per-node batches (trn_set_batch), NULL while every node takes
-     * cfg.batch; tmp: n * P chunk gradients, once a batch exceeds it */
-    size_t        *nb;
-    double        *tmp;
-    mdl_optim     *opt;
-    trn_divergence div;
-    /* threads >= 2 only */
-    sim_pool      *pool;     /* tasks 0 .. n-1 steps, n .. n + n_eval - 1 evaluation */
-    int            n_eval;
-    mdl_model    **models;   /* one per thread; [0] is cfg.model (the caller's) */
-    double        *snap;     /* n * P: each node's parameters at its step start */
-    job           *jobs;     /* n */
-    char          *pending;  /* n: a job submitted and not yet settled */
-    /* 0: a job reads its node's parameters in place, and a write to them
-     * while it is pending (trn_params) first settles it and sets 1: from
-     * then on every job reads a copy taken at step start, as a protocol
-     * that writes mid-step (AD-PSGD) needs.  Either way the same bits. */
-    int            copy;
-    eval_job       ev;
-    char          *no_math;  /* n: the node's steps compute nothing (trn_set_math) */
-    mdl_split     *split[MDL_MAX_HIDDEN + 1];   /* by cut, created on first use */
-    int            vec_base, n_vec;   /* tasks of the element-wise passes */
-    vec_op         vec;
-    mdl_model     *hess;     /* trn_hessian_apply's own instance, made on first use */
-    double        *hess_work;
-    size_t         hess_cap; /* doubles in hess_work */
-};
 
 /* A batch larger than the model's (cfg.batch, its workspace bound) is
  * taken in chunks of cfg.batch: the mean over n samples is the sum of the
@@ -136,9 +46,49 @@ static void run_job(mdl_model *m, const trn_trainer *t, job *j)
     j->loss = loss;
 }
 
+/* The mix of trn_mix over [lo, hi), piece by piece: acc <- 0, acc += w_j
+ * x_j for each term in order, acc += a own, x <- acc, then the optimizer
+ * on that piece of x, and out <- x.  Every element goes through the same
+ * operations as in the unfused passes over the whole vector (a zeroed
+ * accumulator, one daxpy per term, memcpy + daxpy, the update), so the
+ * bits are theirs whatever the pieces. */
+static void run_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo, size_t hi)
+{
+    double *x = t->params + (size_t)node * t->P;
+    /* a sum built as the models arrived goes in one piece: its passes are
+     * those of the unfused round, whose long streams the hardware prefetches
+     * (measured no slower on one thread than pieces) */
+    const size_t piece = m->clear || t->P <= TRN_MIX_WHOLE ? hi - lo : TRN_MIX_PIECE;
+    double buf[TRN_MIX_WHOLE];
+    for (size_t a = lo; a < hi; a += piece) {
+        const size_t b = a + piece < hi ? a + piece : hi;
+        const int len = (int)(b - a);
+        double *acc = buf;
+        if (m->clear) {   /* the one term is the sum itself: used in place */
+            acc = m->clear + a;
+        } else {
+            memset(acc, 0, (size_t)len * sizeof(double));
+            for (int j = 0; j < m->n; j++)
+                cblas_daxpy(len, m->w[j], m->x[j] + a, 1, acc, 1);
+        }
+        cblas_daxpy(len, m->own_w, m->own + a, 1, acc, 1);
+        memcpy(x + a, acc, (size_t)len * sizeof(double));
+        if (m->clear)
+            memset(acc, 0, (size_t)len * sizeof(double));
+        if (m->g)
+            mdl_optim_step_range(t->opt, node, x, m->g, m->g_div, a, b);
+        if (m->out)
+            memcpy(m->out + a, x + a, (size_t)len * sizeof(double));
+    }
+}
+
 static void run_vec(trn_trainer *t, size_t lo, size_t hi)
 {
     const vec_op *v = &t->vec;
+    if (v->kind == VEC_MIX) {
+        run_mix(t, v->node, v->mix, lo, hi);
+        return;
+    }
     if (v->kind == VEC_OPTIM) {
         mdl_optim_step_range(t->opt, v->node, v->x, v->g, v->g_div, lo, hi);
         return;
@@ -153,6 +103,12 @@ static void run_task(void *vt, int task, int thread)
     trn_trainer *t = vt;
     mdl_model *m = t->models[thread];
     if (task < t->n) {
+        if (t->jobs[task].mix) {
+            run_mix(t, task, &t->mix[task].m, 0, t->P);
+            if (t->mix[task].m.g)
+                mdl_optim_count(t->opt, task);   /* only this node's job counts its updates */
+            sim_pool_part_done(t->pool, task);
+        }
         run_job(m, t, &t->jobs[task]);
         return;
     }
@@ -179,6 +135,7 @@ static int pool_init(trn_trainer *t)
     if (!(t->models = calloc((size_t)T, sizeof *t->models))
         || !(t->snap = malloc((nP ? nP : 1) * sizeof(double)))
         || !(t->jobs = calloc((size_t)t->n, sizeof *t->jobs))
+        || !(t->mix = calloc((size_t)t->n, sizeof *t->mix))
         || !(t->pending = calloc((size_t)t->n, 1)))
         return -1;
     t->models[0] = t->cfg.model;
@@ -250,6 +207,12 @@ void trn_destroy(trn_trainer *t)
     free(t->hess_work);
     free(t->snap);
     free(t->jobs);
+    for (int i = 0; t->mix && i < t->n; i++) {
+        free(t->mix[i].x);
+        free(t->mix[i].w);
+        free(t->mix[i].from);
+    }
+    free(t->mix);
     free(t->pending);
     free(t->ev.parts);
     if (t->cur)
@@ -297,7 +260,6 @@ int trn_set_batch(trn_trainer *t, int i, size_t b)
 }
 size_t trn_local_samples(const trn_trainer *t, int i) { return t->cur ? t->cur[i].n_local : 0; }
 
-const double *trn_params_const(const trn_trainer *t, int i) { return t->params + (size_t)i * t->P; }
 int    trn_threads(const trn_trainer *t) { return t->pool ? t->cfg.threads : 1; }
 double trn_worker_cpu_s(const trn_trainer *t) { return t->pool ? sim_pool_worker_cpu_s(t->pool) : 0; }
 double trn_math_cpu_s(trn_trainer *t) { return t->pool ? sim_pool_task_cpu_s(t->pool) : NAN; }
@@ -310,10 +272,10 @@ int trn_init_params(trn_trainer *t)
     gsl_rng *init = sim_rng_stream_create(t->cfg.seed, SIM_RNG_NO_NODE, SIM_RNG_INIT);
     if (!init)
         return -1;
-    mdl_init_params(t->cfg.model, trn_params(t, 0), init);
+    mdl_init_params(t->cfg.model, t->params, init);
     gsl_rng_free(init);
     for (int i = 1; i < t->n; i++)
-        memcpy(trn_params(t, i), trn_params_const(t, 0), t->P * sizeof(double));
+        memcpy(t->params + (size_t)i * t->P, t->params, t->P * sizeof(double));
     return 0;
 }
 
@@ -322,7 +284,7 @@ int trn_init_params(trn_trainer *t)
  * for the next epoch: drop-last sampling).  Draws from its data stream. */
 static void check(trn_trainer *t, int i, const job *j);
 
-static const size_t *next_batch(trn_trainer *t, int i)
+const size_t *trn_i_next_batch(trn_trainer *t, int i)
 {
     cursor *c = &t->cur[i];
     size_t B = t->nb ? t->nb[i] : t->cfg.batch;
@@ -338,58 +300,19 @@ static const size_t *next_batch(trn_trainer *t, int i)
 static job next_job(trn_trainer *t, int i)
 {
     const size_t B = t->nb ? t->nb[i] : t->cfg.batch;
-    const size_t *b = next_batch(t, i);
-    job j = { trn_params_const(t, i), b, B, t->grads + (size_t)i * t->P,
-              t->tmp ? t->tmp + (size_t)i * t->P : NULL, 0, 0, 0 };
+    const size_t *b = trn_i_next_batch(t, i);
+    /* the parameters in place: a deferred mix may still be due (it runs
+     * first in the job, t->mix) */
+    job j = { .params = t->params + (size_t)i * t->P, .batch = b, .n_batch = B,
+              .grad = t->grads + (size_t)i * t->P,
+              .tmp = t->tmp ? t->tmp + (size_t)i * t->P : NULL };
     return j;
 }
-
-const size_t *trn_draw_batch(trn_trainer *t, int i)
-{
-    return t->cur ? next_batch(t, i) : NULL;
-}
-
-void trn_set_math(trn_trainer *t, int i, int on)
-{
-    if (t->no_math)
-        t->no_math[i] = (char)!on;
-}
-
-const mdl_model   *trn_model(const trn_trainer *t) { return t->cfg.model; }
-const mdl_dataset *trn_train_set(const trn_trainer *t) { return t->cfg.train; }
 
 void trn_check_loss(trn_trainer *t, int i, uint64_t step, double time_s, double loss)
 {
     job j = { .loss = loss, .step = step, .time_s = time_s };
     check(t, i, &j);
-}
-
-static mdl_split *split_ws(trn_trainer *t, size_t s)
-{
-    if (!t->split[s] && !(t->split[s] = mdl_split_create(t->cfg.model, s, t->cfg.batch)))
-        sim_die_oom();
-    return t->split[s];
-}
-
-double trn_split_front(trn_trainer *t, int i, size_t s, const double *aux, double *acts,
-                       int *labels, double *g, double *g_aux)
-{
-    const size_t *b = next_batch(t, i);
-    return mdl_split_front(split_ws(t, s), trn_params_const(t, i), aux, t->cfg.train, b,
-                           t->cfg.batch, acts, labels, g, g_aux);
-}
-
-double trn_split_back(trn_trainer *t, size_t s, const double *x, const double *acts,
-                      const int *labels, double *g)
-{
-    mdl_split *w = split_ws(t, s);
-    const size_t nf = mdl_split_plan_of(w)->n_front;
-    return mdl_split_back(w, x + nf, acts, labels, t->cfg.batch, g + nf);
-}
-
-void trn_split_aux_init(trn_trainer *t, size_t s, double *aux, gsl_rng *rng)
-{
-    mdl_split_aux_init(split_ws(t, s), aux, rng);
 }
 
 void trn_apply_range(trn_trainer *t, int i, double *x, const double *g, double g_div,
@@ -414,10 +337,38 @@ static void settle(trn_trainer *t, int i)
     if (sim_pool_join(t->pool, i))
         check(t, i, &t->jobs[i]);
     t->pending[i] = 0;
+    if (t->mix[i].state == MIX_IN_JOB)
+        t->mix[i].state = MIX_NONE;
+}
+
+/* Node i's mix, if one is deferred or in its job, is done: run here when
+ * no job has it, else waited for (the rest of the job may still run). */
+static void mix_final(trn_trainer *t, int i)
+{
+    mix_rec *r = &t->mix[i];
+    if (r->state == MIX_DEFERRED) {
+        if (t->pending[i])
+            settle(t, i);   /* a job still reading x in place */
+        run_mix(t, i, &r->m, 0, t->P);
+        if (r->m.g)
+            mdl_optim_count(t->opt, i);
+    } else if (r->state == MIX_IN_JOB) {
+        sim_pool_wait_part(t->pool, i);
+    }
+    r->state = MIX_NONE;
+}
+
+const double *trn_params_const(const trn_trainer *t, int i)
+{
+    if (t->pool && t->mix[i].state != MIX_NONE)
+        mix_final((trn_trainer *)t, i);   /* the trainer itself is never const */
+    return t->params + (size_t)i * t->P;
 }
 
 double *trn_params(trn_trainer *t, int i)
 {
+    if (t->pool && t->mix[i].state != MIX_NONE)
+        mix_final(t, i);
     /* a job reading these in place must have run before they change */
     if (t->pool && t->pending[i] && t->jobs[i].params != t->snap + (size_t)i * t->P) {
         t->copy = 1;
@@ -442,6 +393,12 @@ void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
      * the buffer the new one will */
     settle(t, i);
     job j = next_job(t, i);
+    if (t->mix[i].state == MIX_DEFERRED && t->copy) {
+        mix_final(t, i);   /* copies began since it was deferred: the copy needs it */
+    } else if (t->mix[i].state == MIX_DEFERRED) {
+        j.mix = 1;
+        t->mix[i].state = MIX_IN_JOB;
+    }
     if (t->copy) {
         double *snap = t->snap + (size_t)i * t->P;
         memcpy(snap, j.params, t->P * sizeof(double));
@@ -452,37 +409,6 @@ void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
     t->jobs[i] = j;
     t->pending[i] = 1;
     sim_pool_submit(t->pool, i);
-}
-
-const size_t *trn_step_batch(const trn_trainer *t, int i, size_t *n)
-{
-    const cursor *c = t->cur ? &t->cur[i] : NULL;
-    const size_t B = t->nb ? t->nb[i] : t->cfg.batch;
-    if (!c || c->next < B) {   /* timing-only, or no step begun */
-        *n = 0;
-        return NULL;
-    }
-    *n = B;
-    return c->perm + c->next - B;
-}
-
-int trn_hessian_apply(trn_trainer *t, int i, const double *params, const double *V, size_t k,
-                      double *out)
-{
-    size_t n;
-    const size_t *batch = trn_step_batch(t, i, &n);
-    if (!batch)
-        return -1;
-    if (!t->hess && !(t->hess = mdl_clone(t->cfg.model)))
-        return -2;
-    if (n * k > t->hess_cap) {
-        double *w = realloc(t->hess_work, n * k * sizeof *w);
-        if (!w)
-            return -2;
-        t->hess_work = w;
-        t->hess_cap = n * k;
-    }
-    return mdl_hessian_apply(t->hess, params, t->cfg.train, batch, n, V, k, out, t->hess_work);
 }
 
 const double *trn_grad(trn_trainer *t, int i)
@@ -502,8 +428,10 @@ double trn_step_loss(trn_trainer *t, int i)
 void trn_join_all(trn_trainer *t)
 {
     if (t->pool)
-        for (int i = 0; i < t->n; i++)
+        for (int i = 0; i < t->n; i++) {
             settle(t, i);
+            mix_final(t, i);
+        }
 }
 
 int trn_evaluate(trn_trainer *t, const double *params, const mdl_dataset *ds,
@@ -575,4 +503,61 @@ void trn_axpy(trn_trainer *t, double a, const double *x, double *y, const double
     }
     t->vec = (vec_op){ .kind = VEC_AXPY, .x = (double *)x, .a = a, .y = y, .y0 = y0 };
     spread(t);
+}
+
+/* With threads: keeps a copy of m as node i's deferred mix, once the
+ * buffers it reads that other nodes' mixes write are final. */
+static void defer(trn_trainer *t, int i, const trn_mix_terms *m)
+{
+    for (int k = 0; k < m->n; k++) {
+        int p = m->from[k];
+        if (p != i && t->mix[p].state != MIX_NONE && t->mix[p].m.out == m->x[k])
+            mix_final(t, p);
+    }
+    mix_rec *r = &t->mix[i];
+    if (m->n > r->cap) {
+        int cap = m->n > 2 * r->cap ? m->n : 2 * r->cap;
+        const double **x = realloc(r->x, (size_t)cap * sizeof *x);
+        if (x)
+            r->x = x;
+        double *w = realloc(r->w, (size_t)cap * sizeof *w);
+        if (w)
+            r->w = w;
+        int *from = realloc(r->from, (size_t)cap * sizeof *from);
+        if (from)
+            r->from = from;
+        if (!x || !w || !from)
+            sim_die_oom();
+        r->cap = cap;
+    }
+    for (int k = 0; k < m->n; k++) {
+        r->x[k] = m->x[k];
+        r->w[k] = m->w[k];
+        r->from[k] = m->from[k];
+    }
+    r->m = *m;
+    r->m.x = r->x;
+    r->m.w = r->w;
+    r->m.from = r->from;
+    r->state = MIX_DEFERRED;
+}
+
+int trn_mix_deferred(const trn_trainer *t) { return t->pool && !t->copy; }
+
+void trn_mix(trn_trainer *t, int i, const trn_mix_terms *m)
+{
+    if (t->pool && !t->copy) {
+        if (t->mix[i].state != MIX_NONE)
+            mix_final(t, i);   /* one deferred mix at a time */
+        defer(t, i, m);
+        return;
+    }
+    if (!split(t)) {
+        run_mix(t, i, m, 0, t->P);
+    } else {
+        t->vec = (vec_op){ .kind = VEC_MIX, .node = i, .mix = m };
+        spread(t);
+    }
+    if (m->g)
+        mdl_optim_count(t->opt, i);
 }

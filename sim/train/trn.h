@@ -186,6 +186,47 @@ void trn_reset_momentum(trn_trainer *t, int node);
  * the same bits for every N. */
 void trn_axpy(trn_trainer *t, double a, const double *x, double *y, const double *y0);
 
+/* One round's mix and update of node's parameters x in one pass:
+ *   x <- (0 + w_0 x_0 + ... + w_{n-1} x_{n-1}) + own_w own
+ * (the terms added in their order, as daxpys into a zeroed accumulator,
+ * then the accumulator + own_w own, as memcpy + daxpy), then, when g is
+ * not NULL, node's optimizer update of x with g / g_div (trn_apply), and
+ * then, when out is not NULL, out <- x (the next round's snapshot).  The
+ * same bits as those passes one after the other over the whole vector,
+ * with no accumulator of the model's size: the model is cut into L1-sized
+ * pieces, each summed, written to x, updated and copied while in cache.
+ *
+ * On one thread it runs here.  With threads it is deferred: node's next
+ * step's job runs it before the gradient (so it is parallel work, not the
+ * loop's), and anything that reads or writes x before (trn_params,
+ * trn_params_const, trn_join_all) first makes it final.  So the caller
+ * must keep the x_j, own, g and out unchanged and allocated until node's
+ * next gradient is joined or trn_params_const(node) has returned.  The
+ * x_j that are other nodes' out buffers of their own deferred mixes are
+ * made final first (from[j] names x_j's node; they are compared by
+ * pointer).  out, the x_j and x must not overlap; own may be x; g must be
+ * node's gradient or stay put.  The term arrays are copied. */
+typedef struct trn_mix_terms {
+    int                  n;
+    const double *const *x;    /* n models */
+    const double        *w;    /* n weights */
+    const int           *from; /* n nodes whose buffers x holds */
+    double               own_w;
+    const double        *own;
+    const double        *g;    /* or NULL */
+    double               g_div;
+    double              *out;  /* or NULL */
+    /* or NULL; else the only term, of weight 1, a sum of the models
+     * (summed from a zero): used in place, x <- clear + own_w own exactly
+     * as memcpy + daxpy, and zeroed piece by piece once read, so it needs
+     * no pass of its own to clear */
+    double              *clear;
+} trn_mix_terms;
+void trn_mix(trn_trainer *t, int node, const trn_mix_terms *m);
+/* Whether trn_mix defers (threads, and no protocol wrote parameters
+ * mid-step so far); it runs at once otherwise. */
+int  trn_mix_deferred(const trn_trainer *t);
+
 /* With threads, a step's loss is known when its job is joined, so the
  * record may come later than the step's start and need not be the first
  * over all nodes; the runner replays such a run on one thread. */

@@ -1,0 +1,275 @@
+/* test_mix.c -- the fused mix of a decentralized round (trn_mix, behind
+ * alg_mix_apply): x <- (0 + sum_j w_j x_j) + own_w own, the update, the
+ * copy of the next snapshot, in one pass over L1-sized pieces, must be the
+ * same bits as the passes it replaces (a zeroed accumulator, one daxpy per
+ * term in order, memcpy + daxpy, the optimizer step), on a model of 2,084
+ * parameters (two whole pieces and a tail that is no multiple of 64), with
+ * signed zeros that tell "added to a zero" from "written".  With threads
+ * the mix is deferred into the node's next step's job: the parameters,
+ * the gradient computed after it and a second node's mix that reads the
+ * first one's snapshot must be the same bits as on one thread.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_cblas.h>
+
+#include "mdl.h"
+#include "mdl_optim.h"
+#include "trn.h"
+
+#if DTSIM_OPENBLAS
+void openblas_set_num_threads(int n);
+#endif
+
+enum { D = 520, C = 4, N = 2, TERMS = 3 };
+#define P ((size_t)(D + 1) * C)
+
+/* the warm-up makes each update's rate depend on the updates counted */
+static const mdl_optim_spec opt = { .lr = 0.05, .momentum = 0.9, .weight_decay = 1e-3,
+                                    .warmup_steps = 4 };
+
+typedef struct fixture {
+    mdl_dataset   train, test;
+    mdl_partition part;
+    mdl_model    *model;
+    trn_trainer  *t;
+} fixture;
+
+static void setup(fixture *f, int threads)
+{
+    memset(f, 0, sizeof *f);
+    mdl_synth_spec sp = { .n_train = 64, .n_test = 8, .d = D, .n_classes = C, .separation = 1 };
+    ck_assert_int_eq(mdl_synth_generate(&sp, 3, &f->train, &f->test), 0);
+    ck_assert_int_eq(mdl_partition_iid(f->train.n, N, 5, &f->part), 0);
+    f->model = mdl_create(&mdl_softmax, D, C, 1e-3, 8);
+    ck_assert_ptr_nonnull(f->model);
+    ck_assert_uint_eq(mdl_n_params(f->model), P);
+    trn_config tc = { .n_nodes = N, .seed = 9, .model = f->model, .train = &f->train,
+                      .part = &f->part, .batch = 8, .optim = opt, .threads = threads };
+    f->t = trn_create(&tc);
+    ck_assert_ptr_nonnull(f->t);
+    ck_assert_int_eq(trn_init_params(f->t), 0);
+}
+
+static void teardown(fixture *f)
+{
+    trn_destroy(f->t);
+    mdl_destroy(f->model);
+    mdl_partition_fini(&f->part);
+    mdl_dataset_fini(&f->train);
+    mdl_dataset_fini(&f->test);
+}
+
+/* Values in [-1, 1) from a fixed LCG, with every 7th an exact zero of
+ * either sign: where every term and own are -0 the accumulator's +0 start
+ * makes the sum +0, a sum started from the first term would be -0. */
+static void fill(double *v, size_t n, unsigned seed, int neg_zero_all)
+{
+    unsigned s = seed;
+    for (size_t k = 0; k < n; k++) {
+        s = s * 1103515245u + 12345u;
+        v[k] = (double)(s >> 8) / (double)(1u << 24) * 2.0 - 1.0;
+        if (k % 7 == 0)
+            v[k] = neg_zero_all || (k / 7) % 2 ? -0.0 : 0.0;
+    }
+}
+
+typedef struct round_in {
+    double xs[TERMS][P], own[P], g[P];
+    double w[TERMS], own_w;
+} round_in;
+
+static void make_round(round_in *in, unsigned seed)
+{
+    for (int j = 0; j < TERMS; j++)
+        fill(in->xs[j], P, seed + 10 * (unsigned)j, 1);
+    fill(in->own, P, seed + 100, 1);
+    fill(in->g, P, seed + 200, 0);
+    in->w[0] = 1.0 / 3;
+    in->w[1] = 0.25;
+    in->w[2] = 0.125;
+    in->own_w = 1.0 - 1.0 / 3 - 0.25 - 0.125;
+}
+
+/* The unfused passes the mix replaces, over the whole vector. */
+static void reference(mdl_optim *o, double *x, const round_in *in, int update, double *out)
+{
+    double *acc = calloc(P, sizeof *acc);
+    ck_assert_ptr_nonnull(acc);
+    for (int j = 0; j < TERMS; j++)
+        cblas_daxpy((int)P, in->w[j], in->xs[j], 1, acc, 1);
+    memcpy(x, acc, P * sizeof *x);
+    cblas_daxpy((int)P, in->own_w, in->own, 1, x, 1);
+    if (update)
+        mdl_optim_step(o, 0, x, in->g, 1.0);
+    if (out)
+        memcpy(out, x, P * sizeof *out);
+    free(acc);
+}
+
+static void mix(trn_trainer *t, int node, const round_in *in, const double *own, int update,
+                double *out, const int *from)
+{
+    static const int nobody[TERMS] = { 1, 1, 1 };
+    const double *xs[TERMS] = { in->xs[0], in->xs[1], in->xs[2] };
+    trn_mix_terms m = { .n = TERMS, .x = xs, .w = in->w, .from = from ? from : nobody,
+                        .own_w = in->own_w, .own = own, .g = update ? in->g : NULL,
+                        .g_div = 1.0, .out = out };
+    trn_mix(t, node, &m);
+}
+
+static int same(const double *a, const double *b)
+{
+    return memcmp(a, b, P * sizeof *a) == 0;
+}
+
+/* Two rounds (so the momentum buffer carries over), with and without the
+ * update and the copy, on one thread and deferred on three. */
+START_TEST(mix_is_the_unfused_passes)
+{
+    for (int threads = 1; threads <= 3; threads += 2) {
+        fixture f;
+        setup(&f, threads);
+        mdl_optim *o = mdl_optim_create(&opt, 1, P);
+        ck_assert_ptr_nonnull(o);
+        static round_in in[2];
+        static double ref[P], out[P], ref_out[P];
+        make_round(&in[0], 1);
+        make_round(&in[1], 2);
+        for (int r = 0; r < 2; r++) {
+            reference(o, ref, &in[r], 1, ref_out);
+            mix(f.t, 0, &in[r], in[r].own, 1, out, NULL);
+            ck_assert_msg(same(trn_params_const(f.t, 0), ref), "round %d, %d threads", r,
+                          threads);
+            ck_assert_msg(same(out, ref_out), "copy of round %d", r);
+        }
+        /* no update, no copy: the sum alone; own may be x itself */
+        memcpy(in[0].own, trn_params_const(f.t, 0), P * sizeof(double));
+        reference(o, ref, &in[0], 0, NULL);
+        mix(f.t, 0, &in[0], trn_params_const(f.t, 0), 0, NULL, NULL);
+        ck_assert(same(trn_params_const(f.t, 0), ref));
+        /* the +0 start of the sum: where everything is -0 the sum is +0 */
+        ck_assert(!signbit(trn_params_const(f.t, 0)[0]));
+        mdl_optim_destroy(o);
+        teardown(&f);
+    }
+}
+END_TEST
+
+/* One thread sums the models as they arrive and mixes the sum: in place,
+ * x <- sum + own_w own (memcpy + daxpy, as before the fusion), the update,
+ * the copy, and the sum zeroed for the next round. */
+START_TEST(sum_is_the_old_passes)
+{
+    fixture f;
+    setup(&f, 1);
+    mdl_optim *o = mdl_optim_create(&opt, 1, P);
+    ck_assert_ptr_nonnull(o);
+    static round_in in;
+    static double sum[P], ref[P], out[P], ref_out[P];
+    for (int r = 0; r < 2; r++) {
+        make_round(&in, 11 + (unsigned)r);
+        fill(sum, P, 30 + (unsigned)r, 1);   /* -0 where own is -0: the sum's sign stays */
+        memcpy(ref, sum, sizeof sum);
+        cblas_daxpy((int)P, in.own_w, in.own, 1, ref, 1);
+        mdl_optim_step(o, 0, ref, in.g, 1.0);
+        memcpy(ref_out, ref, sizeof ref);
+        const double *xs[1] = { sum };
+        const double one = 1.0;
+        const int me = 0;
+        trn_mix_terms m = { .n = 1, .x = xs, .w = &one, .from = &me, .own_w = in.own_w,
+                            .own = in.own, .g = in.g, .g_div = 1.0, .out = out, .clear = sum };
+        trn_mix(f.t, 0, &m);
+        ck_assert_msg(same(trn_params_const(f.t, 0), ref), "round %d", r);
+        ck_assert(same(out, ref_out));
+        for (size_t k = 0; k < P; k++)
+            ck_assert_msg(sum[k] == 0 && !signbit(sum[k]), "sum[%zu] not cleared", k);
+    }
+    ck_assert(signbit(trn_params_const(f.t, 0)[0]) == signbit(ref[0]));
+    mdl_optim_destroy(o);
+    teardown(&f);
+}
+END_TEST
+
+/* Deferred into the next step's job: the gradient of that step is the one
+ * computed on the mixed parameters, as on one thread. */
+START_TEST(deferred_mix_runs_before_the_gradient)
+{
+    fixture a, b;
+    setup(&a, 1);
+    setup(&b, 2);
+    static round_in in;
+    make_round(&in, 5);
+    static double out_a[P], out_b[P];
+    for (int r = 0; r < 3; r++) {
+        mix(a.t, 0, &in, trn_params_const(a.t, 0), 1, out_a, NULL);
+        mix(b.t, 0, &in, trn_params_const(b.t, 0), 1, out_b, NULL);
+        trn_step_begin(a.t, 0, (uint64_t)r + 1, r);
+        trn_step_begin(b.t, 0, (uint64_t)r + 1, r);
+        ck_assert_msg(same(trn_grad(b.t, 0), trn_grad(a.t, 0)), "gradient of step %d", r + 1);
+        ck_assert(same(trn_params_const(b.t, 0), trn_params_const(a.t, 0)));
+        ck_assert(same(out_b, out_a));
+    }
+    teardown(&a);
+    teardown(&b);
+}
+END_TEST
+
+/* Node 1 mixes node 0's snapshot while node 0's own mix, which writes it,
+ * is deferred (no step begun) or in node 0's pending job: it must be
+ * final before node 1 reads it. */
+START_TEST(mix_waits_for_the_snapshot_it_reads)
+{
+    for (int stepped = 0; stepped <= 1; stepped++) {
+        fixture a, b;
+        setup(&a, 1);
+        setup(&b, 3);
+        static round_in in0, in1;
+        make_round(&in0, 7);
+        make_round(&in1, 8);
+        static double snap_a[P], snap_b[P];
+        memset(snap_b, 0, sizeof snap_b);
+        mix(a.t, 0, &in0, in0.own, 1, snap_a, NULL);
+        mix(b.t, 0, &in0, in0.own, 1, snap_b, NULL);
+        if (stepped) {
+            trn_step_begin(a.t, 0, 1, 0);
+            trn_step_begin(b.t, 0, 1, 0);
+        }
+        static const int from[TERMS] = { 1, 0, 1 };   /* term 1 is node 0's snapshot */
+        memcpy(in1.xs[1], snap_a, sizeof snap_a);
+        mix(a.t, 1, &in1, in1.own, 1, NULL, from);
+        const double *xs[TERMS] = { in1.xs[0], snap_b, in1.xs[2] };
+        trn_mix_terms m = { .n = TERMS, .x = xs, .w = in1.w, .from = from, .own_w = in1.own_w,
+                            .own = in1.own, .g = in1.g, .g_div = 1.0 };
+        trn_mix(b.t, 1, &m);
+        ck_assert_msg(same(trn_params_const(b.t, 1), trn_params_const(a.t, 1)),
+                      "node 1 %s", stepped ? "with node 0's job pending" : "node 0 deferred");
+        trn_join_all(b.t);
+        ck_assert(same(trn_params_const(b.t, 0), trn_params_const(a.t, 0)));
+        ck_assert(same(snap_b, snap_a));
+        teardown(&a);
+        teardown(&b);
+    }
+}
+END_TEST
+
+int main(void)
+{
+#if DTSIM_OPENBLAS
+    openblas_set_num_threads(1);
+#endif
+    Suite *s = suite_create("mix");
+    TCase *tc = tcase_create("mix");
+    tcase_add_test(tc, mix_is_the_unfused_passes);
+    tcase_add_test(tc, sum_is_the_old_passes);
+    tcase_add_test(tc, deferred_mix_runs_before_the_gradient);
+    tcase_add_test(tc, mix_waits_for_the_snapshot_it_reads);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
