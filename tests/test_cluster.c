@@ -1,7 +1,9 @@
 /* test_cluster.c -- the cluster's timing and payload semantics in
  * isolation, with the trainer wired to its step callbacks as the runner
  * wires them: uplink FIFO serialisation (k transfers cost k times one),
- * downlink FIFO with cut-through, FIFO order on one link, payload snapshots
+ * downlink FIFO with cut-through in arrival order (a later message
+ * overtaking one held in its sender's uplink), FIFO order on one link,
+ * payload snapshots
  * that later parameter changes do not touch, gradients taken on the
  * parameters at step start, and step-time noise with the right mean.
  */
@@ -75,7 +77,16 @@ static cl_buf *snapshot(fixture *f, int node)
     return b;
 }
 
+static void setup_faults(fixture *f, cl_noise noise, double bw, double lat, uint64_t seed,
+                         const cl_fault *faults, size_t n_faults);
+
 static void setup(fixture *f, cl_noise noise, double bw, double lat, uint64_t seed)
+{
+    setup_faults(f, noise, bw, lat, seed, NULL, 0);
+}
+
+static void setup_faults(fixture *f, cl_noise noise, double bw, double lat, uint64_t seed,
+                         const cl_fault *faults, size_t n_faults)
 {
     memset(f, 0, sizeof *f);
     mdl_synth_spec sp = { .n_train = 400, .n_test = 10, .d = 15, .n_classes = 4, .separation = 1 };
@@ -88,7 +99,8 @@ static void setup(fixture *f, cl_noise noise, double bw, double lat, uint64_t se
         f->step[i] = 1.0 + i;
     g_eng = sim_engine_create(5, 16);
     cl_config cfg = { .n_nodes = 4, .seed = seed, .step_time_s = f->step, .noise = noise,
-                      .latency_s = lat, .bandwidth_Bps = bw, .payload_doubles = 65 };
+                      .latency_s = lat, .bandwidth_Bps = bw, .payload_doubles = 65,
+                      .faults = faults, .n_faults = n_faults };
     cl_callbacks cb = { .ctx = &f->r, .on_step_start = on_step_start, .on_step_done = on_step,
                         .on_message = on_msg };
     f->cl = cl_create(&cfg, g_eng, cb);
@@ -156,6 +168,71 @@ START_TEST(test_downlink_serialises)
         ck_assert_int_eq(f.r.msg_from[k], k + 1);   /* arrival order */
         ck_assert_double_eq_tol(f.r.msg_time[k], 0.5 + 0.256 * (k + 1), 1e-12);
     }
+    teardown(&f);
+}
+END_TEST
+
+/* A message whose first bit arrives first is received first, though sent
+ * last: 0 -> 2 waits 0.256 s in node 0's uplink behind 0 -> 1 (first bit at
+ * 2 at 0.756 s), 3 -> 2 of 512 bytes, sent after both, arrives at 0.5 s and
+ * holds 2's downlink until 1.012 s, so 0 -> 2 is received from 1.012 to
+ * 1.268 s (booked at 1.012 s when sent, moved when 3 -> 2 was sent).  One
+ * event per message. */
+START_TEST(test_overtaking_moves_delivery)
+{
+    fixture f;
+    setup(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1);
+    cl_buf *b = snapshot(&f, 0);
+    cl_send(f.cl, 0, 1, 0, 1, b, MODEL_BYTES);
+    cl_send(f.cl, 0, 2, 0, 2, b, MODEL_BYTES);
+    cl_send(f.cl, 3, 2, 0, 3, b, 2 * MODEL_BYTES);
+    cl_buf_put(f.cl, b);
+    drain(&f);
+    ck_assert_int_eq(f.r.n_msgs, 3);
+    static const int from[] = { 0, 3, 0 }, to[] = { 1, 2, 2 };
+    static const double at[] = { 0.756, 1.012, 1.268 };
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(f.r.msg_from[k], from[k]);
+        ck_assert_int_eq(f.r.msg_to[k], to[k]);
+        ck_assert_double_eq_tol(f.r.msg_time[k], at[k], 1e-12);
+    }
+    ck_assert_uint_eq(sim_engine_events_processed(g_eng), 3);
+    teardown(&f);
+}
+END_TEST
+
+/* A message whose sender goes down before its first bit arrives never
+ * holds the receiver's downlink: 0 -> 2 and 3 -> 2 both wait 0.256 s in
+ * their uplinks (behind copies to 1) and reach 2 at 0.756 s, 0's first;
+ * node 0 goes down at 0.6 s (drop policy: 0 -> 2 is lost, and 0 -> 1 in
+ * reception), so 3 -> 2 is
+ * received from 0.756 s to 1.012 s, not after a dead 0 -> 2. */
+START_TEST(test_sender_down_before_arrival)
+{
+    static const int down[] = { 0 };
+    cl_fault fl = { .kind = CL_FAULT_SCHEDULE, .nodes = down, .n_nodes = 1,
+                    .down_s = 0.6, .up_s = INFINITY };
+    fixture f;
+    setup_faults(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1, &fl, 1);
+    cl_buf *b = snapshot(&f, 0);
+    cl_send(f.cl, 0, 1, 0, 1, b, MODEL_BYTES);
+    cl_send(f.cl, 0, 2, 0, 2, b, MODEL_BYTES);
+    cl_send(f.cl, 3, 1, 0, 3, b, MODEL_BYTES);
+    cl_send(f.cl, 3, 2, 0, 4, b, MODEL_BYTES);
+    cl_buf_put(f.cl, b);
+    sim_event ev;
+    while (sim_engine_pop(g_eng, &ev) && ev.time < 10)
+        cl_handle_event(f.cl, &ev);
+    ck_assert_uint_eq(cl_in_flight(f.cl), 0);
+    int got = 0;
+    for (int k = 0; k < f.r.n_msgs; k++)
+        if (f.r.msg_to[k] == 2) {
+            got++;
+            ck_assert_int_eq(f.r.msg_from[k], 3);
+            ck_assert_double_eq_tol(f.r.msg_time[k], 1.012, 1e-12);
+        }
+    ck_assert_int_eq(got, 1);
+    ck_assert_uint_eq(cl_stats(f.cl, 0)->msgs_lost, 2);   /* 0 -> 1 too, undelivered */
     teardown(&f);
 }
 END_TEST
@@ -261,6 +338,8 @@ int main(void)
     tcase_add_test(tc, test_uplink_serialises);
     tcase_add_test(tc, test_downlink_serialises);
     tcase_add_test(tc, test_link_fifo_and_control);
+    tcase_add_test(tc, test_overtaking_moves_delivery);
+    tcase_add_test(tc, test_sender_down_before_arrival);
     tcase_add_test(tc, test_payload_is_a_snapshot);
     tcase_add_test(tc, test_gradient_at_step_start);
     tcase_add_test(tc, test_exponential_step_mean);

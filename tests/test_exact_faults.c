@@ -378,12 +378,12 @@ END_TEST
 
 /* At t = 0 node 0 fires 301 timers (one, then 300 more of delay 0: one
  * instant), the last sends a message of 0 bytes, and the two nodes then
- * bounce it for ever over a 1 ms link (two events a leg: arrival and
+ * bounce it for ever over a 1 ms link (one event a leg over FIFO NICs: its
  * delivery) while no step completes (100 s steps).  A timer restarts the
  * count only when it is due later than the last (a timer loop at one
  * instant is no progress), so with a limit of 1000 the watchdog stops the
- * run at the 1001st event: 301 timers and 350 legs, at t = 0.35 s, with
- * 350 messages delivered.  Restarting it at every timer would give 500
+ * run at the 1001st event: 301 timers and 700 legs, at t = 0.7 s, with
+ * 700 messages delivered.  Restarting it at every timer would give 1000
  * legs. */
 static int wt_fired, wt_delivered;
 static void wt_start(alg_ctx *c, void *s, int n)
@@ -433,8 +433,8 @@ START_TEST(test_watchdog_timers_of_one_instant)
     scn_fini(&s);
     ck_assert_int_eq(res.status, RUN_NO_PROGRESS);
     ck_assert_int_eq(wt_fired, 301);
-    ck_assert_int_eq(wt_delivered, 350);
-    ck_assert_msg(strstr(res.message, "no progress at t=0.35 s: 1001 message, timer and environment "
+    ck_assert_int_eq(wt_delivered, 700);
+    ck_assert_msg(strstr(res.message, "no progress at t=0.7 s: 1001 message, timer and environment "
                          "events without a step completing (watchdog limit 1000)") != NULL,
                   "%s", res.message);
 }

@@ -3,8 +3,9 @@
  * size (same simulated time, events, bytes and steps, so skipping the
  * math changes nothing but the math), ring all-reduce of a message far
  * larger than any test model against its closed form, every registered
- * protocol running to its stop condition with nan losses, and the heap
- * a timing-only node costs.
+ * protocol running to its stop condition with nan losses, the events of
+ * a D-PSGD step (one per FIFO message), and the heap a timing-only node
+ * costs.
  */
 #include <check.h>
 #include <malloc.h>
@@ -196,6 +197,37 @@ START_TEST(test_none_every_algorithm)
 }
 END_TEST
 
+/* The events of a FIFO message: one, its delivery (booked when it is
+ * sent; no event at its first bit's arrival).  A timing-only D-PSGD round
+ * of a node with d neighbours is then 1 + d events, its step's end and d
+ * deliveries, plus one for the evaluation at t = 0: on a ring of 16
+ * (1 MB at 1.25 GB/s, 0.8 ms a copy, so each node's second copy waits in
+ * its uplink while a neighbour's first overtakes it at the receiver) and
+ * on a 4 x 4 torus, 100 steps per node.  Three and five events per step
+ * before were five and nine (an arrival and a delivery per message). */
+START_TEST(test_none_events_per_dpsgd_step)
+{
+    static const struct { const char *topo; int deg; } g[] = {
+        { "{\"kind\": \"ring\"}", 2 },
+        { "{\"kind\": \"torus2d\", \"rows\": 4, \"cols\": 4}", 4 },
+    };
+    for (size_t t = 0; t < sizeof g / sizeof g[0]; t++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+            "{\"nodes\": 16, \"compute\": {\"step_time_s\": 0.01},"
+            " \"network\": {\"latency_s\": 0.0005, \"bandwidth_Bps\": 1.25e9},"
+            " \"topology\": %s, \"model\": {\"kind\": \"none\", \"message_bytes\": 1e6},"
+            " \"algorithm\": {\"name\": \"dpsgd\"}, \"stop\": {\"steps\": 100},"
+            " \"metrics\": {\"every_s\": 1000}}", g[t].topo);
+        run_result res;
+        run_json(json, NULL, &res);
+        ck_assert_str_eq(res.stop_reason, "steps");
+        ck_assert_uint_eq(res.last.steps, 1600);
+        ck_assert_uint_eq(res.events, 16 * 100 * (1 + (uint64_t)g[t].deg) + 1);
+    }
+}
+END_TEST
+
 #if !defined(__SANITIZE_ADDRESS__)
 /* Heap in use (small chunks and mmapped ones). */
 static size_t heap_bytes(void)
@@ -255,6 +287,7 @@ int main(void)
     tcase_add_test(tc, test_none_ring_allreduce_closed_form);
     tcase_add_test(tc, test_none_profiles);
     tcase_add_test(tc, test_none_every_algorithm);
+    tcase_add_test(tc, test_none_events_per_dpsgd_step);
 #if !defined(__SANITIZE_ADDRESS__)
     tcase_add_test(tc, test_none_heap_per_node);
 #endif

@@ -37,8 +37,15 @@ void cl_i_trace(cl_cluster *c, int i, const char *kind, double start, double end
 
 void cl_i_account(cl_cluster *c, int i)
 {
+    if (c->nodes[i].dq_cnt != NO_SLOT)
+        cl_i_dq_count(c, i);
+    cl_i_account_at(c, i, sim_engine_now(c->eng));
+}
+
+void cl_i_account_at(cl_cluster *c, int i, double now)
+{
     node *nd = &c->nodes[i];
-    double now = sim_engine_now(c->eng), t0 = nd->acct_t;
+    double t0 = nd->acct_t;
     nd->acct_t = now;
     if (now <= t0)
         return;
@@ -476,6 +483,15 @@ static void on_step_done(cl_cluster *c, int i, uint32_t ver)
 
 int cl_handle_event(cl_cluster *c, const sim_event *ev)
 {
+    c->cur_seq = ev->seq;
+    if (ev->target > (uint32_t)c->n) {   /* FIFO: a delivery on its slot's own target */
+        assert(ev->kind == CL_EV_DELIVER);
+        c->ev_node = (uint32_t)c->slots[ev->data].msg.to;
+        c->pending--;
+        c->nodes[c->ev_node].pending--;
+        cl_i_on_deliver(c, ev->data);
+        return 0;
+    }
     if (ev->kind == CL_EV_ENV) {
         cl_i_on_env(c, ev->data);
         return 0;
@@ -516,6 +532,11 @@ int cl_handle_event(cl_cluster *c, const sim_event *ev)
         assert(!"not a cluster event");
     }
     return 0;
+}
+
+uint32_t cl_event_node(const cl_cluster *c, const sim_event *ev)
+{
+    return ev->target > (uint32_t)c->n ? c->ev_node : ev->target;
 }
 
 double cl_compute_time(const cl_cluster *c, int i)

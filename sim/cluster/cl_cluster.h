@@ -324,6 +324,10 @@ void    cl_buf_put(cl_cluster *c, cl_buf *b);   /* release one reference */
 
 /* Handles an event of a cluster kind; returns 0. */
 int cl_handle_event(cl_cluster *c, const sim_event *ev);
+/* The node the event being or last handled concerns: its target, or for
+ * a FIFO delivery (which has a target of its own, past n_nodes) its
+ * receiver. */
+uint32_t cl_event_node(const cl_cluster *c, const sim_event *ev);
 
 /* Cluster events scheduled and not yet handled (steps, messages, timers).
  * Zero before the stop condition means the run has stalled. */

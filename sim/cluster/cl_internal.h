@@ -17,8 +17,17 @@ typedef struct msg_slot {
     double   lat;         /* propagation delay of this message */
     double   rx_start;    /* first bit at the receiver */
     double   bw;          /* its link's bandwidth */
-    double   rem, rate, t_last;   /* fair flow: bytes left at t_last, its rate */
-    double   mm_rate;     /* fair: the rate a max-min solve is computing */
+    union {
+        struct {
+            double rem, rate, t_last;   /* fair flow: bytes left at t_last, its rate */
+            double mm_rate;     /* fair: the rate a max-min solve is computing */
+        };
+        struct {   /* FIFO: booked in its receiver's downlink queue (in_dq) */
+            double   rx_end;    /* its delivery: last bit through the downlink */
+            uint64_t tseq;      /* transmission order (ties of rx_start) */
+            uint32_t dq_prev, dq_next;   /* neighbours in that queue */
+        };
+    };
     double   rx_done;     /* zero-byte fair message: when received, or -1 */
     uint32_t next_free;
     uint32_t next_up;     /* fair: next message of the same link */
@@ -37,6 +46,7 @@ typedef struct msg_slot {
     uint8_t  up_known;    /* up_end is final */
     uint8_t  retry_wait;  /* dropped; a CL_EV_RETRY will send it again */
     uint16_t retries;     /* transmissions after the first */
+    uint8_t  in_dq;       /* FIFO: in its receiver's downlink queue */
     double   mem;         /* bytes it holds (counted in cl_cluster.msg_mem) */
 } msg_slot;
 
@@ -92,7 +102,14 @@ typedef struct node {
     double   work_total;
     /* network */
     double   up_cap, down_cap;
-    double   up_free, down_free;   /* FIFO: when the uplink / downlink is free */
+    double   up_free;              /* FIFO: when the uplink is free */
+    /* FIFO downlink: the messages booked and not yet delivered, in the
+     * order their first bits arrive (rx_start, then tseq); dq_cnt is the
+     * first of them not yet counted in rx_active (their arrivals are
+     * counted lazily, at the next accounting at or after rx_start);
+     * dq_base is when the downlink was last free of them */
+    uint32_t dq_head, dq_tail, dq_cnt;
+    double   dq_base;
     pairs    upp;                  /* links by destination */
     gsl_rng *rng_link, *rng_loss;
     int      rx_active;            /* transfers in the downlink stage */
@@ -145,6 +162,9 @@ struct cl_cluster {
     int           any_jitter;
     nic          *nics;     /* fair: 2 n resources (NULL under FIFO) */
     struct cl_mm *mm;       /* fair: the max-min solver's scratch */
+    uint32_t      slot_target0;   /* engine target of slot 0's delivery (FIFO) */
+    uint64_t      cur_seq;        /* seq of the event being handled */
+    uint32_t      ev_node;        /* receiver of the FIFO delivery last handled */
     double        msg_mem, upq_bound;   /* what live messages hold, its bound */
     int           upq_flood;            /* first sender past the bound, or -1 */
 };
@@ -158,6 +178,8 @@ void cl_i_schedule(cl_cluster *c, double at, uint32_t kind, int target, uint32_t
 /* Classifies the time since node i's last accounting as compute, network,
  * idle or down; call before anything that changes its state. */
 void cl_i_account(cl_cluster *c, int i);
+/* The same at time t (now or earlier, not before the last accounting). */
+void cl_i_account_at(cl_cluster *c, int i, double t);
 void cl_i_trace(cl_cluster *c, int node, const char *kind, double start, double end,
                 int peer, double bytes);
 
@@ -189,6 +211,21 @@ double cl_i_draw_jitter(const cl_link_class *k, gsl_rng *r);
 void cl_i_schedule_arrive(cl_cluster *c, uint32_t k);
 /* Schedules delivery of message k once both of its stages are known. */
 void cl_i_try_deliver(cl_cluster *c, uint32_t k);
+
+/* cl_net_fifo.c: the FIFO downlink queues.  cl_i_dq_insert books message
+ * k (rx_start and tseq set) at its receiver and schedules its delivery;
+ * cl_i_dq_unlink takes it out (with reflow: it never held the downlink,
+ * those after it are delivered again without it); cl_i_dq_cancel cancels
+ * its delivery event (counted: still in the pending counts);
+ * cl_i_dq_unbook turns a booked message whose sender went down before its
+ * first bit arrived into one dropped at an arrival event; cl_i_dq_count
+ * counts in node i's rx_active the booked arrivals due by now, each
+ * accounted at its own instant (cl_i_account calls it). */
+void cl_i_dq_insert(cl_cluster *c, uint32_t k);
+void cl_i_dq_unlink(cl_cluster *c, uint32_t k, int reflow);
+void cl_i_dq_cancel(cl_cluster *c, uint32_t k, int counted);
+void cl_i_dq_unbook(cl_cluster *c, uint32_t k);
+void cl_i_dq_count(cl_cluster *c, int i);
 /* Drops message k now (no event refers to it any more). */
 void cl_i_drop(cl_cluster *c, uint32_t k);
 

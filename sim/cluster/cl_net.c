@@ -7,11 +7,13 @@
  * match wins; class 0 otherwise), which gives its latency, bandwidth,
  * jitter, loss probability and outage windows.  Two disciplines per NIC.
  * FIFO: a NIC serves one transfer at a time in order at min(NIC capacity,
- * link bandwidth); the times are computed when a message is sent (uplink)
- * or its first bit arrives (downlink), with no event of their own.  Fair
- * (max-min sharing over the route): cl_net_fair.c.  In both, a message is
- * never received before its last bit can have arrived (last bit sent +
- * propagation), and jitter never reorders one link unless cfg.reorder.
+ * link bandwidth); the times are computed when a message is sent, with no
+ * event of their own: the uplink's here, the downlink's (its queues, in
+ * the order first bits arrive, and a message's delivery its only event)
+ * in cl_net_fifo.c.  Fair (max-min sharing over the route):
+ * cl_net_fair.c.  In both, a message is never received before its last
+ * bit can have arrived (last bit sent + propagation), and jitter never
+ * reorders one link unless cfg.reorder.
  */
 #include "cl_internal.h"
 #include "sim_rng.h"
@@ -66,6 +68,7 @@ int cl_i_net_init(cl_cluster *c, const cl_config *cfg)
         return -1;
     for (int i = 0; i < c->n; i++) {
         node *nd = &c->nodes[i];
+        nd->dq_head = nd->dq_tail = nd->dq_cnt = NO_SLOT;
         if (c->any_jitter
             && !(nd->rng_link = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_LINK)))
             return -1;
@@ -153,6 +156,14 @@ static uint32_t slot_alloc(cl_cluster *c)
         msg_slot *s = realloc(c->slots, (size_t)(old + grow) * sizeof *s);
         if (!s)
             sim_die_oom();
+        /* each slot's FIFO delivery has an engine target of its own, so
+         * that it can be moved (slots and targets grow together) */
+        uint32_t t = sim_engine_add_targets(c->eng, grow);
+        if (t == UINT32_MAX)
+            sim_die_oom();
+        if (old == 0)
+            c->slot_target0 = t;
+        assert(t == c->slot_target0 + old);
         c->slots = s;
         c->n_slots = old + grow;
         /* chain the new slots in increasing order so reuse is deterministic */
@@ -256,11 +267,11 @@ double cl_i_draw_jitter(const cl_link_class *k, gsl_rng *r)
     }
 }
 
-/* First bit at the receiver after the latency and jitter, never before
- * an earlier message of the same link (unless reordering is allowed). */
-void cl_i_schedule_arrive(cl_cluster *c, uint32_t k)
+/* When the first bit reaches the receiver: after the latency and jitter,
+ * never before an earlier message of the same link (unless reordering is
+ * allowed).  Sets s->lat (jitter included). */
+static double arrival_time(cl_cluster *c, msg_slot *s)
 {
-    msg_slot *s = &c->slots[k];
     const cl_link_class *cls = &c->classes[s->cls];
     s->lat = cls->latency_s;
     double at = s->up_start + s->lat;
@@ -274,8 +285,39 @@ void cl_i_schedule_arrive(cl_cluster *c, uint32_t k)
         }
         s->lat = at - s->up_start;
     }
+    return at;
+}
+
+/* An event at the first bit's arrival (FIFO: for a message lost on the
+ * wire or sent to a node that is down; fair: a zero-byte message). */
+static void schedule_arrive_at(cl_cluster *c, uint32_t k, double at)
+{
+    msg_slot *s = &c->slots[k];
+    if (c->cfg.discipline == CL_NIC_FIFO)
+        s->tseq = sim_engine_next_seq(c->eng);   /* the arrival event's own */
     s->ev_pending = 1;
     cl_i_schedule(c, at, CL_EV_ARRIVE, s->msg.to, k);
+}
+
+void cl_i_schedule_arrive(cl_cluster *c, uint32_t k)
+{
+    schedule_arrive_at(c, k, arrival_time(c, &c->slots[k]));
+}
+
+/* FIFO: message k, sent now, is booked at its receiver with its delivery
+ * (one event), or has an arrival event when lost or its receiver is down. */
+static void fifo_route(cl_cluster *c, uint32_t k)
+{
+    msg_slot *s = &c->slots[k];
+    double at = arrival_time(c, s);
+    if (s->lost || c->nodes[s->msg.to].n_down > 0) {
+        schedule_arrive_at(c, k, at);
+        return;
+    }
+    double now = sim_engine_now(c->eng);
+    s->rx_start = at > now ? at : now;   /* as an event at `at` would see it */
+    s->tseq = sim_engine_next_seq(c->eng);
+    cl_i_dq_insert(c, k);
 }
 
 /* ---- the uplink backlog and the memory of messages ---- */
@@ -428,7 +470,10 @@ static void transmit(cl_cluster *c, uint32_t k)
             s->lost = 1;
         cl_i_trace(c, from, "send", up_start, s->up_end, to, bytes);
         upq_push(c, from, s->up_end, now);
-        cl_i_schedule_arrive(c, k);
+        if (c->cfg.discipline == CL_NIC_FIFO)
+            fifo_route(c, k);
+        else
+            cl_i_schedule_arrive(c, k);
     } else {
         cl_i_fair_enter(c, k);
     }
@@ -458,14 +503,7 @@ void cl_i_on_arrive(cl_cluster *c, uint32_t k)
     s->rx_counted = 1;
     if (c->cfg.discipline == CL_NIC_FIFO) {
         /* queue behind what it is receiving; cut-through */
-        double rx_start = dst->down_free > now ? dst->down_free : now;
-        double rx_end = rx_start + s->msg.bytes / min2(dst->down_cap, s->bw);
-        double last_bit = s->up_end + s->lat;
-        if (rx_end < last_bit)
-            rx_end = last_bit;
-        dst->down_free = rx_end;
-        s->ev_pending = 1;
-        cl_i_schedule(c, rx_end, CL_EV_DELIVER, j, k);
+        cl_i_dq_insert(c, k);
     } else {   /* fair: only a zero-byte message has an ARRIVE */
         assert(s->msg.bytes <= 0);
         s->rx_done = now;
@@ -477,6 +515,12 @@ void cl_i_on_deliver(cl_cluster *c, uint32_t k)
 {
     msg_slot *s = &c->slots[k];
     s->ev_pending = 0;
+    if (s->in_dq) {
+        /* its arrival is counted by now (an event at it would have
+         * accounted the receiver), then it leaves the downlink */
+        cl_i_account(c, s->msg.to);
+        cl_i_dq_unlink(c, k, 0);
+    }
     if (s->dead || c->nodes[s->msg.to].n_down > 0) {
         cl_i_drop(c, k);
         return;
@@ -537,6 +581,10 @@ void cl_i_net_node_down(cl_cluster *c, int i)
         if (!s->live || s->retry_wait)   /* its retry decides when due */
             continue;
         if (s->msg.to == i) {
+            if (s->in_dq) {   /* discounted from pending with the node's events */
+                cl_i_dq_cancel(c, k, 0);
+                s->in_dq = 0;
+            }
             s->ev_pending = 0;
             s->rx_counted = 0;
             s->dead = 1;
@@ -550,6 +598,8 @@ void cl_i_net_node_down(cl_cluster *c, int i)
         msg_slot *s = &c->slots[k];
         if (!s->live || s->retry_wait || !s->dead || (s->msg.to != i && s->msg.from != i))
             continue;
+        if (s->in_dq && !(s->rx_start < now || (s->rx_start == now && s->tseq < c->cur_seq)))
+            cl_i_dq_unbook(c, k);   /* dropped where its first bit arrives, as before booking */
         if (s->ev_pending)
             cl_i_fair_leave(c, k);   /* dropped at its event */
         else
@@ -562,6 +612,7 @@ void cl_i_net_node_down(cl_cluster *c, int i)
     nd->rx_active = 0;
     if (nd->up_free > now)
         nd->up_free = now;
-    if (nd->down_free > now)
-        nd->down_free = now;
+    nd->dq_head = nd->dq_tail = nd->dq_cnt = NO_SLOT;   /* what it received is lost */
+    if (nd->dq_base > now)
+        nd->dq_base = now;
 }

@@ -246,6 +246,29 @@ sim_engine_generation(const sim_engine *e, uint32_t target)
     return e->gen[target];
 }
 
+uint32_t
+sim_engine_add_targets(sim_engine *e, uint32_t k)
+{
+    uint32_t first = e->n_targets;
+    if (k == 0)
+        return first;
+    if (k >= UINT32_MAX - first)
+        return UINT32_MAX;
+    uint32_t *g = realloc(e->gen, (size_t)(first + k) * sizeof *g);
+    if (g == NULL)
+        return UINT32_MAX;
+    memset(g + first, 0, (size_t)k * sizeof *g);
+    e->gen = g;
+    e->n_targets = first + k;
+    return first;
+}
+
+uint64_t
+sim_engine_next_seq(const sim_engine *e)
+{
+    return e->next_seq;
+}
+
 int
 sim_engine_pop(sim_engine *e, sim_event *ev)
 {

@@ -61,6 +61,13 @@ int sim_engine_schedule_at(sim_engine *e, double at, uint32_t kind,
  * reach the top of the heap).  O(1). */
 void     sim_engine_cancel_target(sim_engine *e, uint32_t target);
 uint32_t sim_engine_generation(const sim_engine *e, uint32_t target);
+/* Adds k cancellation targets at generation 0 and returns the first one's
+ * number (the others follow it), or UINT32_MAX when out of memory or past
+ * 2^32 - 1 targets.  O(targets) (the array is reallocated). */
+uint32_t sim_engine_add_targets(sim_engine *e, uint32_t k);
+/* The seq the next scheduled event will get (events scheduled since have
+ * larger ones). */
+uint64_t sim_engine_next_seq(const sim_engine *e);
 
 /* The caller's own cancellation test (e.g. a version number in data): 0
  * for a record that is dead although its generation is current.  Called

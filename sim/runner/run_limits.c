@@ -331,8 +331,10 @@ double run_i_events_limit(const run_sim *r)
  * limits.events (exit 2) unless limits.check_events is false (--force):
  *   steps: one event each, and each sends to the node's neighbours on
  *     average (a server protocol: one message up, one down), a message
- *     making two events (its NIC or arrival, its delivery) times the
- *     sends a lossy link takes on average with retransmissions;
+ *     making one event per transmission that is lost (its arrival, or
+ *     with fair NICs its NIC) and one per retransmission's timer, and one
+ *     for its delivery (two with fair NICs: its NIC's and the delivery),
+ *     with the sends a lossy link takes on average with retransmissions;
  *   protocol timers: the protocol's rate (alg_type.timer_rate, gossip's
  *     ticks) over the horizon;
  *   evaluations: one event each plus run_i_eval_events;
@@ -353,7 +355,7 @@ static int check_events(const run_sim *r, double steps, double horizon, double e
         worst = fmax(worst, r->classes[k].loss);
     if (worst > 0 && s->retransmit_timeout_s > 0)
         sends = (1 - pow(worst, s->retransmit_max + 1)) / (1 - worst);
-    double msgs = steps * per_step * 2 * sends;
+    double msgs = steps * per_step * (2 * sends - (s->discipline == CL_NIC_FIFO));
     double ticks = r->alg->timer_rate ? r->alg->timer_rate(&r->ctx) * horizon : 0;
     double ev_evals = evals * (1 + (double)run_i_eval_events(r));
     double total = steps + msgs + ticks + ev_evals + env, limit = run_i_events_limit(r);

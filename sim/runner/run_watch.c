@@ -84,8 +84,9 @@ int run_i_watchdog(run_sim *r, const sim_event *ev)
         r->wd_nostep++;
     if (r->wd_instant > r->wd_limit / 2 || r->wd_nostep > r->wd_limit / 2) {
         r->wd_counting = 1;
-        if (ev->target < (uint32_t)r->n_all)
-            r->wd_hits[ev->target]++;
+        uint32_t node = cl_event_node(r->cl, ev);
+        if (node < (uint32_t)r->n_all)
+            r->wd_hits[node]++;
     }
     if (r->wd_instant <= r->wd_limit && r->wd_nostep <= r->wd_limit)
         return 0;
