@@ -14,14 +14,16 @@
 #include "cl_cluster.h"
 #include "sim_engine.h"
 
-#define MAXN 8
+#define MAXN 32
+#define MAXM 64
 
 typedef struct world {
     sim_engine *eng;
     cl_cluster *cl;
     double step[MAXN];
-    int n_msgs, msg_from[32], msg_to[32];
-    double msg_time[32];
+    int n, n_msgs, msg_from[MAXM], msg_to[MAXM];
+    double msg_time[MAXM];
+    double bcast;   /* timers: 0 send 500 B to node 1, else these bytes to all */
 } world;
 
 static void cb_step(void *ctx, int node) { (void)ctx; (void)node; }
@@ -30,7 +32,7 @@ static void cb_msg(void *ctx, int node, const cl_msg *m)
 {
     world *w = ctx;
     (void)node;
-    if (w->n_msgs < 32) {
+    if (w->n_msgs < MAXM) {
         w->msg_from[w->n_msgs] = m->from;
         w->msg_to[w->n_msgs] = m->to;
         w->msg_time[w->n_msgs] = sim_engine_now(w->eng);
@@ -38,12 +40,20 @@ static void cb_msg(void *ctx, int node, const cl_msg *m)
     w->n_msgs++;
 }
 
-/* A timer of node n sends 500 B to node 1 (test_join_midway). */
+/* A timer of node n sends 500 B to node 1 (test_join_midway), or with
+ * tag 1 w->bcast bytes to node 0, or with tag 2 w->bcast bytes to every
+ * other node. */
 static void timer_send(void *ctx, int node, uint32_t tag)
 {
     world *w = ctx;
-    (void)tag;
-    cl_send(w->cl, node, 1, 0, 0, NULL, 500);
+    if (tag == 0)
+        cl_send(w->cl, node, 1, 0, 0, NULL, 500);
+    else if (tag == 1)
+        cl_send(w->cl, node, 0, 0, 0, NULL, w->bcast);
+    else
+        for (int k = 0; k < w->n; k++)
+            if (k != node)
+                cl_send(w->cl, node, k, 0, 0, NULL, w->bcast);
 }
 
 static int handle(void *ctx, const sim_event *ev)
@@ -57,6 +67,7 @@ static int handle(void *ctx, const sim_event *ev)
 static void world_init(world *w, int n, cl_config cfg)
 {
     memset(w, 0, sizeof *w);
+    w->n = n;
     w->eng = sim_engine_create((uint32_t)n + 1, 64);
     for (int i = 0; i < n; i++)
         w->step[i] = 1.0;
@@ -87,7 +98,7 @@ static void world_fini(world *w)
 /* When the message from -> to was delivered. */
 static double when(const world *w, int from, int to)
 {
-    for (int k = 0; k < w->n_msgs && k < 32; k++)
+    for (int k = 0; k < w->n_msgs && k < MAXM; k++)
         if (w->msg_from[k] == from && w->msg_to[k] == to)
             return w->msg_time[k];
     ck_abort_msg("no message %d -> %d", from, to);
@@ -222,6 +233,149 @@ START_TEST(test_join_midway)
 }
 END_TEST
 
+
+/* ---- uniform resources (cl_net_ps.c): a hub whose flows are each alone
+ * at their other NIC and held at cap / n, kept in virtual time ---- */
+
+static void check_work(const world *w, uint64_t starts, uint64_t ends, uint64_t enters,
+                       uint64_t exits)
+{
+    cl_fair_work k = cl_fair_work_done(w->cl);
+    ck_assert_uint_eq(k.ps_starts, starts);
+    ck_assert_uint_eq(k.ps_ends, ends);
+    ck_assert_uint_eq(k.ps_enters, enters);
+    ck_assert_uint_eq(k.ps_exits, exits);
+}
+
+/* Processor sharing in closed form: workers 1..20 send 1000 k B to node 0
+ * at time 0, every NIC at 1000 B/s, no latency.  Node 0's downlink holds
+ * the 20 flows at 50 B/s; the k-th smallest ends when 1000 more bytes
+ * have passed each of the 21 - k left: t_k = t_(k-1) + (21 - k), so t_k
+ * = 21 k - k (k + 1) / 2 (t_1 = 20, t_20 = 210).  The downlink is made
+ * uniform after the solve of time 0 (20 flows) and every end is placed in
+ * virtual time: 20 ends, no general solve after time 0. */
+START_TEST(test_uniform_gather_sizes)
+{
+    world w;
+    world_init(&w, 21, (cl_config){ .bandwidth_Bps = 1000 });
+    for (int k = 1; k <= 20; k++)
+        cl_send(w.cl, k, 0, 0, 0, NULL, 1000.0 * k);
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 20);
+    for (int k = 1; k <= 20; k++)
+        ck_assert_double_eq_tol(when(&w, k, 0), 21.0 * k - k * (k + 1) / 2.0, 1e-9);
+    check_work(&w, 0, 20, 1, 0);
+    ck_assert_uint_eq(cl_fair_work_done(w.cl).solves, 16);   /* 15 eager, 1 flush */
+    world_fini(&w);
+}
+END_TEST
+
+/* A flow joins a uniform hub: workers 1..20 send 1000 B to node 0 at 0
+ * (50 B/s each); worker 21 sends 1000 B at 4 s (a timer), when each has
+ * 800 B left.  21 flows at 1000/21: the 20 end at 4 + 800 * 21 / 1000 =
+ * 20.8 s with the joiner's first 800 B done; its last 200 B alone take
+ * 0.2 s: 21 s.  Latency 0.5 s on top.  One start and 21 ends in virtual
+ * time. */
+START_TEST(test_uniform_join)
+{
+    world w;
+    world_init(&w, 22, (cl_config){ .bandwidth_Bps = 1000, .latency_s = 0.5 });
+    w.bcast = 1000;
+    for (int k = 1; k <= 20; k++)
+        cl_send(w.cl, k, 0, 0, 0, NULL, 1000);
+    cl_set_timer(w.cl, 21, 4.0, 1);
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 21);
+    for (int k = 1; k <= 20; k++)
+        ck_assert_double_eq_tol(when(&w, k, 0), 21.3, 1e-9);
+    ck_assert_double_eq_tol(when(&w, 21, 0), 21.5, 1e-9);
+    check_work(&w, 1, 21, 1, 0);
+    world_fini(&w);
+}
+END_TEST
+
+/* A joiner that its own uplink holds below the hub's share: as in
+ * test_uniform_join, but worker 21's uplink runs at 10 B/s, below 1000 /
+ * 21.  Max-min: it gets 10 for its whole transfer (ends at 4 + 100 =
+ * 104 s), the 20 others (1000 - 10) / 20 = 49.5: they end at 4 + 800 /
+ * 49.5 s.  The hub is made explicit at the join and stays so (its rates
+ * differ). */
+START_TEST(test_uniform_join_below_share)
+{
+    world w;
+    double up[22], down[22];
+    for (int k = 0; k < 22; k++)
+        up[k] = down[k] = 1000;
+    up[21] = 10;
+    world_init(&w, 22, (cl_config){ .bandwidth_Bps = 1e9, .up_Bps = up, .down_Bps = down });
+    w.bcast = 1000;
+    for (int k = 1; k <= 20; k++)
+        cl_send(w.cl, k, 0, 0, 0, NULL, 1000);
+    cl_set_timer(w.cl, 21, 4.0, 1);
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 21);
+    for (int k = 1; k <= 20; k++)
+        ck_assert_double_eq_tol(when(&w, k, 0), 4 + 800 / 49.5, 1e-9);
+    ck_assert_double_eq_tol(when(&w, 21, 0), 104.0, 1e-9);
+    check_work(&w, 0, 0, 1, 1);
+    world_fini(&w);
+}
+END_TEST
+
+/* An end that would raise the share past a flow's limit: workers 1..15
+ * send 1000 B, workers 16..20 100 B, worker 21 (uplink at 60 B/s) 1000
+ * B, all to node 0 at 0.  21 flows at 1000/21 (below 60): uniform.  The
+ * five short ones end at 100 * 21 / 1000 = 2.1 s; after four of them the
+ * share is 1000/17 (58.8, below 60), the fifth would make it 62.5 >
+ * 60: the hub is made explicit and solved: worker 21 at 60 (its 900 B
+ * left end at 2.1 + 15 = 17.1 s), the 15 others at 940/15 (their 900 B
+ * at 2.1 + 900 * 15 / 940 s). */
+START_TEST(test_uniform_end_past_limit)
+{
+    world w;
+    double up[22], down[22];
+    for (int k = 0; k < 22; k++)
+        up[k] = down[k] = 1000;
+    up[21] = 60;
+    world_init(&w, 22, (cl_config){ .bandwidth_Bps = 1e9, .up_Bps = up, .down_Bps = down });
+    for (int k = 1; k <= 21; k++)
+        cl_send(w.cl, k, 0, 0, 0, NULL, k >= 16 && k <= 20 ? 100 : 1000);
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 21);
+    for (int k = 16; k <= 20; k++)
+        ck_assert_double_eq_tol(when(&w, k, 0), 2.1, 1e-9);
+    for (int k = 1; k <= 15; k++)
+        ck_assert_double_eq_tol(when(&w, k, 0), 2.1 + 900.0 * 15 / 940, 1e-9);
+    ck_assert_double_eq_tol(when(&w, 21, 0), 17.1, 1e-9);
+    check_work(&w, 0, 4, 1, 1);
+    world_fini(&w);
+}
+END_TEST
+
+/* A broadcast into a uniform uplink: node 0 sends 1000 B to each of 20
+ * workers at 0 (solved, its uplink made uniform: 50 B/s each, all done at
+ * 20 s) and again at 30 s (a timer): the second round's 20 starts and 20
+ * ends are all in virtual time, done at 50 s, delivered in the order of
+ * the first round. */
+START_TEST(test_uniform_broadcast)
+{
+    world w;
+    world_init(&w, 21, (cl_config){ .bandwidth_Bps = 1000 });
+    w.bcast = 1000;
+    for (int k = 1; k <= 20; k++)
+        cl_send(w.cl, 0, k, 0, 0, NULL, 1000);
+    cl_set_timer(w.cl, 0, 30.0, 2);
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 40);
+    for (int k = 0; k < 40; k++) {
+        ck_assert_double_eq_tol(w.msg_time[k], k < 20 ? 20.0 : 50.0, 1e-9);
+        ck_assert_int_eq(w.msg_to[k], w.msg_to[k % 20]);
+    }
+    check_work(&w, 20, 40, 1, 0);
+    world_fini(&w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("maxmin");
@@ -231,6 +385,11 @@ int main(void)
     tcase_add_test(tc, test_change_travels);
     tcase_add_test(tc, test_star_maxmin_not_sequential);
     tcase_add_test(tc, test_join_midway);
+    tcase_add_test(tc, test_uniform_gather_sizes);
+    tcase_add_test(tc, test_uniform_join);
+    tcase_add_test(tc, test_uniform_join_below_share);
+    tcase_add_test(tc, test_uniform_end_past_limit);
+    tcase_add_test(tc, test_uniform_broadcast);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

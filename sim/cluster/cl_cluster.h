@@ -320,6 +320,14 @@ void     cl_stats_settle(cl_cluster *c);
 uint64_t cl_total_steps(const cl_cluster *c);
 double   cl_total_bytes_sent(const cl_cluster *c);
 
+/* The fair network's work so far (all zero under FIFO): flow starts and
+ * ends placed in a uniform resource's virtual time, O(log n) each; general
+ * max-min solves; resources made uniform, and made explicit again. */
+typedef struct cl_fair_work {
+    uint64_t ps_starts, ps_ends, solves, ps_enters, ps_exits;
+} cl_fair_work;
+cl_fair_work cl_fair_work_done(const cl_cluster *c);
+
 /* Node's uplink backlog now: the messages it sent whose last bit has not
  * left its uplink (queued or in transfer; retransmissions included).
  * O(1) amortised. */
