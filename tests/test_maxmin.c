@@ -9,13 +9,14 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cl_cluster.h"
 #include "sim_engine.h"
 
 #define MAXN 32
-#define MAXM 64
+#define MAXM 1024
 
 typedef struct world {
     sim_engine *eng;
@@ -42,7 +43,7 @@ static void cb_msg(void *ctx, int node, const cl_msg *m)
 
 /* A timer of node n sends 500 B to node 1 (test_join_midway), or with
  * tag 1 w->bcast bytes to node 0, or with tag 2 w->bcast bytes to every
- * other node. */
+ * other node, or with tag >= 16 50 * (tag & 0xfff) B to node (tag >> 12) - 1. */
 static void timer_send(void *ctx, int node, uint32_t tag)
 {
     world *w = ctx;
@@ -50,6 +51,8 @@ static void timer_send(void *ctx, int node, uint32_t tag)
         cl_send(w->cl, node, 1, 0, 0, NULL, 500);
     else if (tag == 1)
         cl_send(w->cl, node, 0, 0, 0, NULL, w->bcast);
+    else if (tag >= 16)
+        cl_send(w->cl, node, (int)(tag >> 12) - 1, 0, 0, NULL, 50.0 * (tag & 0xfff));
     else
         for (int k = 0; k < w->n; k++)
             if (k != node)
@@ -376,6 +379,108 @@ START_TEST(test_uniform_broadcast)
 }
 END_TEST
 
+/* Random stars, with and without uniform resources (cl_config's
+ * fair_general_only): 24 nodes, hub 0, NICs at 1000 B/s but for a few
+ * slow uplinks or downlinks (20-80 B/s), links at 1e9 or 80 B/s (then a
+ * link's cap and the hub's share cross as flows come and go), 0.01 s
+ * latency; 200 messages of 50-5000 B sent by timers at multiples of 0.01
+ * s over 40 s, a fifth of them in two bursts (t = 5 s and 10 s): 30% from
+ * the hub, 60% to it, 10% between workers (which makes a hub flow's other
+ * NIC shared).  Every delivery time agrees to 1e-9 (relative) with the
+ * general solve's, message for message; the shortcut is taken, and left,
+ * in these runs. */
+static uint64_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+static void random_star(world *w, uint64_t seed, int general_only)
+{
+    enum { N = 24 };
+    static double up[N], down[N];
+    uint64_t x = seed;
+    for (int k = 0; k < N; k++) {
+        up[k] = down[k] = 1000;
+        uint64_t r = lcg(&x) % 8;
+        if (k > 0 && r == 0)
+            up[k] = 20 + (double)(lcg(&x) % 61);
+        else if (k > 0 && r == 1)
+            down[k] = 20 + (double)(lcg(&x) % 61);
+    }
+    double bw = lcg(&x) % 2 ? 1e9 : 80;
+    world_init(w, N, (cl_config){ .bandwidth_Bps = bw, .up_Bps = up, .down_Bps = down,
+                                  .latency_s = 0.01, .fair_general_only = general_only });
+    for (int m = 0; m < 200; m++) {
+        uint64_t r = lcg(&x) % 10, b = 1 + lcg(&x) % 100;
+        int from, to;
+        if (r < 3) {
+            from = 0;
+            to = 1 + (int)(lcg(&x) % (N - 1));
+        } else if (r < 9) {
+            from = 1 + (int)(lcg(&x) % (N - 1));
+            to = 0;
+        } else {
+            from = 1 + (int)(lcg(&x) % (N - 1));
+            to = 1 + (int)(lcg(&x) % (N - 2));
+            if (to >= from)
+                to++;
+        }
+        uint64_t when_r = lcg(&x) % 10;
+        double at = when_r == 0 ? 5.0 : when_r == 1 ? 10.0 : (double)(lcg(&x) % 4000) / 100;
+        cl_set_timer(w->cl, from, at, (uint32_t)(to + 1) << 12 | (uint32_t)b);
+    }
+    world_run(w);
+    ck_assert_int_eq(w->n_msgs, 200);
+}
+
+static int by_pair_time(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    for (int i = 0; i < 3; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+START_TEST(test_uniform_random_stars)
+{
+    static world a, b;
+    static double ra[200][3], rb[200][3];
+    cl_fair_work sum = { 0 };
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        random_star(&a, seed, 0);
+        random_star(&b, seed, 1);
+        cl_fair_work k = cl_fair_work_done(a.cl), g = cl_fair_work_done(b.cl);
+        ck_assert_uint_eq(g.ps_starts + g.ps_ends + g.ps_enters, 0);
+        sum.ps_starts += k.ps_starts;
+        sum.ps_ends += k.ps_ends;
+        sum.ps_exits += k.ps_exits;
+        for (int m = 0; m < 200; m++) {
+            ra[m][0] = a.msg_from[m];
+            ra[m][1] = a.msg_to[m];
+            ra[m][2] = a.msg_time[m];
+            rb[m][0] = b.msg_from[m];
+            rb[m][1] = b.msg_to[m];
+            rb[m][2] = b.msg_time[m];
+        }
+        qsort(ra, 200, sizeof ra[0], by_pair_time);
+        qsort(rb, 200, sizeof rb[0], by_pair_time);
+        for (int m = 0; m < 200; m++) {
+            ck_assert(ra[m][0] == rb[m][0] && ra[m][1] == rb[m][1]);
+            ck_assert_msg(fabs(ra[m][2] - rb[m][2]) <= 1e-9 * rb[m][2],
+                          "seed %d: %g -> %g at %.17g, general solve %.17g", (int)seed,
+                          ra[m][0], ra[m][1], ra[m][2], rb[m][2]);
+        }
+        world_fini(&a);
+        world_fini(&b);
+    }
+    ck_assert_uint_gt(sum.ps_starts, 200);   /* 312, 413 and 17 here */
+    ck_assert_uint_gt(sum.ps_ends, 200);
+    ck_assert_uint_gt(sum.ps_exits, 10);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("maxmin");
@@ -390,6 +495,7 @@ int main(void)
     tcase_add_test(tc, test_uniform_join_below_share);
     tcase_add_test(tc, test_uniform_end_past_limit);
     tcase_add_test(tc, test_uniform_broadcast);
+    tcase_add_test(tc, test_uniform_random_stars);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

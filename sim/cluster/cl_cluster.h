@@ -219,6 +219,9 @@ typedef struct cl_config {
      * transfer never goes faster than the link bandwidth either */
     const double *up_Bps, *down_Bps;
     cl_discipline discipline;
+    /* fair: 1 places every start and end by the general max-min solve
+     * (no uniform resources; the same rates, for tests that compare) */
+    int      fair_general_only;
     /* time-varying slowdowns and availability (copied; points borrowed) */
     const cl_slowdown *slowdowns;
     size_t   n_slowdowns;

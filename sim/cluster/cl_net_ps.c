@@ -168,7 +168,7 @@ static int alone_elsewhere(const cl_cluster *c, uint32_t k, uint32_t r)
 int cl_i_ps_try_enter(cl_cluster *c, uint32_t r)
 {
     nic *q = &c->nics[r];
-    if (q->uni || q->n_act == 0)
+    if (q->uni || q->n_act == 0 || c->cfg.fair_general_only)
         return 0;
     double x = cl_i_res_cap(c, r) / q->n_act;
     for (uint32_t f = 0; f < q->n_act; f++) {
