@@ -379,6 +379,63 @@ START_TEST(test_uniform_broadcast)
 }
 END_TEST
 
+/* A join whose other NIC is busy is not placed in virtual time: workers
+ * 1..20 send 1000 B to node 0 at 0 (uniform, 50 B/s each) and node 21
+ * sends 10000 B to node 22 (alone: 1000 B/s); at 4 s node 21 also sends
+ * 1000 B to node 0.  Node 21's uplink then carries both: the new flow
+ * gets the hub's 1000/21, the other the rest, 1000 - 1000/21, so its 6000
+ * B left end at 4 + 6000 / (20000/21) = 10.3 s; the hub's flows end as in
+ * test_uniform_join.  Latency 0.5 s. */
+START_TEST(test_uniform_join_other_busy)
+{
+    world w;
+    world_init(&w, 23, (cl_config){ .bandwidth_Bps = 1000, .latency_s = 0.5 });
+    w.bcast = 1000;
+    for (int k = 1; k <= 20; k++)
+        cl_send(w.cl, k, 0, 0, 0, NULL, 1000);
+    cl_send(w.cl, 21, 22, 0, 0, NULL, 10000);
+    cl_set_timer(w.cl, 21, 4.0, 1);
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 22);
+    ck_assert_double_eq_tol(when(&w, 21, 22), 10.8, 1e-9);
+    for (int k = 1; k <= 20; k++)
+        ck_assert_double_eq_tol(when(&w, k, 0), 21.3, 1e-9);
+    ck_assert_double_eq_tol(when(&w, 21, 0), 21.5, 1e-9);
+    world_fini(&w);
+}
+END_TEST
+
+/* A flow of a uniform hub stops being alone at its uplink: workers 1..20
+ * send 1000 B to node 0 at 0 (50 B/s each; worker 1's uplink runs at 60
+ * B/s, above the share); at 4 s (800 B left each) worker 1 also sends
+ * 10000 B to node 21.  Worker 1's uplink now binds its two flows at 30
+ * each; the hub gives the 19 others (1000 - 30) / 19: they end at 4 + 800
+ * * 19 / 970 s; worker 1's flow to the hub keeps 30 to the end (4 + 800 /
+ * 30 s), and then the flow to node 21, 800 B done, has the uplink alone:
+ * its 9200 B left take 9200 / 60 s more. */
+START_TEST(test_uniform_flow_not_alone)
+{
+    world w;
+    double up[22], down[22];
+    for (int k = 0; k < 22; k++)
+        up[k] = down[k] = 1000;
+    up[1] = 60;
+    world_init(&w, 22, (cl_config){ .bandwidth_Bps = 1e9, .up_Bps = up, .down_Bps = down });
+    w.bcast = 1000;
+    for (int k = 1; k <= 20; k++)
+        cl_send(w.cl, k, 0, 0, 0, NULL, 1000);
+    cl_set_timer(w.cl, 1, 4.0, (21 + 1) << 12 | 200);   /* 200 * 50 B to node 21 */
+    world_run(&w);
+    ck_assert_int_eq(w.n_msgs, 21);
+    for (int k = 2; k <= 20; k++)
+        ck_assert_double_eq_tol(when(&w, k, 0), 4 + 800.0 * 19 / 970, 1e-9);
+    ck_assert_double_eq_tol(when(&w, 1, 0), 4 + 800.0 / 30, 1e-9);
+    ck_assert_double_eq_tol(when(&w, 1, 21), 4 + 800.0 / 30 + 9200.0 / 60, 1e-9);
+    check_work(&w, 0, 0, 1, 1);
+    world_fini(&w);
+}
+END_TEST
+
 /* Random stars, with and without uniform resources (cl_config's
  * fair_general_only): 24 nodes, hub 0, NICs at 1000 B/s but for a few
  * slow uplinks or downlinks (20-80 B/s), links at 1e9 or 80 B/s (then a
@@ -495,6 +552,8 @@ int main(void)
     tcase_add_test(tc, test_uniform_join_below_share);
     tcase_add_test(tc, test_uniform_end_past_limit);
     tcase_add_test(tc, test_uniform_broadcast);
+    tcase_add_test(tc, test_uniform_join_other_busy);
+    tcase_add_test(tc, test_uniform_flow_not_alone);
     tcase_add_test(tc, test_uniform_random_stars);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

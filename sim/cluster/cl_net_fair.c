@@ -118,18 +118,6 @@ static void res_leave(cl_cluster *c, uint32_t r, uint32_t k, int d, int solve)
         cl_i_mm_region_add(c, r);
 }
 
-/* A flow about to join resource r: the one flow already there stops
- * being alone, so its uniform resource (if another) is made explicit. */
-static void break_alone(cl_cluster *c, uint32_t r)
-{
-    const nic *q = &c->nics[r];
-    if (q->n_act != 1)
-        return;
-    int32_t u = c->slots[q->act[0]].psr;
-    if (u >= 0 && (uint32_t)u != r)
-        cl_i_ps_materialize(c, (uint32_t)u);
-}
-
 /* Flow k enters the network now (its region is solved by the caller). */
 static void flow_start(cl_cluster *c, uint32_t k)
 {
@@ -150,9 +138,6 @@ static void flow_start(cl_cluster *c, uint32_t k)
     if (cls->jitter != CL_JITTER_NONE)
         s->lat += cl_i_draw_jitter(cls, c->nodes[from].rng_link);
     uint32_t up = 2 * (uint32_t)from, down = 2 * (uint32_t)to + 1;
-    break_alone(c, up);
-    if (!s->lost)
-        break_alone(c, down);
     int32_t u = cl_i_ps_pick(c, k, !s->lost);
     cl_i_account(c, from);
     res_join(c, up, k, 0, u < 0);

@@ -185,7 +185,7 @@ static int solve_region(cl_cluster *c)
             uint32_t r = cl_i_flow_res(c, m->F[a], d);
             nic *q = &c->nics[r];
             if (q->s_stamp != ep && q->b_stamp != ep) {
-                if (q->uni)   /* not reached: its flows are alone elsewhere */
+                if (q->uni)   /* a flow of it is no longer alone here */
                     cl_i_ps_materialize(c, r);
                 q->b_stamp = ep;
                 cl_i_push_u32(&m->B, &m->nB, &m->capB, r);
