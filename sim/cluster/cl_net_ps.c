@@ -174,9 +174,8 @@ int cl_i_ps_try_enter(cl_cluster *c, uint32_t r)
     for (uint32_t f = 0; f < q->n_act; f++) {
         uint32_t k = q->act[f];
         const msg_slot *s = &c->slots[k];
-        if (s->psr >= 0 || !(fabs(s->rate - x) <= 1e-12 * x) || !alone_elsewhere(c, k, r)
-            || flow_lim(c, k, r) < x)
-            return 0;
+        if (s->psr >= 0 || !alone_elsewhere(c, k, r) || flow_lim(c, k, r) < x)
+            return 0;   /* (alone and within its limit: its max-min rate is x) */
     }
     cl_ps *p = q->ps;
     if (!p) {
