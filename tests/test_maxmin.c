@@ -25,6 +25,7 @@ typedef struct world {
     int n, n_msgs, msg_from[MAXM], msg_to[MAXM];
     double msg_time[MAXM];
     double bcast;   /* timers: 0 send 500 B to node 1, else these bytes to all */
+    double idle;    /* a timer's query of its node's uplink (tag 3) */
 } world;
 
 static void cb_step(void *ctx, int node) { (void)ctx; (void)node; }
@@ -43,7 +44,7 @@ static void cb_msg(void *ctx, int node, const cl_msg *m)
 
 /* A timer of node n sends 500 B to node 1 (test_join_midway), or with
  * tag 1 w->bcast bytes to node 0, or with tag 2 w->bcast bytes to every
- * other node, or with tag >= 16 50 * (tag & 0xfff) B to node (tag >> 12) - 1. */
+ * other node, or with tag 3 records cl_uplink_idle_s, or with tag >= 16 50 * (tag & 0xfff) B to node (tag >> 12) - 1. */
 static void timer_send(void *ctx, int node, uint32_t tag)
 {
     world *w = ctx;
@@ -51,6 +52,8 @@ static void timer_send(void *ctx, int node, uint32_t tag)
         cl_send(w->cl, node, 1, 0, 0, NULL, 500);
     else if (tag == 1)
         cl_send(w->cl, node, 0, 0, 0, NULL, w->bcast);
+    else if (tag == 3)
+        w->idle = cl_uplink_idle_s(w->cl, node);
     else if (tag >= 16)
         cl_send(w->cl, node, (int)(tag >> 12) - 1, 0, 0, NULL, 50.0 * (tag & 0xfff));
     else
@@ -359,7 +362,9 @@ END_TEST
  * workers at 0 (solved, its uplink made uniform: 50 B/s each, all done at
  * 20 s) and again at 30 s (a timer): the second round's 20 starts and 20
  * ends are all in virtual time, done at 50 s, delivered in the order of
- * the first round. */
+ * the first round.  At 35 s the uplink's idle time (a lower bound with
+ * several flows: their bytes left at the whole capacity) is 20 * 750 /
+ * 1000 = 15 s. */
 START_TEST(test_uniform_broadcast)
 {
     world w;
@@ -368,8 +373,10 @@ START_TEST(test_uniform_broadcast)
     for (int k = 1; k <= 20; k++)
         cl_send(w.cl, 0, k, 0, 0, NULL, 1000);
     cl_set_timer(w.cl, 0, 30.0, 2);
+    cl_set_timer(w.cl, 0, 35.0, 3);
     world_run(&w);
     ck_assert_int_eq(w.n_msgs, 40);
+    ck_assert_double_eq_tol(w.idle, 15.0, 1e-9);
     for (int k = 0; k < 40; k++) {
         ck_assert_double_eq_tol(w.msg_time[k], k < 20 ? 20.0 : 50.0, 1e-9);
         ck_assert_int_eq(w.msg_to[k], w.msg_to[k % 20]);
