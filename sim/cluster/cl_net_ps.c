@@ -22,7 +22,7 @@
  * solve takes over; after a solve a resource of PS_MIN_FLOWS flows or
  * more becomes uniform again when it qualifies.  Both heaps delete
  * lazily (an entry whose flow left is skipped, and the heap is compacted
- * when it holds more than twice its live entries).  Finish times agree
+ * when it holds more than four times its live entries).  Finish times agree
  * with the explicit bytes to rounding (about 1e-16 relative).
  */
 #include "cl_fair_internal.h"
@@ -33,9 +33,12 @@
 
 /* ---- a min-heap of (key, slot) ---- */
 
+/* Keys alone: equal keys stay where they are (a broadcast's equal tags
+ * push in O(1)); the layout is still a function of the calls, and ends
+ * that tie are put in act's order by the caller. */
 static int ent_less(const ps_ent *a, const ps_ent *b)
 {
-    return a->key < b->key || (a->key == b->key && a->k < b->k);
+    return a->key < b->key;
 }
 
 static void sift_down(ps_ent *h, uint32_t n, uint32_t i)
@@ -101,7 +104,7 @@ static void clean_top(const cl_cluster *c, uint32_t r, ps_ent *h, uint32_t *n)
 static void compact(const cl_cluster *c, uint32_t r, ps_ent *h, uint32_t *n)
 {
     uint32_t live = c->nics[r].n_act;
-    if (*n <= 2 * live + 32)
+    if (*n <= 4 * live + 64)
         return;
     uint32_t w = 0;
     for (uint32_t a = 0; a < *n; a++)
@@ -318,7 +321,9 @@ int cl_i_ps_settle(cl_cluster *c, uint32_t u)
         return 1;
     }
     double x = cl_i_res_cap(c, u) / q->n_act;
-    clean_top(c, u, p->lh, &p->nlh);
+    /* the top bounds the live limits from below, stale or not */
+    if (p->lh[0].key < x)
+        clean_top(c, u, p->lh, &p->nlh);
     assert(p->nlh > 0);
     if (p->lh[0].key < x) {   /* a flow would pass its limit: not uniform */
         cl_i_ps_materialize(c, u);
@@ -347,13 +352,26 @@ static int cmp_u64(const void *a, const void *b)
 void cl_i_ps_collect_done(cl_cluster *c, uint32_t r, double now)
 {
     cl_mm *m = c->mm;
-    cl_ps *p = c->nics[r].ps;
+    nic *q = &c->nics[r];
+    cl_ps *p = q->ps;
     int d = (int)(r & 1);
+    /* from the heap while few end; when many do (equal flows of a
+     * broadcast end together), by one pass over act as the explicit scan */
+    size_t limit = 16 + q->n_act / 16;
     m->ndone = 0;
     for (;;) {
         clean_top(c, r, p->th, &p->nth);
         if (p->nth == 0 || end_of(p, p->th[0].key) > now)
             break;
+        if (m->ndone == limit) {
+            m->ndone = 0;
+            for (uint32_t f = 0; f < q->n_act; f++) {
+                const msg_slot *s = &c->slots[q->act[f]];
+                if (s->psr == (int32_t)r && end_of(p, s->tag) <= now)
+                    cl_i_push_u32(&m->done, &m->ndone, &m->capdone, q->act[f]);
+            }
+            return;   /* in act's order; their heap entries go stale */
+        }
         cl_i_push_u32(&m->done, &m->ndone, &m->capdone, p->th[0].k);
         ent_pop(p->th, &p->nth);
     }
