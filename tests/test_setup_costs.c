@@ -191,11 +191,23 @@ static topo_graph *ring(int n)
     return g;
 }
 
+/* A ring built as a ring lattice of one neighbour per side: the same
+ * graph, which the bounded statistics solve numerically (no closed form
+ * for lattices). */
+static topo_graph *lattice_ring(int n)
+{
+    topo_spec sp = { .kind = TOPO_RING_LATTICE, .n = n, .k = 1 };
+    char m[256];
+    topo_graph *g = topo_build(&sp, 1, m, sizeof m);
+    ck_assert_msg(g != NULL, "%s", m);
+    return g;
+}
+
 START_TEST(test_bounded_topology_stats)
 {
     /* a ring of 256: everything within the budget, the closed form
      * 1/3 + 2/3 cos(2 pi / n) of Metropolis weights */
-    topo_graph *g = ring(256);
+    topo_graph *g = lattice_ring(256);
     topo_stats b, f;
     ck_assert_int_eq(topo_compute_stats_bounded(g, &b), 0);
     ck_assert_int_eq(topo_compute_stats(g, &f), 0);
@@ -209,7 +221,7 @@ START_TEST(test_bounded_topology_stats)
     topo_destroy(g);
     /* 2048 nodes: n (n + 2 edges) = 1.26e7 BFS steps, over the bounded
      * 1e7; the full statistics compute 1024 */
-    g = ring(2048);
+    g = lattice_ring(2048);
     ck_assert_int_eq(topo_compute_stats_bounded(g, &b), 0);
     ck_assert_int_eq(topo_compute_stats(g, &f), 0);
     ck_assert_int_eq(b.diameter_ok, 0);
@@ -218,13 +230,13 @@ START_TEST(test_bounded_topology_stats)
     ck_assert_str_eq(b.solver, "arpack");
     topo_destroy(g);
     /* 1800: 1800 x 5400 = 9.72e6 steps, within */
-    g = ring(1800);
+    g = lattice_ring(1800);
     ck_assert_int_eq(topo_compute_stats_bounded(g, &b), 0);
     ck_assert_int_eq(b.diameter_ok, 1);
     ck_assert_int_eq(b.diameter, 900);
     topo_destroy(g);
     /* above 32768 nodes no spectrum is attempted */
-    g = ring(32769);
+    g = lattice_ring(32769);
     ck_assert_int_eq(topo_compute_stats_bounded(g, &b), 0);
     ck_assert_int_eq(b.spectral_ok, 0);
     ck_assert_str_eq(b.solver, "none");
@@ -232,6 +244,70 @@ START_TEST(test_bounded_topology_stats)
     ck_assert_int_eq(b.degree_max, 2);
     ck_assert_uint_eq(b.n_edges, 32769);
     topo_destroy(g);
+    /* the same ring built as a ring: closed forms at any size, exact */
+    g = ring(100000);
+    ck_assert_int_eq(topo_compute_stats_bounded(g, &b), 0);
+    ck_assert_str_eq(b.solver, "closed");
+    ck_assert_int_eq(b.diameter_ok, 1);
+    ck_assert_int_eq(b.diameter, 50000);
+    ck_assert_int_eq(b.spectral_ok, 1);
+    /* gap 2/3 (1 - cos(2 pi / n)) = 4/3 sin^2(pi / n), to 1e-12 relative */
+    double h = sin(3.14159265358979323846 / 1e5);
+    ck_assert_double_eq_tol(b.spectral_gap / (4.0 / 3 * h * h), 1.0, 1e-12);
+    topo_destroy(g);
+}
+END_TEST
+
+/* The closed forms against the full statistics' numeric solvers (dense
+ * below 256 nodes, ARPACK above), for every kind that has them, every
+ * mixing rule and a lazy one; and the diameters.  Kinds without a closed
+ * form, and sides below 3, stay numeric. */
+START_TEST(test_closed_form_topology_stats)
+{
+    static const topo_spec specs[] = {
+        { .kind = TOPO_RING, .n = 3 },
+        { .kind = TOPO_RING, .n = 7 },
+        { .kind = TOPO_RING, .n = 64 },
+        { .kind = TOPO_RING, .n = 301 },
+        { .kind = TOPO_TORUS2D, .n = 12, .rows = 3, .cols = 4 },
+        { .kind = TOPO_TORUS2D, .n = 35, .rows = 5, .cols = 7 },
+        { .kind = TOPO_TORUS2D, .n = 300, .rows = 20, .cols = 15 },
+        { .kind = TOPO_TORUS3D, .n = 60, .rows = 3, .cols = 4, .layers = 5 },
+        { .kind = TOPO_HYPERCUBE, .n = 2 },
+        { .kind = TOPO_HYPERCUBE, .n = 32 },
+        { .kind = TOPO_COMPLETE, .n = 9 },
+    };
+    static const topo_mixing mix[] = { TOPO_MIX_METROPOLIS, TOPO_MIX_MAX_DEGREE,
+                                       TOPO_MIX_UNIFORM };
+    int closed = 0;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        for (int x = 0; x < 3; x++)
+            for (int lazy = 0; lazy < 2; lazy++) {
+                topo_spec sp = specs[i];
+                sp.mixing = mix[x];
+                sp.lazy_alpha = lazy ? 0.3 : 0;
+                char m[256];
+                topo_graph *g = topo_build(&sp, 1, m, sizeof m);
+                if (g == NULL)   /* uniform on a bipartite graph: refused */
+                    continue;
+                topo_stats b, f;
+                ck_assert_int_eq(topo_compute_stats_bounded(g, &b), 0);
+                ck_assert_int_eq(topo_compute_stats(g, &f), 0);
+                ck_assert_int_eq(f.spectral_ok, 1);
+                ck_assert_int_eq(f.diameter_ok, 1);
+                if (strcmp(b.solver, "closed") == 0)
+                    closed++;
+                ck_assert_int_eq(b.diameter_ok, 1);
+                ck_assert_int_eq(b.diameter, f.diameter);
+                ck_assert_msg(fabs(b.lambda2 - f.lambda2) < 1e-11,
+                              "%s n=%d mixing %d lazy %d: closed %.17g, %s %.17g",
+                              topo_kind_name(sp.kind), sp.n, x, lazy, b.lambda2, f.solver,
+                              f.lambda2);
+                ck_assert_double_eq_tol(b.spectral_gap, f.spectral_gap, 1e-11);
+                topo_destroy(g);
+            }
+    /* the 2-node hypercube (one edge) has no closed form; the others do */
+    ck_assert_int_ge(closed, 50);
 }
 END_TEST
 
@@ -286,6 +362,7 @@ int main(void)
     tcase_add_test(tc, test_memory_estimate_formula);
     tcase_add_test(tc, test_memory_refusal_at_the_limit);
     tcase_add_test(tc, test_bounded_topology_stats);
+    tcase_add_test(tc, test_closed_form_topology_stats);
     tcase_add_test(tc, test_topology_stats_cache);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

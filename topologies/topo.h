@@ -86,6 +86,10 @@ typedef struct topo_graph {
     int     learn_iters;
     double *learn_objective;
     const char *learn_stop;
+    /* the generator that built it (topo_build): topo_kind + 1 and its
+     * sides (ring and complete: n; torus2d, torus3d: rows, cols, layers;
+     * hypercube: the dimension); 0 for a graph built otherwise */
+    int     gen_kind, gen_dims[3];
 } topo_graph;
 
 /* A directed graph with the mixing weights of one round, by sender and by
@@ -116,8 +120,10 @@ typedef struct topo_stats {
                              lambda2 and spectral_gap are then 0, unread */
     double lambda2;       /* second-largest eigenvalue modulus of W */
     double spectral_gap;  /* 1 - lambda2 */
-    const char *solver;   /* "dense", "arpack", or "none" when the bounded
-                             statistics did not attempt it (static string) */
+    const char *solver;   /* "dense", "arpack", "closed" (the bounded
+                             statistics' closed forms), or "none" when the
+                             bounded statistics did not attempt it (static
+                             string) */
     int    bounded;       /* 1: topo_compute_stats_bounded's budgets applied */
 } topo_stats;
 
@@ -160,7 +166,12 @@ int topo_compute_stats(const topo_graph *g, topo_stats *st);
  * (solver "none").  What it leaves out has diameter_ok / spectral_ok 0, exactly
  * as the full statistics report what they could not compute; what it
  * reports has the full statistics' precision (the same solvers and
- * tolerance).  bounded is 1. */
+ * tolerance).  Graphs that topo_build made as a ring, a 2-D or 3-D torus
+ * (every side >= 3), a hypercube or a complete graph get their diameter
+ * and spectrum in closed form instead, at every size (O(1) after the
+ * degrees; solver "closed": the eigenvalues of a regular graph's W are
+ * affine in its adjacency's, known for these, exact to rounding).  bounded
+ * is 1. */
 #define TOPO_BOUNDED_DIAMETER_WORK 1e7
 #define TOPO_BOUNDED_ARPACK_ITERS 60
 #define TOPO_BOUNDED_SPECTRUM_MAX 32768

@@ -83,6 +83,13 @@ topo_graph *topo_build(const topo_spec *spec, uint64_t seed, char *err, size_t e
     g->n = spec->n;
     g->mixing = spec->mixing;
     g->lazy_alpha = spec->lazy_alpha;
+    g->gen_kind = (int)spec->kind + 1;
+    g->gen_dims[0] = spec->kind == TOPO_TORUS2D || spec->kind == TOPO_TORUS3D ? spec->rows : spec->n;
+    g->gen_dims[1] = spec->cols;
+    g->gen_dims[2] = spec->layers;
+    if (spec->kind == TOPO_HYPERCUBE)
+        for (g->gen_dims[0] = 0; (1 << g->gen_dims[0]) < spec->n; g->gen_dims[0]++)
+            ;
 
     topo_i_igraph_state previous = topo_i_enter_igraph();
     igraph_t graph;

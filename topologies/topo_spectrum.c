@@ -246,6 +246,109 @@ int topo_slem(const topo_graph *g, topo_solver solver, double *out)
     return slem(g, solver, 0, out);
 }
 
+/* ---- closed forms (bounded statistics) ---- */
+
+#define TWO_PI 6.28318530717958647692
+
+/* Second-largest and smallest adjacency eigenvalues of the cycle C_m
+ * (2 cos(2 pi k / m), k = 1 .. m - 1), m >= 3, and 2 minus the first, 4
+ * sin^2(pi / m), without the cancellation. */
+static void cycle_ev(int m, double *second, double *least, double *gap)
+{
+    double h = sin(TWO_PI / 2 / m);
+    *second = 2.0 * cos(TWO_PI / m);
+    *least = 2.0 * cos(TWO_PI * (m / 2) / m);
+    *gap = 4.0 * h * h;
+}
+
+/* The diameter and spectrum of a graph topo_build made as a ring, a torus
+ * (sides >= 3), a hypercube or a complete graph: every degree d, so W = s I
+ * + b A (Metropolis-Hastings and max-degree: s = b = 1 / (d + 1); uniform: s
+ * = 0, b = 1 / d), then alpha I + (1 - alpha) W; its eigenvalues are
+ * affine in the adjacency's mu, increasing, so the second-largest modulus
+ * is at the second-largest or the smallest mu.  Returns 1 when it filled
+ * st, 0 when the graph is none of these (or not as regular as it should
+ * be). */
+static int closed_form(const topo_graph *g, topo_stats *st)
+{
+    int kind = g->gen_kind - 1, d, diam;
+    double second, least, dgap;   /* dgap = d - second, to full precision */
+    const int *s = g->gen_dims;
+    if (g->gen_kind == 0 || !g->symmetric)
+        return 0;
+    switch (kind) {
+    case TOPO_RING:
+        if (g->n < 3)
+            return 0;
+        d = 2;
+        cycle_ev(g->n, &second, &least, &dgap);
+        diam = g->n / 2;
+        break;
+    case TOPO_TORUS2D:
+    case TOPO_TORUS3D: {
+        int sides = kind == TOPO_TORUS2D ? 2 : 3;
+        double top = -INFINITY;
+        d = 2 * sides;
+        least = 0;
+        diam = 0;
+        dgap = INFINITY;
+        for (int i = 0; i < sides; i++) {
+            double sc, lc, gc;
+            if (s[i] < 3)
+                return 0;
+            cycle_ev(s[i], &sc, &lc, &gc);
+            /* the others at their largest, 2 */
+            if (sc + 2.0 * (sides - 1) > top) {
+                top = sc + 2.0 * (sides - 1);
+                dgap = gc;
+            }
+            least += lc;
+            diam += s[i] / 2;
+        }
+        second = top;
+        break;
+    }
+    case TOPO_HYPERCUBE:
+        if (s[0] < 1 || g->n != 1 << s[0])
+            return 0;
+        d = s[0];
+        second = d - 2;
+        least = -d;
+        dgap = 2;
+        diam = d;
+        break;
+    case TOPO_COMPLETE:
+        if (g->n < 3)
+            return 0;
+        d = g->n - 1;
+        second = least = -1;
+        dgap = d + 1;
+        diam = 1;
+        break;
+    default:
+        return 0;
+    }
+    if (st->degree_min != d || st->degree_max != d)
+        return 0;
+    double self = g->mixing == TOPO_MIX_UNIFORM ? 0.0 : 1.0 / (d + 1);
+    double b = g->mixing == TOPO_MIX_UNIFORM ? 1.0 / d : 1.0 / (d + 1);
+    double a = g->lazy_alpha;
+    /* 1 - w2 = (1 - a) b (d - second), as self + b d = 1 */
+    double w2 = a + (1 - a) * (self + b * second), wl = a + (1 - a) * (self + b * least);
+    if (fabs(w2) >= fabs(wl) && w2 > 0) {
+        st->spectral_gap = (1 - a) * b * dgap;
+        st->lambda2 = 1.0 - st->spectral_gap;
+    } else {
+        st->lambda2 = fabs(w2) > fabs(wl) ? fabs(w2) : fabs(wl);
+        st->spectral_gap = 1.0 - st->lambda2;
+    }
+    st->spectral_ok = 1;
+    st->solver = "closed";
+    st->diameter = diam;
+    st->diameter_ok = 1;
+    return 1;
+}
+
 /* When ARPACK does not converge, spectral_ok is 0 and lambda2 and
  * spectral_gap are 0 (not NaN, which JSON cannot carry): read them only
  * when spectral_ok is 1.  bounded: the budgets of
@@ -265,6 +368,8 @@ static int compute_stats(const topo_graph *g, int bounded, topo_stats *st)
             st->degree_max = d;
     }
     st->bounded = bounded;
+    if (bounded && closed_form(g, st))
+        return 0;
     if ((double)g->n * ((double)g->n + 2.0 * (double)g->n_edges)
         <= (bounded ? TOPO_BOUNDED_DIAMETER_WORK : TOPO_DIAMETER_WORK)) {
         if (diameter(g, &st->diameter) != 0)

@@ -219,6 +219,9 @@ typedef struct cl_config {
      * transfer never goes faster than the link bandwidth either */
     const double *up_Bps, *down_Bps;
     cl_discipline discipline;
+    /* fair: 1 places every start and end by the general max-min solve
+     * (no uniform resources; the same rates, for tests that compare) */
+    int      fair_general_only;
     /* time-varying slowdowns and availability (copied; points borrowed) */
     const cl_slowdown *slowdowns;
     size_t   n_slowdowns;
@@ -344,6 +347,14 @@ double   cl_compute_time(const cl_cluster *c, int node);
 void     cl_stats_settle(cl_cluster *c);
 uint64_t cl_total_steps(const cl_cluster *c);
 double   cl_total_bytes_sent(const cl_cluster *c);
+
+/* The fair network's work so far (all zero under FIFO): flow starts and
+ * ends placed in a uniform resource's virtual time, O(log n) each; general
+ * max-min solves; resources made uniform, and made explicit again. */
+typedef struct cl_fair_work {
+    uint64_t ps_starts, ps_ends, solves, ps_enters, ps_exits;
+} cl_fair_work;
+cl_fair_work cl_fair_work_done(const cl_cluster *c);
 
 /* Node's uplink backlog now: the messages it sent whose last bit has not
  * left its uplink (queued or in transfer; retransmissions included).

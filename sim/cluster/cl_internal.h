@@ -34,6 +34,9 @@ typedef struct msg_slot {
     uint32_t pos[2];      /* fair flow: index in its uplink's / downlink's act */
     int32_t  owner, mm_owner; /* fair flow: the resource whose event ends it */
     uint32_t mm_stamp;    /* fair: solve marks */
+    int32_t  psr;         /* fair: the uniform resource holding it, or -1 */
+    uint32_t ps_ser;      /* fair: its entries in psr's heaps (cl_net_ps.c) */
+    double   tag;         /* fair: its end in psr's per-flow service */
     uint32_t cls;
     uint8_t  live;
     uint8_t  ev_pending;  /* an ARRIVE or DELIVER event refers to it */
@@ -81,6 +84,8 @@ typedef struct nic {
     double    max_frozen; /* solve: largest rate of its flows outside the region */
     double    sched_t;    /* time of its pending completion event, or INFINITY */
     double    busy_since; /* uplink: when its flows last went from 0 to 1 */
+    struct cl_ps *ps;     /* uniform state, allocated when first uniform */
+    uint8_t   uni;        /* uniform now (cl_net_ps.c) */
 } nic;
 
 typedef struct node {

@@ -15,21 +15,13 @@
  * are done; the message is delivered one propagation delay (latency plus
  * jitter) later.
  *
- * Incremental solving.  When a flow starts or ends, only the resources it
- * crossed are re-solved at first (the region S), with every flow through S
- * free and every other flow frozen at its rate: a flow of S that also
- * crosses a resource outside S sees that resource's capacity minus the
- * frozen flows' rates.  The region grows by every outside resource where a
- * flow of S changed its rate or where a flow of S is capped below a frozen
- * flow (that resource would not be its max-min bottleneck), and is solved
- * again, until neither happens: then every flow has a max-min bottleneck
- * and the result is the global max-min allocation (the outside flows see
- * the same resources as before).  Cost per start or end: O((F + R) log F)
- * for the F flows and R resources of the final region (a handful on a ring;
- * every flow of a star's hub, where every rate changes).  A region that
- * starts with more than EAGER_FLOWS flows is solved once per instant, at a
- * flush event at now (a star's n simultaneous starts: one solve, not n).
- * Rates that do not change are left alone, bytes and all.
+ * Solving.  A start or an end is placed in O(log n) when it happens at a
+ * uniform resource (every flow there alone at its other resource and at
+ * the same share: a parameter server's NIC; cl_net_ps.c); otherwise the
+ * resources it crossed are re-solved, the region growing as far as the
+ * change reaches (cl_net_maxmin.c).  A region that starts with more than
+ * EAGER_FLOWS flows is solved once per instant, at a flush event at now
+ * (a star's n simultaneous starts: one solve, not n).
  *
  * Completions.  Each flow belongs to the resource (or cap) that fixed its
  * rate; each resource has one completion event, at the earliest end among
@@ -40,45 +32,12 @@
  * stall in floating point at any absolute time (the livelock of issue 15
  * came from re-testing a residue against now).
  */
-#include "cl_internal.h"
+#include "cl_fair_internal.h"
 
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define VER_MASK 0x7fffffffu
-
-/* One entry of the progressive filling heap: a resource's share (id <
- * 2n) or a flow's cap (id = 2n + slot). */
-typedef struct mm_ent {
-    double   share;
-    uint32_t id, ver;
-} mm_ent;
-
-typedef struct cl_mm {
-    uint32_t *S, *B, *F, *X, *D, *done;
-    size_t    nS, nB, nF, nX, nD, ndone;
-    size_t    capS, capB, capF, capX, capD, capdone;
-    mm_ent   *h;
-    size_t    nh, caph;
-    uint32_t  epoch;      /* stamps: region, boundary, flows, expansion */
-    uint32_t  d_epoch;    /* reschedule marks */
-    int       flush_pending;  /* a flush event is queued at now */
-} cl_mm;
-
-static void push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
-{
-    if (*n == *cap) {
-        size_t nc = *cap ? 2 * *cap : 16;
-        uint32_t *p = realloc(*a, nc * sizeof *p);
-        if (!p)
-            sim_die_oom();
-        *a = p;
-        *cap = nc;
-    }
-    (*a)[(*n)++] = v;
-}
 
 int cl_i_fair_init(cl_cluster *c)
 {
@@ -95,8 +54,14 @@ int cl_i_fair_init(cl_cluster *c)
 void cl_i_fair_fini(cl_cluster *c)
 {
     if (c->nics)
-        for (size_t r = 0; r < 2 * (size_t)c->n; r++)
+        for (size_t r = 0; r < 2 * (size_t)c->n; r++) {
             free(c->nics[r].act);
+            if (c->nics[r].ps) {
+                free(c->nics[r].ps->th);
+                free(c->nics[r].ps->lh);
+                free(c->nics[r].ps);
+            }
+        }
     if (c->mm) {
         free(c->mm->S);
         free(c->mm->B);
@@ -110,329 +75,11 @@ void cl_i_fair_fini(cl_cluster *c)
     free(c->mm);
 }
 
-static double res_cap(const cl_cluster *c, uint32_t r)
-{
-    const node *nd = &c->nodes[r >> 1];
-    return (r & 1) ? nd->down_cap : nd->up_cap;
-}
-
-/* Resource d (0: uplink, 1: downlink) of flow k. */
-static uint32_t flow_res(const cl_cluster *c, uint32_t k, int d)
-{
-    const msg_slot *s = &c->slots[k];
-    return d ? 2 * (uint32_t)s->msg.to + 1 : 2 * (uint32_t)s->msg.from;
-}
-
-/* ---- the progressive filling heap: (share, id), smallest first ---- */
-
-static int ent_less(const mm_ent *a, const mm_ent *b)
-{
-    return a->share < b->share || (a->share == b->share && a->id < b->id);
-}
-
-static void heap_push(cl_mm *m, double share, uint32_t id, uint32_t ver)
-{
-    if (m->nh == m->caph) {
-        size_t nc = m->caph ? 2 * m->caph : 64;
-        mm_ent *p = realloc(m->h, nc * sizeof *p);
-        if (!p)
-            sim_die_oom();
-        m->h = p;
-        m->caph = nc;
-    }
-    mm_ent e = { share, id, ver };
-    size_t i = m->nh++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!ent_less(&e, &m->h[p]))
-            break;
-        m->h[i] = m->h[p];
-        i = p;
-    }
-    m->h[i] = e;
-}
-
-static mm_ent heap_pop(cl_mm *m)
-{
-    mm_ent top = m->h[0], last = m->h[--m->nh];
-    size_t i = 0, n = m->nh;
-    for (;;) {
-        size_t ch = 2 * i + 1;
-        if (ch >= n)
-            break;
-        if (ch + 1 < n && ent_less(&m->h[ch + 1], &m->h[ch]))
-            ch++;
-        if (!ent_less(&m->h[ch], &last))
-            break;
-        m->h[i] = m->h[ch];
-        i = ch;
-    }
-    if (n > 0)
-        m->h[i] = last;
-    return top;
-}
-
-/* ---- the max-min solve ---- */
-
-/* A fresh stamp for marks (0 is never current: on wrap every mark is
- * cleared). */
-static uint32_t next_epoch(cl_cluster *c)
-{
-    cl_mm *m = c->mm;
-    if (++m->epoch == 0) {
-        for (size_t r = 0; r < 2 * (size_t)c->n; r++)
-            c->nics[r].s_stamp = c->nics[r].b_stamp = c->nics[r].x_stamp = 0;
-        for (uint32_t k = 0; k < c->n_slots; k++)
-            c->slots[k].mm_stamp = 0;
-        m->epoch = 1;
-    }
-    return m->epoch;
-}
-
-/* Resource r joins the region (seeds, and growth). */
-static void region_add(cl_cluster *c, uint32_t r)
-{
-    cl_mm *m = c->mm;
-    if (c->nics[r].s_stamp == m->epoch)
-        return;
-    c->nics[r].s_stamp = m->epoch;
-    push_u32(&m->S, &m->nS, &m->capS, r);
-}
-
-static void mark_dirty(cl_cluster *c, int32_t r)
-{
-    if (r < 0)
-        return;
-    cl_mm *m = c->mm;
-    nic *q = &c->nics[r];
-    if (q->d_stamp == m->d_epoch)
-        return;
-    q->d_stamp = m->d_epoch;
-    push_u32(&m->D, &m->nD, &m->capD, (uint32_t)r);
-}
-
-/* Fixes flow k at rate x, owned by resource owner; its resources other
- * than skip (the one being saturated) give out x. */
-static void fix_flow(cl_cluster *c, uint32_t k, double x, int32_t owner, uint32_t skip)
-{
-    cl_mm *m = c->mm;
-    msg_slot *s = &c->slots[k];
-    s->mm_fixed = 1;
-    s->mm_rate = x;
-    s->mm_owner = owner;
-    for (int d = 0; d < 2; d++) {
-        if (!s->in_res[d])
-            continue;
-        uint32_t r = flow_res(c, k, d);
-        if (r == skip)
-            continue;
-        nic *q = &c->nics[r];
-        q->rem -= x;
-        if (--q->cnt > 0)
-            heap_push(m, q->rem > 0 ? q->rem / q->cnt : 0, r, ++q->hver);
-    }
-}
-
-/* One progressive filling over the region's flows; returns 1 when the
- * region has to grow (the outside resources to add are in X). */
-static int solve_region(cl_cluster *c)
-{
-    cl_mm *m = c->mm;
-    uint32_t ep = next_epoch(c), n2 = 2 * (uint32_t)c->n;
-    /* the flows through the region, and the resources they also cross */
-    m->nF = m->nB = m->nh = m->nX = 0;
-    for (size_t a = 0; a < m->nS; a++)
-        c->nics[m->S[a]].s_stamp = ep;
-    for (size_t a = 0; a < m->nS; a++) {
-        nic *q = &c->nics[m->S[a]];
-        for (uint32_t f = 0; f < q->n_act; f++) {
-            uint32_t k = q->act[f];
-            if (c->slots[k].mm_stamp != ep) {
-                c->slots[k].mm_stamp = ep;
-                c->slots[k].mm_fixed = 0;
-                push_u32(&m->F, &m->nF, &m->capF, k);
-            }
-        }
-    }
-    for (size_t a = 0; a < m->nF; a++)
-        for (int d = 0; d < 2; d++) {
-            if (!c->slots[m->F[a]].in_res[d])
-                continue;
-            uint32_t r = flow_res(c, m->F[a], d);
-            nic *q = &c->nics[r];
-            if (q->s_stamp != ep && q->b_stamp != ep) {
-                q->b_stamp = ep;
-                push_u32(&m->B, &m->nB, &m->capB, r);
-            }
-        }
-    for (size_t a = 0; a < m->nS; a++) {
-        nic *q = &c->nics[m->S[a]];
-        q->rem = res_cap(c, m->S[a]);
-        q->cnt = q->n_act;
-        q->max_frozen = 0;
-        if (q->cnt > 0)
-            heap_push(m, q->rem / q->cnt, m->S[a], ++q->hver);
-    }
-    for (size_t a = 0; a < m->nB; a++) {
-        uint32_t r = m->B[a];
-        nic *q = &c->nics[r];
-        double used = 0, mx = 0;
-        uint32_t cnt = 0;
-        for (uint32_t f = 0; f < q->n_act; f++) {
-            const msg_slot *s = &c->slots[q->act[f]];
-            if (s->mm_stamp == ep) {
-                cnt++;
-            } else {
-                used += s->rate;
-                if (s->rate > mx)
-                    mx = s->rate;
-            }
-        }
-        q->rem = res_cap(c, r) - used;
-        q->cnt = cnt;
-        q->max_frozen = mx;
-        q->frozen = q->n_act - cnt;
-        if (!(q->rem > 0)) {   /* saturated by frozen flows: solve it too */
-            q->x_stamp = ep;
-            push_u32(&m->X, &m->nX, &m->capX, r);
-        }
-        heap_push(m, q->rem > 0 ? q->rem / cnt : 0, r, ++q->hver);
-    }
-    if (m->nX > 0)
-        return 1;
-    for (size_t a = 0; a < m->nF; a++) {   /* caps that can bind */
-        const msg_slot *s = &c->slots[m->F[a]];
-        double room = res_cap(c, flow_res(c, m->F[a], 0));
-        if (s->in_res[1] && res_cap(c, flow_res(c, m->F[a], 1)) < room)
-            room = res_cap(c, flow_res(c, m->F[a], 1));
-        if (s->bw < room)
-            heap_push(m, s->bw, n2 + m->F[a], 0);
-    }
-    /* raise the level: the smallest share saturates its resource next;
-     * the level never goes down, so rounding cannot give a rate of 0 */
-    double level = 0;
-    size_t unfixed = m->nF;
-    while (unfixed > 0 && m->nh > 0) {
-        mm_ent e = heap_pop(m);
-        double x = e.share > level ? e.share : level;
-        if (e.id >= n2) {   /* a flow's cap */
-            uint32_t k = e.id - n2;
-            if (c->slots[k].mm_fixed)
-                continue;
-            level = x;
-            fix_flow(c, k, c->slots[k].bw, (int32_t)(2 * (uint32_t)c->slots[k].msg.from),
-                     UINT32_MAX);
-            unfixed--;
-            continue;
-        }
-        nic *q = &c->nics[e.id];
-        if (e.ver != q->hver || q->cnt == 0)
-            continue;
-        level = x;
-        for (uint32_t f = 0; f < q->n_act && q->cnt > 0; f++) {
-            uint32_t k = q->act[f];
-            if (c->slots[k].mm_stamp != ep || c->slots[k].mm_fixed)
-                continue;
-            q->cnt--;
-            q->rem -= x;
-            fix_flow(c, k, x, (int32_t)e.id, e.id);
-            unfixed--;
-        }
-        q->cnt = 0;
-    }
-    assert(unfixed == 0);
-    /* an outside resource joins when a flow of the region changed its
-     * rate there, or is held there below a frozen flow (one without
-     * frozen flows is solved exactly as if it were in S already) */
-    for (size_t a = 0; a < m->nF; a++) {
-        const msg_slot *s = &c->slots[m->F[a]];
-        for (int d = 0; d < 2; d++) {
-            if (!s->in_res[d])
-                continue;
-            uint32_t r = flow_res(c, m->F[a], d);
-            nic *q = &c->nics[r];
-            if (q->b_stamp != ep || q->x_stamp == ep || q->frozen == 0)
-                continue;
-            if (s->mm_rate != s->rate
-                || (s->mm_owner == (int32_t)r && s->mm_rate < q->max_frozen)) {
-                q->x_stamp = ep;
-                push_u32(&m->X, &m->nX, &m->capX, r);
-            }
-        }
-    }
-    return m->nX > 0;
-}
-
-/* Re-solves after the flows of the resources in S changed (S filled by
- * region_add under the current epoch), commits the rates that changed and
- * reschedules the completion events that moved. */
-static void solve(cl_cluster *c)
-{
-    cl_mm *m = c->mm;
-    while (solve_region(c))
-        for (size_t a = 0; a < m->nX; a++)
-            push_u32(&m->S, &m->nS, &m->capS, m->X[a]);   /* not in S: x_stamp */
-    double now = sim_engine_now(c->eng);
-    for (size_t a = 0; a < m->nF; a++) {
-        msg_slot *s = &c->slots[m->F[a]];
-        if (s->mm_rate != s->rate) {
-            if (s->rate > 0) {
-                s->rem -= s->rate * (now - s->t_last);
-                if (s->rem < 0)
-                    s->rem = 0;
-            }
-            s->t_last = now;
-            s->rate = s->mm_rate;
-            mark_dirty(c, s->owner);
-            mark_dirty(c, s->mm_owner);
-        } else if (s->mm_owner != s->owner) {
-            mark_dirty(c, s->owner);
-            mark_dirty(c, s->mm_owner);
-        }
-        s->owner = s->mm_owner;
-    }
-    m->nS = 0;
-    next_epoch(c);   /* S is empty again */
-}
-
-/* The completion event of resource r: the earliest end of its flows. */
-static void reschedule(cl_cluster *c, uint32_t r)
-{
-    nic *q = &c->nics[r];
-    double first = INFINITY;
-    for (uint32_t f = 0; f < q->n_act; f++) {
-        const msg_slot *s = &c->slots[q->act[f]];
-        if (s->owner != (int32_t)r)
-            continue;
-        double t = s->t_last + s->rem / s->rate;
-        if (t < first)
-            first = t;
-    }
-    if (first == q->sched_t)
-        return;   /* the pending event stands */
-    q->version = (q->version + 1) & VER_MASK;
-    q->sched_t = first;
-    if (first < INFINITY)
-        cl_i_schedule(c, first, CL_EV_NIC, (int)(r >> 1), (q->version << 1) | (r & 1));
-}
-
-static void reschedule_dirty(cl_cluster *c)
-{
-    cl_mm *m = c->mm;
-    /* the list may grow while it is walked: reschedule adds nothing */
-    for (size_t a = 0; a < m->nD; a++)
-        reschedule(c, m->D[a]);
-    m->nD = 0;
-    if (++m->d_epoch == 0) {
-        for (size_t r = 0; r < 2 * (size_t)c->n; r++)
-            c->nics[r].d_stamp = 0;
-        m->d_epoch = 1;
-    }
-}
-
 /* ---- flows through resources ---- */
 
-static void res_join(cl_cluster *c, uint32_t r, uint32_t k, int d)
+/* Flow k joins resource r (d: 0 its uplink, 1 its downlink); r joins
+ * the region to solve unless the flow was placed in virtual time. */
+static void res_join(cl_cluster *c, uint32_t r, uint32_t k, int d, int solve)
 {
     nic *q = &c->nics[r];
     if (q->n_act == q->cap_act) {
@@ -448,12 +95,13 @@ static void res_join(cl_cluster *c, uint32_t r, uint32_t k, int d)
     c->slots[k].pos[d] = q->n_act;
     q->act[q->n_act++] = k;
     c->slots[k].in_res[d] = 1;
-    region_add(c, r);
+    if (solve)
+        cl_i_mm_region_add(c, r);
 }
 
 /* Takes flow k out of resource r (swap with the last: the order of act is
  * the history of joins and leaves, deterministic). */
-static void res_leave(cl_cluster *c, uint32_t r, uint32_t k, int d)
+static void res_leave(cl_cluster *c, uint32_t r, uint32_t k, int d, int solve)
 {
     nic *q = &c->nics[r];
     uint32_t p = c->slots[k].pos[d], last = q->act[--q->n_act];
@@ -461,12 +109,13 @@ static void res_leave(cl_cluster *c, uint32_t r, uint32_t k, int d)
     if (p != q->n_act) {
         q->act[p] = last;
         msg_slot *l = &c->slots[last];
-        l->pos[flow_res(c, last, 0) == r ? 0 : 1] = p;
+        l->pos[cl_i_flow_res(c, last, 0) == r ? 0 : 1] = p;
     }
     c->slots[k].in_res[d] = 0;
     if (d == 0 && q->n_act == 0)
         c->nodes[r >> 1].st.uplink_busy_s += sim_engine_now(c->eng) - q->busy_since;
-    region_add(c, r);
+    if (solve)
+        cl_i_mm_region_add(c, r);
 }
 
 /* Flow k enters the network now (its region is solved by the caller). */
@@ -480,6 +129,7 @@ static void flow_start(cl_cluster *c, uint32_t k)
     s->rate = 0;
     s->t_last = now;
     s->owner = -1;
+    s->psr = -1;
     const cl_link_class *cls = &c->classes[s->cls];
     if (cl_i_in_outage(cls, now) || c->nodes[to].n_down > 0)
         s->lost = 1;
@@ -487,28 +137,44 @@ static void flow_start(cl_cluster *c, uint32_t k)
     s->lat = cls->latency_s;
     if (cls->jitter != CL_JITTER_NONE)
         s->lat += cl_i_draw_jitter(cls, c->nodes[from].rng_link);
+    uint32_t up = 2 * (uint32_t)from, down = 2 * (uint32_t)to + 1;
+    int32_t u = cl_i_ps_pick(c, k, !s->lost);
     cl_i_account(c, from);
-    res_join(c, 2 * (uint32_t)from, k, 0);
+    res_join(c, up, k, 0, u < 0);
     if (!s->lost) {
         s->rx_start = now + s->lat;
         cl_i_account(c, to);
         c->nodes[to].rx_active++;
         s->rx_counted = 1;
-        res_join(c, 2 * (uint32_t)to + 1, k, 1);
+        res_join(c, down, k, 1, u < 0);
     }
+    if (u >= 0)
+        cl_i_ps_add(c, (uint32_t)u, k);
 }
 
-/* Takes flow k out of the resources it crosses (region seeded). */
+/* Takes flow k out of the resources it crosses (region seeded, unless it
+ * leaves a uniform resource that stays uniform). */
 static void flow_stop(cl_cluster *c, uint32_t k)
 {
     msg_slot *s = &c->slots[k];
-    mark_dirty(c, s->owner);
-    if (s->in_res[0]) {
+    int32_t u = s->psr;
+    int fast = u >= 0 && c->mm->nS == 0;
+    if (u >= 0 && !fast)
+        cl_i_ps_materialize(c, (uint32_t)u);
+    if (fast)
+        cl_i_ps_remove(c, k);
+    int in0 = s->in_res[0], in1 = s->in_res[1];
+    cl_i_mm_mark_dirty(c, s->owner);
+    if (in0) {
         cl_i_account(c, s->msg.from);
-        res_leave(c, flow_res(c, k, 0), k, 0);
+        res_leave(c, cl_i_flow_res(c, k, 0), k, 0, !fast);
     }
-    if (s->in_res[1])
-        res_leave(c, flow_res(c, k, 1), k, 1);
+    if (in1)
+        res_leave(c, cl_i_flow_res(c, k, 1), k, 1, !fast);
+    if (fast && !cl_i_ps_settle(c, (uint32_t)u))
+        for (int d = 0; d < 2; d++)
+            if (d ? in1 : in0)
+                cl_i_mm_region_add(c, cl_i_flow_res(c, k, d));
     s->owner = -1;
 }
 
@@ -520,6 +186,18 @@ static void flow_stop(cl_cluster *c, uint32_t k)
  * clock moves on. */
 #define EAGER_FLOWS 16
 
+static void flush_later(cl_cluster *c)
+{
+    cl_mm *m = c->mm;
+    if (m->flush_pending)
+        return;
+    m->flush_pending = 1;
+    if (sim_engine_schedule_at(c->eng, sim_engine_now(c->eng), CL_EV_NIC, (uint32_t)c->n, 0)
+        != 0)
+        sim_die_oom();
+    c->pending++;
+}
+
 static void resolve(cl_cluster *c)
 {
     cl_mm *m = c->mm;
@@ -529,27 +207,25 @@ static void resolve(cl_cluster *c)
     for (size_t a = 0; a < m->nS && load <= EAGER_FLOWS; a++)
         load += c->nics[m->S[a]].n_act;
     if (load > EAGER_FLOWS) {
-        if (!m->flush_pending) {
-            m->flush_pending = 1;
-            if (sim_engine_schedule_at(c->eng, sim_engine_now(c->eng), CL_EV_NIC,
-                                       (uint32_t)c->n, 0) != 0)
-                sim_die_oom();
-            c->pending++;
-        }
+        flush_later(c);
         return;
     }
     if (m->nS > 0)
-        solve(c);
-    reschedule_dirty(c);
+        cl_i_mm_solve(c);
+    if (m->defer)   /* completion events of a uniform resource, at the flush */
+        flush_later(c);
+    else
+        cl_i_mm_reschedule_dirty(c);
 }
 
 void cl_i_fair_flush(cl_cluster *c)
 {
     cl_mm *m = c->mm;
     m->flush_pending = 0;
+    m->defer = 0;
     if (m->nS > 0)
-        solve(c);
-    reschedule_dirty(c);
+        cl_i_mm_solve(c);
+    cl_i_mm_reschedule_dirty(c);
 }
 
 /* ---- per-link queues at the senders ---- */
@@ -655,14 +331,18 @@ void cl_i_on_nic(cl_cluster *c, int i, uint32_t data)
     cl_mm *m = c->mm;
     double now = sim_engine_now(c->eng);
     q->sched_t = INFINITY;
-    mark_dirty(c, (int32_t)r);
+    cl_i_mm_mark_dirty(c, (int32_t)r);
     /* every flow it owns whose end (the expression that scheduled this
      * event) is not after now ends now, in the order of act */
     m->ndone = 0;
-    for (uint32_t f = 0; f < q->n_act; f++) {
-        const msg_slot *s = &c->slots[q->act[f]];
-        if (s->owner == (int32_t)r && s->t_last + s->rem / s->rate <= now)
-            push_u32(&m->done, &m->ndone, &m->capdone, q->act[f]);
+    if (q->uni) {
+        cl_i_ps_collect_done(c, r, now);
+    } else {
+        for (uint32_t f = 0; f < q->n_act; f++) {
+            const msg_slot *s = &c->slots[q->act[f]];
+            if (s->owner == (int32_t)r && s->t_last + s->rem / s->rate <= now)
+                cl_i_push_u32(&m->done, &m->ndone, &m->capdone, q->act[f]);
+        }
     }
     /* none when a change of this instant, not yet solved (a pending
      * flush), took away the flow it was scheduled for */
@@ -689,12 +369,15 @@ double cl_i_fair_up_idle_s(const cl_cluster *c, int i)
     if (nd->upq_n == 0 || q->n_act == 0)
         return 0;
     for (uint32_t a = 0; a < q->n_act; a++) {
-        const msg_slot *s = &c->slots[q->act[a]];
-        double dt = now - s->t_last;
-        double rem = s->rem - s->rate * (dt > 0 ? dt : 0);
-        left += rem > 0 ? rem : 0;
-        if (nd->upq_n == 1 && q->n_act == 1 && s->rate > 0)
-            return left / s->rate;
+        double rate;
+        left += cl_i_ps_flow_left(c, q->act[a], now, &rate);
+        if (nd->upq_n == 1 && q->n_act == 1 && rate > 0)
+            return left / rate;
     }
     return left / nd->up_cap;
+}
+
+cl_fair_work cl_fair_work_done(const cl_cluster *c)
+{
+    return c->mm ? c->mm->work : (cl_fair_work){ 0 };
 }

@@ -28,7 +28,7 @@ static void cache_key(const run_sim *r, char *key, size_t n)
         size = (long long)st.st_size;
         mtime = (long long)st.st_mtime;
     }
-    snprintf(key, n, "v1|%s|n=%d|rows=%d|cols=%d|layers=%d|p=%.17g|degree=%d|k=%d|beta=%.17g|"
+    snprintf(key, n, "v2|%s|n=%d|rows=%d|cols=%d|layers=%d|p=%.17g|degree=%d|k=%d|beta=%.17g|"
              "m=%d|file=%s|size=%lld|mtime=%lld|mixing=%d|lazy=%.17g|seed=%016llx|%s",
              topo_kind_name(s->topo_kind), s->n_nodes, s->topo_rows, s->topo_cols,
              s->topo_layers, s->topo_p, s->topo_degree, s->topo_k, s->topo_beta, s->topo_m,
@@ -48,7 +48,10 @@ static uint64_t fnv1a(const char *t)
 
 static const char *solver_name(const char *t)
 {
-    return strcmp(t, "arpack") == 0 ? "arpack" : strcmp(t, "none") == 0 ? "none" : "dense";
+    return strcmp(t, "arpack") == 0   ? "arpack"
+           : strcmp(t, "none") == 0   ? "none"
+           : strcmp(t, "closed") == 0 ? "closed"
+                                      : "dense";
 }
 
 /* 0 and st filled when path holds key's statistics. */
