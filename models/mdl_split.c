@@ -61,6 +61,25 @@ double mdl_mlp_layer_flops(const mdl_arch *a, size_t l, int propagate)
     return (propagate ? 6.0 : 4.0) * io;
 }
 
+int mdl_layer_cost(const mdl_model *m, size_t l, double *fwd, double *bwd)
+{
+    const size_t L = mdl_layers(m);
+    if (L == 0 || l < 1 || l > L)
+        return -1;
+    double full = 0;
+    for (size_t k = 1; k <= L; k++)
+        full += mdl_mlp_layer_flops(&m->arch, k, k > 1);
+    const double f = mdl_mlp_layer_flops(&m->arch, l, 0) / 2;
+    *fwd = f / full;
+    *bwd = (mdl_mlp_layer_flops(&m->arch, l, l > 1) - f) / full;
+    return 0;
+}
+
+size_t mdl_layer_width(const mdl_model *m, size_t l)
+{
+    return mdl_layers(m) > 0 && l <= mdl_layers(m) ? width(&m->arch, l) : 0;
+}
+
 int mdl_split_plan_get(const mdl_model *m, size_t s, mdl_split_plan *p)
 {
     if (!is_mlp(m) || s < 1 || s > m->arch.n_hidden)

@@ -27,6 +27,14 @@ size_t mdl_layers(const mdl_model *m);
  * over l with propagate = (l > 1) is the MLP's mdl_flops_per_sample. */
 double mdl_mlp_layer_flops(const mdl_arch *a, size_t l, int propagate);
 
+/* Weight layer l (1 .. mdl_layers) of the MLP m as shares of its FLOPs
+ * per sample: the forward pass (2 in out) to *fwd, the backward pass (the
+ * rest of mdl_mlp_layer_flops with propagate = (l > 1)) to *bwd; -1 when
+ * m is not an MLP or l is out of range.  mdl_layer_width: the width of
+ * layer l's output (l = 0: the features), 0 when out of range. */
+int    mdl_layer_cost(const mdl_model *m, size_t l, double *fwd, double *bwd);
+size_t mdl_layer_width(const mdl_model *m, size_t l);
+
 /* What a cut at boundary s (1 <= s <= L) gives. */
 typedef struct mdl_split_plan {
     size_t s;

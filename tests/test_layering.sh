@@ -21,6 +21,7 @@ trap 'rm -rf "$stage"' EXIT
 cp "$src/sim/algos/alg.h" "$src/sim/algos/alg_coll.h" "$src/sim/algos/alg_ps.h" "$src/sim/algos/alg_batchplan.h" "$src/sim/algos/alg_sdgraph.h" "$src/sim/algos/alg_nbr.h" \
    "$src/sim/algos/alg_epidemic_graph.h" "$src/sim/algos/alg_prague_static.h" \
    "$src/sim/algos/alg_comdml_sched.h" "$src/sim/algos/alg_comdml_int.h" \
+   "$src/sim/algos/alg_pipeline_int.h" \
    "$src/sim/cluster/cl_buf.h" "$src/topologies/topo.h" "$stage/"
 for f in "$src"/sim/algos/alg_*.c; do
   case $(basename "$f") in alg_host.c|alg_registry.c) continue ;; esac

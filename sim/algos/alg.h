@@ -367,6 +367,16 @@ double alg_step_time(const alg_ctx *ctx, int node);
  * when it has none to cut (other models, the timing-only model).  Set
  * before check is called (ctx->layers). */
 int    alg_model_layers(const alg_ctx *ctx);
+/* The cost of weight layer l (1 .. alg_model_layers) of the model per
+ * sample, as shares of the whole model's FLOPs per sample (the step's
+ * work, models/mdl_split.h): its forward pass (2 in out) to *fwd, its
+ * backward pass (the weight gradient and, for l > 1, the error passed
+ * down) to *bwd; *fwd + *bwd summed over the layers is 1.  -1 when l is
+ * out of range or the model has no layers.  alg_layer_width: the
+ * activations per sample that layer l outputs (l = 0: the features),
+ * 0 when out of range. */
+int    alg_layer_cost(const alg_ctx *ctx, int l, double *fwd, double *bwd);
+size_t alg_layer_width(const alg_ctx *ctx, int l);
 /* A cut after weight layer s, 1 <= s < alg_model_layers: the front
  * (layers 1 .. s) is the prefix [0, n_front) of the parameter vector and
  * trains against an auxiliary softmax head of n_aux parameters on the
@@ -398,6 +408,36 @@ void   alg_split_aux_init(alg_ctx *ctx, int node, int s, double *aux);
  * learning-rate schedule's clock). */
 void   alg_sgd_apply_range(const alg_ctx *ctx, int node, double *x, const double *g,
                            double g_div, size_t lo, size_t hi, int count);
+
+/* ---- pipeline stages (pipeline) ---- */
+
+/* A stage is the MLP's weight layers a .. b, 1 <= a <= b <=
+ * alg_model_layers (models/mdl_stage.h).  alg_layer_param_off: where
+ * layer l's parameters begin in the vector (l = layers + 1: ctx->P);
+ * alg_stage_acts_doubles: the doubles one micro-batch of n samples
+ * stashes between its forward and its backward (each layer's output);
+ * alg_stage_scratch_doubles: the scratch of a backward. */
+size_t alg_layer_param_off(const alg_ctx *ctx, int l);
+size_t alg_stage_acts_doubles(const alg_ctx *ctx, int a, int b, size_t n);
+size_t alg_stage_scratch_doubles(const alg_ctx *ctx, size_t n);
+/* Node's next batch from its data stream, alg_batch samples as a step
+ * draws them: their features to X (batch x alg_layer_width(ctx, 0)) and
+ * labels to y. */
+void   alg_draw_rows(alg_ctx *ctx, int node, double *X, int *y);
+/* The stage's forward with its parameters x (layer a's first: a whole
+ * vector from alg_layer_param_off(ctx, a)) on in (n x width(a - 1)) into
+ * acts; when b is the last layer the labels y give the loss, whose mean
+ * is returned (a non-finite one is recorded as node's divergence), else
+ * 0. */
+double alg_stage_forward(alg_ctx *ctx, int node, const double *x, int a, int b,
+                         const double *in, const int *y, size_t n, double *acts);
+/* The stage's backward: gout (n x width(b)) the gradient of its output,
+ * NULL for the last layer (the loss against y); the gradient of layers a
+ * .. b into g (laid out as x), the gradient of in to
+ * gin unless NULL; scratch of alg_stage_scratch_doubles. */
+void   alg_stage_backward(alg_ctx *ctx, const double *x, int a, int b, const double *in,
+                          const double *acts, const int *y, size_t n, const double *gout,
+                          double *g, double *gin, double *scratch);
 
 /* The run's one out-of-memory policy (docs/architecture.md): a hook that
  * cannot allocate mid-run has no caller to hand an error to, so the

@@ -9,6 +9,7 @@
 #include "sim_engine.h"
 #include "sim_rng.h"
 #include "mdl_split.h"
+#include "mdl_stage.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -103,6 +104,64 @@ double alg_step_time(const alg_ctx *ctx, int node)
 }
 
 int alg_model_layers(const alg_ctx *ctx) { return ctx->layers; }
+
+int alg_layer_cost(const alg_ctx *ctx, int l, double *fwd, double *bwd)
+{
+    const mdl_model *m = trn_model(ctx->host->trn);
+    return m && l >= 1 ? mdl_layer_cost(m, (size_t)l, fwd, bwd) : -1;
+}
+
+size_t alg_layer_width(const alg_ctx *ctx, int l)
+{
+    const mdl_model *m = trn_model(ctx->host->trn);
+    return m && l >= 0 ? mdl_layer_width(m, (size_t)l) : 0;
+}
+
+size_t alg_layer_param_off(const alg_ctx *ctx, int l)
+{
+    return mdl_stage_param_off(trn_model(ctx->host->trn), (size_t)l);
+}
+
+size_t alg_stage_acts_doubles(const alg_ctx *ctx, int a, int b, size_t n)
+{
+    return mdl_stage_acts_doubles(trn_model(ctx->host->trn), (size_t)a, (size_t)b, n);
+}
+
+size_t alg_stage_scratch_doubles(const alg_ctx *ctx, size_t n)
+{
+    return mdl_stage_scratch_doubles(trn_model(ctx->host->trn), n);
+}
+
+void alg_draw_rows(alg_ctx *ctx, int node, double *X, int *y)
+{
+    trn_trainer *t = ctx->host->trn;
+    const size_t *b = trn_draw_batch(t, node);
+    const mdl_dataset *ds = trn_train_set(t);
+    assert(b && ds->y);
+    for (size_t i = 0; i < ctx->batch; i++) {
+        mdl_dataset_row(ds, b[i], X + i * ds->d);
+        y[i] = ds->y[b[i]];
+    }
+}
+
+double alg_stage_forward(alg_ctx *ctx, int node, const double *x, int a, int b,
+                         const double *in, const int *y, size_t n, double *acts)
+{
+    trn_trainer *t = ctx->host->trn;
+    double sum = mdl_stage_forward(trn_model(t), x, (size_t)a, (size_t)b, in, y, n, acts);
+    if (b < ctx->layers)
+        return 0.0;
+    trn_check_loss(t, node, cl_stats(ctx->host->cl, node)->steps, alg_now(ctx), sum / (double)n);
+    return sum / (double)n;
+}
+
+void alg_stage_backward(alg_ctx *ctx, const double *x, int a, int b, const double *in,
+                        const double *acts, const int *y, size_t n, const double *gout,
+                        double *g, double *gin, double *scratch)
+{
+    mdl_stage_backward(trn_model(ctx->host->trn), x, (size_t)a, (size_t)b, in, acts, y, n, gout,
+                       g, gin, scratch);
+}
 
 int alg_split_plan_get(const alg_ctx *ctx, int s, alg_split_plan *p)
 {

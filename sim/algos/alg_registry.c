@@ -14,7 +14,7 @@ static const alg_type *const all[] = {
     &alg_adpsgd, &alg_allreduce, &alg_backup, &alg_comdml,
     &alg_ps_adaptive,   /* "delay-adaptive" */
     &alg_divshare, &alg_dpsgd, &alg_eager, &alg_easgd, &alg_epidemic, &alg_fedavg, &alg_fednova,
-    &alg_gossip, &alg_hogwild, &alg_hop, &alg_localsgd, &alg_lsgd, &alg_prague, &alg_ps_async, &alg_ps_sync, &alg_rennala,
+    &alg_gossip, &alg_hogwild, &alg_hop, &alg_localsgd, &alg_lsgd, &alg_pipeline, &alg_prague, &alg_ps_async, &alg_ps_sync, &alg_rennala,
     &alg_ringmaster,
     &alg_sdfeel, &alg_sdfeel_async, &alg_sgp, &alg_ssp, &alg_symsgd,
 };

@@ -1,0 +1,111 @@
+/* alg_pipeline_int.h -- what the files of the pipeline protocol share
+ * privately (alg_pipeline.c: events, messages and figures;
+ * alg_pipeline_sched.c: the order of a stage's operations and the stage
+ * partition): the schedules, the per-stage and shared state and the
+ * calls between them.  Not for other protocols; the tests read the
+ * shared state through it.
+ */
+#ifndef ALG_PIPELINE_INT_H
+#define ALG_PIPELINE_INT_H
+
+#include "alg.h"
+
+enum { PP_STAGES, PP_MICRO, PP_SCHEDULE, PP_PARTITION, PP_LAYERS, PP_ACT_BYTES };
+enum { SCHED_GPIPE, SCHED_1F1B, SCHED_PIPEDREAM, SCHED_2BW };
+enum { PART_BALANCED, PART_EQUAL };
+enum { PTAG_ACT = 1, PTAG_GRAD = 2 };
+#define PP_MAX_LAYERS 4096
+
+/* One operation of a stage: the forward or the backward pass of its
+ * layers on micro-batch mb (numbered from 0 over the whole run). */
+typedef struct pp_op {
+    int      backward;
+    uint64_t mb;
+} pp_op;
+
+/* The k-th operation (k = 0, 1, ...) of stage s of p under schedule
+ * sched with m micro-batches per mini-batch (alg_pipeline_sched.c;
+ * docs/algorithms.md gives the rules). */
+pp_op pp_op_at(int sched, int p, int m, int s, uint64_t k);
+
+/* Contiguous layers to stages: lo[s] .. lo[s + 1] - 1 are stage s's
+ * (0-based layers, lo[0] = 0, lo[p] = L), each stage at least one layer.
+ * cost[l] is layer l's work (forward and backward), speed_s[s] the
+ * seconds per unit of work of stage s's node.  Balanced: the exact
+ * minimum of the slowest stage's time (dynamic programming, O(L^2 p));
+ * of the partitions that reach it, the one whose stages take their
+ * layers as early as possible (lexicographically largest lo).  Equal:
+ * lo[s] = floor(s L / p).  Returns the slowest stage's time.  L >= p >= 1;
+ * work: 2 (L + 1) (p + 1) doubles and ints of scratch as (L + 1) * (p + 1)
+ * doubles then ints. */
+double pp_partition(int balanced, int L, int p, const double *cost, const double *sec_s,
+                    int *lo, double *work_d, int *work_i);
+
+/* A stage's math (the MLP's layers a .. b), NULL for the timing-only
+ * model: slots by micro-batch modulo K = m + p, wider than any window of
+ * micro-batches in flight or drawn ahead (alg_pipeline_math.c). */
+typedef struct pp_math {
+    int      a, b;          /* weight layers, 1-based */
+    size_t   off, len;      /* the stage's parameters: [off, off + len) */
+    size_t   n, in_w, out_w, acts_len;
+    double  *in;            /* stage 0: K x n x in_w rows drawn */
+    int     *y;             /* stage 0: K x n labels */
+    double  *acts;          /* K x acts_len: each micro-batch's outputs, kept for its backward */
+    double  *gin;           /* s > 0: K x n x in_w gradients of the input, for stage s - 1 */
+    double  *ws;            /* pipedream: K x len weights stashed by forward; 2bw: len, the
+                               previous version */
+    uint64_t *ver;          /* 2bw: K, the version each micro-batch's forward used */
+    uint64_t v;             /* updates applied */
+    double  *g, *acc;       /* P each: a backward's gradient, the sum of a mini-batch's */
+    double  *scratch;
+    double  *rows;          /* stage 0: a mini-batch drawn, batch x in_w */
+    int     *rows_y;
+    double   loss_sum;      /* last stage: sum of the micro-batch losses */
+    uint64_t loss_n;
+} pp_math;
+
+typedef struct pp_stage {
+    uint64_t next;        /* index of the next operation (pp_op_at) */
+    pp_op    cur;         /* the operation in progress when busy */
+    int      busy;
+    double   t_start;     /* when it began */
+    unsigned char *fwd_in, *grad_in;   /* ring of R flags: activation / gradient of mb in */
+    int64_t  in_flight;   /* forwards done whose backward is not */
+    int64_t  peak_in_flight;
+    uint64_t fwd_done, bwd_done;
+    double   busy_first;  /* seconds of work on mini-batch 0's micro-batches */
+    pp_math *mt;
+} pp_stage;
+
+typedef struct pp_shared {
+    int     p, m, sched, L;
+    int     lo[PP_MAX_LAYERS + 1];
+    double *fwd, *bwd;    /* L: per-sample work shares of each layer */
+    double  stage_fwd[PP_MAX_LAYERS], stage_bwd[PP_MAX_LAYERS];  /* shares of a step */
+    double  act_bytes[PP_MAX_LAYERS];   /* the message stage s sends forward (s < p - 1) */
+    double  in_bytes[PP_MAX_LAYERS];    /* one micro-batch's input activations of stage s */
+    double  lab_bytes;    /* the labels riding with each activation message (MLP) */
+    double  slowest_s;    /* the partition's predicted slowest stage, s per micro-batch */
+    size_t  R;            /* ring of flags per stage */
+    int     stopped;      /* a stage went down: the pipeline stopped for good */
+    int     stopped_by;
+    double  stopped_at;
+    size_t  K;            /* math slots */
+    double *eval;         /* P: the stages' parts assembled, the model evaluated */
+    /* figures */
+    uint64_t done_mb;     /* micro-batches whose backward stage 0 finished */
+    double   t_pow[64];   /* time of the 2^k-th of them */
+    double   t_iter0, first_iter_s, sum_iter_s;
+    uint64_t iters;
+} pp_shared;
+
+/* alg_pipeline_math.c: a stage's math, run as its forward or backward
+ * of micro-batch mb ends (the weights then are those it began with: a
+ * stage's weights change only at its own backward's end). */
+int  pp_math_init(alg_ctx *ctx, pp_stage *st, int s);
+void pp_math_fini(pp_stage *st);
+void pp_math_forward(alg_ctx *ctx, int s, uint64_t mb);
+void pp_math_backward(alg_ctx *ctx, int s, uint64_t mb);
+const double *pp_math_eval(const alg_ctx *ctx);
+
+#endif

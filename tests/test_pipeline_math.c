@@ -1,0 +1,354 @@
+/* test_pipeline_math.c -- the pipeline protocol's math on an MLP cut into
+ * stages, against references built here: GPipe and 1F1B give, after each
+ * mini-batch, exactly one SGD step of the whole MLP on the whole
+ * mini-batch (the mean of the m micro-batch gradients; mdl_loss_grad on
+ * the concatenated rows, a path that never goes through the stage code),
+ * to 1e-12; PipeDream's weights follow the trajectory of weight stashing
+ * computed by hand (micro-batch j's forward and backward at stage s on
+ * the version after max(0, j - (p - 1 - s)) updates, an update per
+ * micro-batch), and 2BW's the double-buffered one (the version after
+ * floor(max(0, j - (p - 1 - s)) / m) updates, an update per m
+ * micro-batches); the two asynchronous schedules' staleness shows: their
+ * weights differ from the synchronous ones.  The micro-batches' rows are
+ * read from stage 0 as each forward ends (the data stream is the
+ * trainer's); everything else is recomputed.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alg_host.h"
+#include "alg_pipeline_int.h"
+#include "mdl.h"
+#include "mdl_stage.h"
+#include "test_util.h"
+
+#define D 6
+#define C 3
+#define MAXMB 512
+#define MAXP 400
+#define MAXS 8
+#define MAXN 16
+
+static const size_t hidden[] = { 12, 10, 8 };
+static int    n_mb_logged, cap_p, cap_m, cap_sched;
+static double rows_log[MAXMB][MAXN * D];
+static int    y_log[MAXMB][MAXN];
+static double x0[MAXP], xcap[MAXP];
+static int    lo_cap[MAXS + 1];
+static uint64_t bwd_cap[MAXS];
+static size_t P_cap, n_cap;
+static alg_type wrapped;
+
+static void w_on_start(alg_ctx *ctx, void *state, int node)
+{
+    if (node == 0)
+        memcpy(x0, alg_params_const(ctx, 0), ctx->P * sizeof *x0);
+    alg_pipeline.on_start(ctx, state, node);
+}
+
+static void w_on_step_done(alg_ctx *ctx, void *state, int node, const double *grad)
+{
+    pp_stage *st = state;
+    const int fwd0 = node == 0 && st->busy && !st->cur.backward;
+    const uint64_t mb = st->cur.mb;
+    alg_pipeline.on_step_done(ctx, state, node, grad);
+    if (fwd0 && mb < MAXMB) {
+        const pp_shared *sh = ctx->shared;
+        const pp_math *mt = st->mt;
+        const size_t k = (size_t)(mb % sh->K);
+        memcpy(rows_log[mb], mt->in + k * mt->n * mt->in_w, mt->n * D * sizeof(double));
+        memcpy(y_log[mb], mt->y + k * mt->n, mt->n * sizeof(int));
+        n_mb_logged = (int)mb + 1;
+    }
+}
+
+static int w_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
+{
+    const pp_shared *sh = ctx->shared;
+    cap_p = sh->p;
+    cap_m = sh->m;
+    cap_sched = sh->sched;
+    P_cap = ctx->P;
+    memcpy(xcap, alg_pipeline.eval_params(ctx), ctx->P * sizeof *xcap);
+    memcpy(lo_cap, sh->lo, (size_t)(sh->p + 1) * sizeof *lo_cap);
+    for (int s = 0; s < sh->p; s++)
+        bwd_cap[s] = ((const pp_stage *)alg_state(ctx, s))->bwd_done;
+    n_cap = ((const pp_stage *)alg_state(ctx, 0))->mt->n;
+    return alg_pipeline.stats(ctx, keys, values, max);
+}
+
+static void run_math(int p, int m, int batch, const char *sched, double time_s, run_result *res)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+        "{\"seed\": 4, \"nodes\": %d,"
+        " \"compute\": {\"step_time_s\": 0.01, \"groups\": [{\"nodes\": [1], \"slowdown\": 1.7}]},"
+        " \"network\": {\"latency_s\": 0.0002, \"bandwidth_Bps\": 1e8},"
+        " \"topology\": {\"kind\": \"ring\"},"
+        " \"model\": {\"kind\": \"mlp\", \"hidden\": [12, 10, 8], \"activation\": \"tanh\","
+        "   \"l2\": 0.001},"
+        " \"data\": {\"train\": 2048, \"test\": 256, \"features\": %d, \"classes\": %d},"
+        " \"algorithm\": {\"name\": \"pipeline\", \"micro_batches\": %d, \"schedule\": \"%s\","
+        "   \"batch\": %d, \"lr\": 0.2},"
+        " \"stop\": {\"time_s\": %.17g}}", p, D, C, m, sched, batch, time_s);
+    wrapped = alg_pipeline;
+    wrapped.on_start = w_on_start;
+    wrapped.on_step_done = w_on_step_done;
+    wrapped.stats = w_stats;
+    n_mb_logged = 0;
+    run_options opt = { .algorithm = &wrapped };
+    run_json(json, &opt, res);
+    ck_assert_int_eq(res->status, RUN_OK);
+}
+
+static mdl_model *make_model(size_t max_batch)
+{
+    mdl_arch a = { .d = D, .n_classes = C, .n_hidden = 3, .act = MDL_ACT_TANH };
+    for (int i = 0; i < 3; i++)
+        a.hidden[i] = hidden[i];
+    mdl_model *m = mdl_create_arch(&mdl_mlp, &a, 0.001, max_batch);
+    ck_assert_ptr_nonnull(m);
+    return m;
+}
+
+static double max_rel_diff(const double *a, const double *b, size_t lo, size_t hi)
+{
+    double w = 0;
+    for (size_t i = lo; i < hi; i++) {
+        const double d = fabs(a[i] - b[i]) / (1 + fabs(b[i]));
+        if (d > w)
+            w = d;
+    }
+    return w;
+}
+
+/* GPipe and 1F1B: stage s's part after u mini-batches is the whole MLP's
+ * SGD trajectory's x^(u) (each stage may be one mini-batch ahead of
+ * stage 0 at the end: each is compared with its own count). */
+static void check_sync(const char *sched)
+{
+    const int p = 4, m = 4, B = 16;
+    run_result res;
+    run_math(p, m, B, sched, 0.1, &res);
+    int iters = 0;
+    for (int s = 0; s < p; s++)
+        if ((int)(bwd_cap[s] / (uint64_t)m) > iters)
+            iters = (int)(bwd_cap[s] / (uint64_t)m);
+    ck_assert_int_ge(iters, 5);
+    ck_assert_int_le(iters * m, n_mb_logged);
+    mdl_model *model = make_model((size_t)B);
+    ck_assert_uint_eq(mdl_n_params(model), P_cap);
+    static double hist[64][MAXP];
+    double g[MAXP], X[MAXN * D * 4];
+    int Y[MAXN * 4];
+    size_t idx[MAXN * 4];
+    ck_assert_int_lt(iters, 64);
+    memcpy(hist[0], x0, P_cap * sizeof *x0);
+    for (int u = 0; u < iters; u++) {
+        for (int j = 0; j < m; j++) {
+            memcpy(X + (size_t)j * n_cap * D, rows_log[u * m + j], n_cap * D * sizeof *X);
+            memcpy(Y + (size_t)j * n_cap, y_log[u * m + j], n_cap * sizeof *Y);
+        }
+        for (int i = 0; i < B; i++)
+            idx[i] = (size_t)i;
+        mdl_dataset ds = { .n = (size_t)B, .d = D, .n_classes = C, .x = X, .y = Y };
+        mdl_loss_grad(model, hist[u], &ds, idx, (size_t)B, g);
+        for (size_t k = 0; k < P_cap; k++)
+            hist[u + 1][k] = hist[u][k] - 0.2 * g[k];
+    }
+    for (int s = 0; s < p; s++) {
+        /* a mini-batch whose backwards are not all done is not applied yet */
+        const int u = (int)(bwd_cap[s] / (uint64_t)m);
+        const size_t off = mdl_stage_param_off(model, (size_t)lo_cap[s] + 1);
+        const size_t end = mdl_stage_param_off(model, (size_t)lo_cap[s + 1] + 1);
+        ck_assert_msg(max_rel_diff(xcap, hist[u], off, end) < 1e-12, "%s stage %d: %g", sched, s,
+                      max_rel_diff(xcap, hist[u], off, end));
+        /* and it moved: the comparison is not of the initial weights */
+        ck_assert(max_rel_diff(hist[u], x0, off, end) > 1e-6);
+    }
+    mdl_destroy(model);
+}
+
+START_TEST(test_gpipe_is_sgd) { check_sync("gpipe"); }
+END_TEST
+
+START_TEST(test_1f1b_is_sgd) { check_sync("1f1b"); }
+END_TEST
+
+/* The asynchronous schedules against the hand-built trajectory: every
+ * stage's versions W_s^(0), W_s^(1), ...; micro-batch j runs forward and
+ * backward at stage s on version v_s(j) and its gradient makes the next
+ * (PipeDream) or joins the next m's mean (2BW). */
+static double whist[MAXS][MAXMB + 1][MAXP];
+
+static void check_async(const char *sched, int m)
+{
+    const int p = 4, B = 4 * m;
+    const int two = strcmp(sched, "2bw") == 0;
+    run_result res;
+    run_math(p, m, B, sched, 0.6, &res);
+    mdl_model *model = make_model((size_t)B);
+    size_t off[MAXS + 1];
+    int a[MAXS], b[MAXS];
+    for (int s = 0; s <= p; s++)
+        off[s] = mdl_stage_param_off(model, (size_t)lo_cap[s] + 1);
+    for (int s = 0; s < p; s++) {
+        a[s] = lo_cap[s] + 1;
+        b[s] = lo_cap[s + 1];
+        memcpy(whist[s][0], x0 + off[s], (off[s + 1] - off[s]) * sizeof(double));
+    }
+    const size_t n = n_cap;
+    int J = 0;
+    for (int s = 0; s < p; s++)
+        if ((int)bwd_cap[s] > J)
+            J = (int)bwd_cap[s];
+    ck_assert_int_ge(J, 3 * m);
+    ck_assert_int_le(J, n_mb_logged);
+    ck_assert_int_le(J, MAXMB);
+    static double acts[MAXS][MAXN * 64], gin[MAXS][MAXN * 64], acc[MAXS][MAXP];
+    double g[MAXP], scratch[2 * MAXN * 16];
+    ck_assert_uint_le(mdl_stage_scratch_doubles(model, n), 2 * MAXN * 16);
+    memset(acc, 0, sizeof acc);
+    int upd[MAXS] = { 0 };
+    for (int j = 0; j < J; j++) {
+        int v[MAXS];
+        for (int s = 0; s < p; s++) {
+            const int before = j - (p - 1 - s) > 0 ? j - (p - 1 - s) : 0;
+            v[s] = two ? before / m : before;
+            ck_assert_int_le(v[s], upd[s]);
+            if (two)
+                ck_assert_int_ge(v[s], upd[s] - 1);   /* two versions are enough */
+        }
+        const double *in = rows_log[j];
+        for (int s = 0; s < p; s++) {
+            ck_assert_uint_le(mdl_stage_acts_doubles(model, (size_t)a[s], (size_t)b[s], n),
+                              MAXN * 64);
+            mdl_stage_forward(model, whist[s][v[s]], (size_t)a[s], (size_t)b[s], in, y_log[j], n,
+                              acts[s]);
+            const size_t al = mdl_stage_acts_doubles(model, (size_t)a[s], (size_t)b[s], n);
+            const size_t ow = (size_t)(b[s] <= 3 ? (int)hidden[b[s] - 1] : C);
+            in = acts[s] + al - n * ow;
+        }
+        for (int s = p - 1; s >= 0; s--) {
+            const double *sin = s == 0 ? rows_log[j] : NULL;
+            if (s > 0) {
+                const size_t al = mdl_stage_acts_doubles(model, (size_t)a[s - 1],
+                                                         (size_t)b[s - 1], n);
+                const size_t ow = (size_t)(int)hidden[b[s - 1] - 1];
+                sin = acts[s - 1] + al - n * ow;
+            }
+            const size_t len = off[s + 1] - off[s];
+            mdl_stage_backward(model, whist[s][v[s]], (size_t)a[s], (size_t)b[s], sin, acts[s],
+                               y_log[j], n, s < p - 1 ? gin[s + 1] : NULL, g,
+                               s > 0 ? gin[s] : NULL, scratch);
+            if (!two) {
+                for (size_t k = 0; k < len; k++)
+                    whist[s][upd[s] + 1][k] = whist[s][upd[s]][k] - 0.2 * g[k];
+                upd[s]++;
+            } else {
+                for (size_t k = 0; k < len; k++)
+                    acc[s][k] += g[k];
+                if (j % m == m - 1) {
+                    for (size_t k = 0; k < len; k++) {
+                        whist[s][upd[s] + 1][k] = whist[s][upd[s]][k] - 0.2 / m * acc[s][k];
+                        acc[s][k] = 0;
+                    }
+                    upd[s]++;
+                }
+            }
+        }
+    }
+    for (int s = 0; s < p; s++) {
+        const int u = two ? (int)(bwd_cap[s] / (uint64_t)m) : (int)bwd_cap[s];
+        ck_assert_int_le(u, upd[s]);
+        double w = 0;
+        for (size_t k = 0; k < off[s + 1] - off[s]; k++) {
+            const double d = fabs(xcap[off[s] + k] - whist[s][u][k]) / (1 + fabs(whist[s][u][k]));
+            if (d > w)
+                w = d;
+        }
+        ck_assert_msg(w < 1e-12, "%s stage %d after %d updates: %g", sched, s, u, w);
+    }
+    mdl_destroy(model);
+}
+
+START_TEST(test_pipedream_stashing) { check_async("pipedream", 2); }
+END_TEST
+
+START_TEST(test_2bw_two_versions) { check_async("2bw", 4); }
+END_TEST
+
+/* Staleness is real: the asynchronous schedules' weights after the same
+ * micro-batches are not the synchronous one's, and a wrong scheme (no
+ * stash: the backward on the current weights) is caught by the test
+ * above (tests/mutants.tsv). */
+START_TEST(test_staleness_shows)
+{
+    run_result res;
+    run_math(4, 4, 16, "2bw", 1.5, &res);
+    const double l_2bw = res.last.train_loss;
+    run_math(4, 4, 16, "gpipe", 1.5, &res);
+    const double l_g = res.last.train_loss;
+    ck_assert(isfinite(l_2bw) && isfinite(l_g));
+    ck_assert(l_2bw != l_g);
+}
+END_TEST
+
+/* The located errors of the MLP checks. */
+START_TEST(test_math_errors)
+{
+    expect_prepare_error(
+        "{\"nodes\": 2, \"topology\": {\"kind\": \"ring\"},"
+        " \"model\": {\"kind\": \"mlp\", \"hidden\": [8]},"
+        " \"data\": {\"train\": 256, \"test\": 64, \"features\": 4, \"classes\": 3},"
+        " \"algorithm\": {\"name\": \"pipeline\", \"micro_batches\": 3, \"batch\": 16},"
+        " \"stop\": {\"time_s\": 1}}",
+        "test.json: /algorithm/name: error: algorithm.batch 16 is not a multiple of "
+        "algorithm.micro_batches 3 (a micro-batch is batch / micro_batches samples)");
+    expect_prepare_error(
+        "{\"nodes\": 3, \"topology\": {\"kind\": \"ring\"},"
+        " \"model\": {\"kind\": \"mlp\", \"hidden\": [8]},"
+        " \"data\": {\"train\": 256, \"test\": 64, \"features\": 4, \"classes\": 3},"
+        " \"algorithm\": {\"name\": \"pipeline\", \"batch\": 16},"
+        " \"stop\": {\"time_s\": 1}}",
+        "test.json: /algorithm/name: error: the MLP's weight layers (hidden + 1) is 2, fewer "
+        "than the 3 stages (each stage needs a layer)");
+    expect_prepare_error(
+        "{\"nodes\": 2, \"topology\": {\"kind\": \"ring\"},"
+        " \"model\": {\"kind\": \"softmax\"},"
+        " \"data\": {\"train\": 256, \"test\": 64, \"features\": 4, \"classes\": 3},"
+        " \"algorithm\": {\"name\": \"pipeline\", \"batch\": 16},"
+        " \"stop\": {\"time_s\": 1}}",
+        "test.json: /algorithm/name: error: the pipeline cuts an MLP into stages of layers "
+        "(model.kind \"mlp\") or runs the timing-only model (\"none\"); this model has no layers");
+    expect_prepare_error(
+        "{\"nodes\": 4, \"topology\": {\"kind\": \"ring\"},"
+        " \"model\": {\"kind\": \"none\", \"message_bytes\": 10},"
+        " \"algorithm\": {\"name\": \"pipeline\", \"schedule\": \"2bw\", \"micro_batches\": 3},"
+        " \"stop\": {\"time_s\": 1}}",
+        "test.json: /algorithm/name: error: schedule 2bw needs algorithm.micro_batches >= the 4 "
+        "stages (m = 3): with fewer, a micro-batch would need a third weight version");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("pipeline_math");
+    TCase *tc = tcase_create("exact");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_gpipe_is_sgd);
+    tcase_add_test(tc, test_1f1b_is_sgd);
+    tcase_add_test(tc, test_pipedream_stashing);
+    tcase_add_test(tc, test_2bw_two_versions);
+    tcase_add_test(tc, test_staleness_shows);
+    tcase_add_test(tc, test_math_errors);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
