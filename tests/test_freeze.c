@@ -158,14 +158,15 @@ END_TEST
 
 /* 4 nodes, ring all-reduce, FLOP-priced constant steps, 1 ms links at 10
  * MB/s; layer 1 frozen from round 10, layer 2 from round 20. */
-#define RUN(extra) \
+#define RUN(extra) RUN_ALG("allreduce", extra)
+#define RUN_ALG(alg, extra) \
     "{\"seed\": 3, \"nodes\": 4," \
     " \"compute\": {\"flops_per_s\": 1e9" extra "}," \
     " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e7, \"bytes_per_param\": 4}," \
     " \"model\": {\"kind\": \"mlp\", \"hidden\": [16, 8], \"l2\": 0.0001}," \
     " \"data\": {\"train\": 2048, \"test\": 512, \"features\": 20, \"classes\": 4," \
     "   \"separation\": 1}," \
-    " \"algorithm\": {\"name\": \"allreduce\", \"lr\": 0.1, \"batch\": 16}," \
+    " \"algorithm\": {\"name\": \"" alg "\", \"lr\": 0.1, \"batch\": 16}," \
     " \"optimizer\": {\"momentum\": 0.9},"
 
 /* The wrapper: node 0's parameters after its 11th and 21st steps (the
@@ -305,6 +306,27 @@ START_TEST(run_time_bytes_memory_exact)
 }
 END_TEST
 
+/* ps-sync: a worker pushes its version's trainable suffix and gets back
+ * the suffix the server's update of that version changed: 30 rounds,
+ * pushes 2032, 688, 144 bytes by stage, models of the 29 answered rounds
+ * likewise; the server holds params, gradient and momentum of the suffix. */
+START_TEST(ps_sync_sends_the_suffix)
+{
+    char *dir = tmpdir();
+    run_result res;
+    run_options opt = { .out_dir = dir };
+    run_json(RUN_ALG("ps-sync", "") " \"freeze\": {\"after_steps\": [10, 20]},"
+             " \"stop\": {\"steps\": 30}}", &opt, &res);
+    ck_assert_double_eq(col(dir, "bytes_sent"), 10 * 2032 + 10 * 688 + 10 * 144);
+    ck_assert_double_eq(col(dir, "bytes_received"), 10 * 2032 + 10 * 688 + 9 * 144);
+    const double busy = 10 * step_s(0) + 10 * step_s(1) + 10 * step_s(2);
+    ck_assert_msg(fabs(col(dir, "compute_s") - busy) < 1e-12 * busy, "compute %.17g vs %.17g",
+                  col(dir, "compute_s"), busy);
+    ck_assert_double_eq(col(dir, "mem_bytes"), 3088);
+    rmdir_all(dir);
+}
+END_TEST
+
 /* Without freezing the same run trains every layer at full cost: the
  * freeze section is what the run above measured. */
 START_TEST(run_without_freeze_is_full)
@@ -362,7 +384,7 @@ START_TEST(errors_are_located)
                          " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.1},"
                          " \"freeze\": {\"after_steps\": [5]}, \"stop\": {\"steps\": 8}}",
         "test.json: /freeze: error: algorithm \"dpsgd\" does not freeze layers (the "
-        "protocols that send only the unfrozen layers: allreduce)");
+        "protocols that send only the unfrozen layers: allreduce, ps-sync)");
     expect_prepare_error("{\"nodes\": 4, \"compute\": {\"memory_bytes\": 1e9},"
                          " \"model\": {\"kind\": \"none\", \"message_bytes\": 1000},"
                          " \"algorithm\": {\"name\": \"allreduce\", \"lr\": 0.1},"
@@ -394,6 +416,7 @@ static Suite *suite(void)
     tcase_add_test(tc, flops_prefix_and_memory_closed_forms);
     tcase_add_test(tc, frozen_trainer_is_fixed_layers);
     tcase_add_test(tc, run_time_bytes_memory_exact);
+    tcase_add_test(tc, ps_sync_sends_the_suffix);
     tcase_add_test(tc, run_without_freeze_is_full);
     tcase_add_test(tc, freezing_from_the_start_fits);
     tcase_add_test(tc, errors_are_located);

@@ -32,7 +32,7 @@ static mdl_memory node_memory(const run_sim *r, int i, size_t f, size_t b)
 {
     const scn_scenario *s = r->s;
     if (i >= s->n_nodes)
-        f = b = 0;
+        b = 0;
     return mdl_memory_of(r->model, f, b, optim_slots(s), s->bytes_per_param);
 }
 
@@ -52,7 +52,7 @@ int run_i_check_freeze(const run_sim *r, scn_error *err)
     char m[512];
     if (s->has_freeze && !(r->alg->needs & ALG_CAN_FREEZE)) {
         snprintf(m, sizeof m, "algorithm \"%s\" does not freeze layers (the protocols that "
-                 "send only the unfrozen layers: allreduce)", r->alg->name);
+                 "send only the unfrozen layers: allreduce, ps-sync)", r->alg->name);
         run_i_value_error(err, s, "/freeze", m);
         return -1;
     }
@@ -81,7 +81,7 @@ int run_i_check_freeze(const run_sim *r, scn_error *err)
             snprintf(m, sizeof m, "node %d needs %.10g bytes at its first step (parameters "
                      "%.10g, gradients %.10g, optimizer %.10g, activations %.10g; %zu frozen "
                      "layers, batch %zu), its capacity is %.10g", i, mm.total, mm.params,
-                     mm.grads, mm.optim, mm.acts, i < s->n_nodes ? f0 : 0,
+                     mm.grads, mm.optim, mm.acts, f0,
                      i < s->n_nodes ? s->batch : 0, cap);
             run_i_value_error(err, s, ptr, m);
             return -1;
@@ -113,7 +113,7 @@ void run_i_memory_row(const run_sim *r, int i, out_node_row *row)
 {
     if (!r->mem_peak)
         return;
-    const size_t f = i < r->s->n_nodes ? trn_frozen(r->trn, i) : 0;
+    const size_t f = trn_frozen(r->trn, i);
     const mdl_memory mm = node_memory(r, i, f, trn_node_batch(r->trn, i));
     const double cap = scn_node_memory(r->s, i);
     row->has_mem = 1;
