@@ -23,6 +23,8 @@ struct mdl_model {
     double *t;          /* max_batch: their targets (regression); types
                            without classes read the batch's targets here */
     void   *ws;         /* the type's scratch, from type->alloc */
+    size_t  frozen;     /* MLP: weight layers 1 .. frozen get no gradient
+                           (mdl_set_frozen, mdl_freeze.h) */
 };
 
 /* Returns l2/2 * ||w||^2 over the n weights w and, when grad is not NULL,

@@ -200,6 +200,9 @@ static double loss_grad(const mdl_model *m, void *vws, const double *params,
     for (size_t l = 1; l <= L; l++)
         off[l + 1] = off[l] + width(a, l) * width(a, l - 1) + width(a, l);
 
+    /* Frozen layers 1 .. f (mdl_freeze.h): no gradient, no error passed
+     * below layer f + 1, their L2 term still in the loss. */
+    const size_t f = m->frozen;
     double penalty = 0.0;
     for (size_t l = L + 1; l >= 1; l--) {
         const size_t out = width(a, l), in = width(a, l - 1);
@@ -212,8 +215,13 @@ static double loss_grad(const mdl_model *m, void *vws, const double *params,
                     1.0, G, (int)out, A, (int)in, 0.0, gW, (int)in);
         column_sums(gb, G, n, out);
         penalty += mdl_i_l2(m->l2, W, out * in, gW);
-        if (l == 1)
+        if (l == f + 1) {
+            memset(grad, 0, off[l] * sizeof(double));
+            for (size_t k = l - 1; k >= 1; k--)   /* the full pass's order */
+                penalty += mdl_i_l2(m->l2, params + off[k],
+                                    width(a, k) * width(a, k - 1), NULL);
             break;
+        }
 
         /* G_{l-1} = (G_l W_l) .* act'(Z_{l-1}), act' read from A_{l-1}. */
         double *Gp = G == w->g[0] ? w->g[1] : w->g[0];

@@ -67,7 +67,7 @@ static const struct bad_case {
     {"seed_negative", ": /seed: error: must be >= 0, got -1"},
     {"unknown_top_key", ": /: error: unknown key \"stopp\" (expected one of: seed, nodes, "
                         "compute, faults, network, topology, model, data, algorithm, "
-                        "optimizer, stop, metrics, output, limits)"},
+                        "optimizer, stop, metrics, output, limits, freeze)"},
     {"unknown_nested_key", ": /network: error: unknown key \"latncy_s\" "
                            "(expected one of: latency_s, bandwidth_Bps, bytes_per_param, "
                            "compression_ratio, discipline, up_Bps, down_Bps, nics, jitter, "
@@ -96,7 +96,8 @@ static const struct bad_case {
     {"group_duplicate_node", ": /compute/groups/0/nodes/1: error: node 5 is already in "
                              "this group"},
     {"group_missing_slowdown", ": /compute/groups/0: error: sets nothing (give "
-                               "\"slowdown\", \"step_time_s\", \"flops_per_s\" or \"noise\")"},
+                               "\"slowdown\", \"step_time_s\", \"flops_per_s\", \"noise\" "
+                               "or \"memory_bytes\")"},
     {"group_slowdown_zero", ": /compute/groups/0/slowdown: error: must be > 0, got 0"},
     {"noise_pareto_alpha_1", ": /compute/noise/alpha: error: must be > 1 (the mean is "
                              "infinite otherwise), got 1"},
@@ -685,7 +686,7 @@ static const struct bad_set {
                                    "0..3, got 9"},
     {"/foo~1bar=1", "base.json: /: error: unknown key \"foo/bar\" (expected one of: seed, "
                     "nodes, compute, faults, network, topology, model, data, algorithm, "
-                    "optimizer, stop, metrics, output, limits)"},
+                    "optimizer, stop, metrics, output, limits, freeze)"},
     {"network.latncy=x", "base.json: /network: error: unknown key \"latncy\" (expected one "
                          "of: latency_s, bandwidth_Bps, bytes_per_param, compression_ratio, "
                          "discipline, up_Bps, down_Bps, nics, jitter, loss, reorder, outages, "

@@ -56,6 +56,7 @@ static const struct probe {
     { "metrics", { "metrics.zz_probe=1" } },
     { "output", { "output.zz_probe=1" } },
     { "limits", { "limits.zz_probe=1" } },
+    { "freeze", { "freeze.zz_probe=1" } },
 };
 #define N_PROBES (sizeof probes / sizeof probes[0])
 

@@ -8,7 +8,7 @@
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
 #   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd |
-#         hogwild | lsgd | stl-fw | fednova | lbbsp | sdfeel | comdml | all
+#         hogwild | lsgd | stl-fw | fednova | lbbsp | sdfeel | comdml | freeze | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -28,15 +28,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, lbbsp, sdfeel, comdml, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, lbbsp, sdfeel, comdml, freeze, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova lbbsp sdfeel comdml"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova lbbsp sdfeel comdml freeze"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -229,8 +229,27 @@ for name in $names; do
       sweep "$here/comdml.json" -o "$dir" --replicates 3 --grid algorithm.offload=auto,off $zip
       python3 "$root/plots/comdml-table.py" "$dir"
       ;;
+    freeze)
+      # progressive freezing (SmartFreeze 2024, Egeria 2023, AutoFreeze
+      # 2021): full training (a count beyond the run never freezes), layers
+      # frozen at rounds 100 and 200, at 50 and 100, and layer 1 frozen
+      # from the start; 2 seeds
+      sweep "$here/freeze.json" -o "$dir" --replicates 2 \
+        --grid 'freeze.after_steps=[100000000],[100,200],[50,100],[0]'
+      "$table" "$dir" --ratio 'freeze.after_steps=[100000000]' time_to_target_accuracy_s test_accuracy bytes_sent
+      # the memory wall: the slow group's 1 MB devices refuse full
+      # training (2277352 bytes at the first step) and fit layer 1 frozen
+      # from the start (921000 bytes)
+      if "$dtsim" validate "$here/freeze.json" --quiet --set compute.groups.0.memory_bytes=1e6 \
+           --set 'freeze.after_steps=[100000000]' 2> "$dir/memory-refused.txt"; then
+        echo "run.sh: freeze: full training fitted 1 MB" >&2; exit 1
+      fi
+      "$dtsim" validate "$here/freeze.json" --quiet --set compute.groups.0.memory_bytes=1e6 \
+        --set 'freeze.after_steps=[0]'
+      cat "$dir/memory-refused.txt"
+      ;;
   esac
-  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml)
+  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze)
     echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"

@@ -67,7 +67,7 @@ static inline void *alg_state(const alg_ctx *ctx, int node)
     return ctx->states + (size_t)node * ctx->state_size;
 }
 
-enum { ALG_NEEDS_HESSIAN = 1u, ALG_NEEDS_PLAIN_SGD = 2u };
+enum { ALG_NEEDS_HESSIAN = 1u, ALG_NEEDS_PLAIN_SGD = 2u, ALG_CAN_FREEZE = 4u };
 
 typedef struct alg_type {
     const char *name;          /* matched against the scenario */
@@ -98,7 +98,10 @@ typedef struct alg_type {
      * starts (a scenario error otherwise): ALG_NEEDS_HESSIAN, a model
      * with alg_step_hessian (linear or logistic) or the timing-only one;
      * ALG_NEEDS_PLAIN_SGD, the optimizer's x <- x - lr g with a constant
-     * lr (no momentum, decay, schedule or warm-up).  0: nothing. */
+     * lr (no momentum, decay, schedule or warm-up).  ALG_CAN_FREEZE is a
+     * capability, not a need: the protocol calls alg_freeze_round and
+     * sends only the unfrozen suffix, so a scenario with a freeze section
+     * may run it (refused otherwise).  0: nothing. */
     unsigned    needs;
     const alg_param_spec *params;  /* NULL, or a table ended by a NULL key */
     /* Creates and destroys ctx->shared (state common to all nodes), after
@@ -438,6 +441,24 @@ double alg_stage_forward(alg_ctx *ctx, int node, const double *x, int a, int b,
 void   alg_stage_backward(alg_ctx *ctx, const double *x, int a, int b, const double *in,
                           const double *acts, const int *y, size_t n, const double *gout,
                           double *g, double *gin, double *scratch);
+/* ---- progressive freezing (the scenario's freeze section) ---- */
+
+/* Nonzero when the scenario freezes layers (only for protocols with
+ * ALG_CAN_FREEZE). */
+int    alg_freezing(const alg_ctx *ctx);
+/* Sets node's frozen layers for its steps begun from now on to those the
+ * schedule freezes by the protocol's count `count` (a round: every node
+ * of a synchronous protocol passes the same counts, so all freeze
+ * together): layer k is frozen once count >= freeze.after_steps[k - 1].
+ * Their gradient is not computed (zero), node's updates (alg_sgd_apply)
+ * leave them and their optimizer state alone, and its step costs the
+ * frozen stage's share of a full step (models/mdl_freeze.h).  Call it
+ * while node does not compute.  Returns the frozen prefix: parameters
+ * [0, n) are frozen and the protocol sends only [n, P).  Without a freeze
+ * section it does nothing and returns 0. */
+size_t alg_freeze_round(alg_ctx *ctx, int node, uint64_t count);
+/* Node's frozen prefix as last set (0 until then). */
+size_t alg_frozen_params(const alg_ctx *ctx, int node);
 
 /* The run's one out-of-memory policy (docs/architecture.md): a hook that
  * cannot allocate mid-run has no caller to hand an error to, so the

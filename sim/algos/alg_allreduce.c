@@ -93,15 +93,32 @@ typedef struct ar_state {
 static void serve(alg_ctx *ctx, int from);
 static const int *members(alg_ctx *ctx, uint64_t round, int *k);
 
+static void start_step(alg_ctx *ctx, int i);
+
+/* The sum of the trainable suffix (len of ctx->P: all of it unless layers
+ * are frozen, when it goes in place into the node's sum buffer and the
+ * update leaves the frozen prefix alone). */
 static void reduced(alg_ctx *ctx, int node, const double *sum, size_t len)
 {
-    (void)len;   /* ctx->P: the whole gradient */
     ar_state *st = alg_state(ctx, node);
+    if (len < ctx->P) {
+        memcpy(st->sum + (ctx->P - len), sum, len * sizeof(double));
+        sum = st->sum;
+    }
     alg_sgd_apply(ctx, node, alg_params(ctx, node), sum, (double)st->k);
     st->round++;
     serve(ctx, node);
-    st->stepping = 1;
-    alg_start_step(ctx, node);
+    start_step(ctx, node);
+}
+
+/* Node's gradient of `round` into the one collective: its trainable
+ * suffix only (alg_freeze_round). */
+static void start_coll(alg_ctx *ctx, ar_state *st, int i, uint64_t round, const double *grad)
+{
+    ar_shared *sh = ctx->shared;
+    const int *mem = members(ctx, round, &st->k);
+    const size_t off = alg_frozen_params(ctx, i);
+    alg_coll_start_len(ctx, sh->coll, i, round, mem, st->k, grad + off, ctx->P - off);
 }
 
 static void start_bucket(alg_ctx *ctx, ar_state *st, int i, int k)
@@ -115,7 +132,9 @@ static void start_bucket(alg_ctx *ctx, ar_state *st, int i, int k)
 static void start_step(alg_ctx *ctx, int i)
 {
     ar_shared *sh = ctx->shared;
-    ((ar_state *)alg_state(ctx, i))->stepping = 1;
+    ar_state *st = alg_state(ctx, i);
+    st->stepping = 1;
+    alg_freeze_round(ctx, i, st->round);   /* nothing without a freeze section */
     if (sh->m)
         alg_start_step_marks(ctx, i, sh->marks, sh->m - 1);
     else
@@ -174,7 +193,9 @@ static int make_buckets(alg_ctx *ctx, ar_shared *sh)
         per = p < 1 ? 1 : p > (double)ctx->P ? ctx->P : (size_t)p;
         mm = ceil((double)ctx->P / (double)(per ? per : 1));
     }
-    if ((int)ctx->param[P_OVERLAP] == OVL_OFF || !(mm >= 2))
+    /* freezing: one collective over the trainable suffix (the buckets
+     * are not cut at the frozen prefix) */
+    if ((int)ctx->param[P_OVERLAP] == OVL_OFF || !(mm >= 2) || alg_freezing(ctx))
         return 0;
     if (mm > 65536)
         mm = 65536;   /* beyond this a bucket is smaller than any real layer */
@@ -246,9 +267,9 @@ static int ar_init(alg_ctx *ctx, void *state, int node)
     (void)node;
     ar_state *st = state;
     const ar_shared *sh = ctx->shared;
-    if (!sh->m)
+    if (!sh->m && !alg_freezing(ctx))
         return 0;
-    st->sum = malloc((ctx->P ? ctx->P : 1) * sizeof(double));
+    st->sum = calloc(1, (ctx->P ? ctx->P : 1) * sizeof(double));
     return st->sum ? 0 : -1;
 }
 
@@ -281,8 +302,7 @@ static void ar_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
         release(ctx, st, i, sh->m - 1, grad);
         return;
     }
-    const int *mem = members(ctx, st->round, &st->k);
-    alg_coll_start(ctx, sh->coll, i, st->round, mem, st->k, grad);
+    start_coll(ctx, st, i, st->round, grad);
 }
 
 static void ar_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
@@ -393,8 +413,7 @@ static void reform(alg_ctx *ctx, int restarting)
             if (released)
                 release(ctx, st, w, released - 1, st->grad);
         } else if (!st->stepping) {
-            const int *mem = members(ctx, R, &st->k);
-            alg_coll_start(ctx, sh->coll, w, R, mem, st->k, st->grad);
+            start_coll(ctx, st, w, R, st->grad);
         }
     }
     serve(ctx, ahead);
@@ -480,6 +499,7 @@ static void ar_describe_wait(const alg_ctx *ctx, const void *state, int i,
 const alg_type alg_allreduce = {
     .name = "allreduce",
     .one_model = 1,
+    .needs = ALG_CAN_FREEZE,
     .summary = "synchronous data-parallel SGD over an all-reduce (Patarasuk & Yuan 2009)",
     .state_size = sizeof(ar_state),
     .params = params,

@@ -43,6 +43,7 @@ typedef struct cnode {
     int     *members;   /* otherwise a copy, capacity cap_members */
     int      cap_members;
     double  *acc;
+    size_t   len;      /* this round's vector length (<= co->len) */
     int      pc;       /* the program counter: meaning per pattern */
     int      sent;     /* the send of the current pc is done */
     mail    *box;
@@ -160,16 +161,17 @@ static void send_part(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t
 }
 
 /* Wire bytes of the whole vector. */
-static double vec_bytes(const alg_ctx *ctx, const alg_coll *co)
+static double vec_bytes(const alg_ctx *ctx, const alg_coll *co, size_t len)
 {
     if (co->timing_bytes >= 0 && alg_timing_only(ctx))
         return co->timing_bytes;
-    return alg_param_bytes(ctx, co->len);
+    return alg_param_bytes(ctx, len);
 }
 
 static void send_all(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t stage)
 {
-    send_part(ctx, co, node, to_pos, stage, 0, co->len, vec_bytes(ctx, co));
+    const size_t len = co->nodes[node].len;
+    send_part(ctx, co, node, to_pos, stage, 0, len, vec_bytes(ctx, co, len));
 }
 
 /* The mailed payload of (current round, stage), removed from the box with
@@ -196,27 +198,27 @@ static void finish(alg_ctx *ctx, alg_coll *co, int node)
     cnode *c = &co->nodes[node];
     c->active = 0;
     if (co->part_done)
-        co->part_done(ctx, node, co->part_id, c->acc, co->len);
+        co->part_done(ctx, node, co->part_id, c->acc, c->len);
     else
-        co->done(ctx, node, c->acc, co->len);   /* may start the next round */
+        co->done(ctx, node, c->acc, c->len);   /* may start the next round */
 }
 
 /* ---- ring: 2(k-1) stages of one chunk each ---- */
 
-static size_t chunk_start(const alg_coll *co, int chunk, int k)
+static size_t chunk_start(size_t len, int chunk, int k)
 {
-    return (size_t)chunk * co->len / (size_t)k;
+    return (size_t)chunk * len / (size_t)k;
 }
 
 static int mod(int a, int k) { return ((a % k) + k) % k; }
 
 /* Wire bytes of chunk ch of k.  The timing-only model has no parameters
  * to cut, so its message size is cut the same way instead. */
-static double chunk_bytes(const alg_ctx *ctx, const alg_coll *co, int ch, int k)
+static double chunk_bytes(const alg_ctx *ctx, const alg_coll *co, size_t len, int ch, int k)
 {
     if (!alg_timing_only(ctx))
-        return alg_param_bytes(ctx, chunk_start(co, ch + 1, k) - chunk_start(co, ch, k));
-    const double full = vec_bytes(ctx, co);
+        return alg_param_bytes(ctx, chunk_start(len, ch + 1, k) - chunk_start(len, ch, k));
+    const double full = vec_bytes(ctx, co, len);
     return full * (double)(ch + 1) / k - full * (double)ch / k;
 }
 
@@ -225,8 +227,9 @@ static void ring_send(alg_ctx *ctx, alg_coll *co, int node, int s)
     cnode *c = &co->nodes[node];
     int k = c->k, p = c->pos;
     int ch = s < k - 1 ? mod(p - s, k) : mod(p + 1 - (s - (k - 1)), k);
-    size_t a = chunk_start(co, ch, k), b = chunk_start(co, ch + 1, k);
-    send_part(ctx, co, node, (p + 1) % k, (uint32_t)s, a, b - a, chunk_bytes(ctx, co, ch, k));
+    size_t a = chunk_start(c->len, ch, k), b = chunk_start(c->len, ch + 1, k);
+    send_part(ctx, co, node, (p + 1) % k, (uint32_t)s, a, b - a,
+              chunk_bytes(ctx, co, c->len, ch, k));
 }
 
 /* pc: stages received so far */
@@ -238,7 +241,7 @@ static void ring_progress(alg_ctx *ctx, alg_coll *co, int node)
     while ((m = take(c, (uint32_t)c->pc)) != NULL) {
         int r = c->pc;
         int ch = r < k - 1 ? mod(p - 1 - r, k) : mod(p - (r - (k - 1)), k);
-        size_t a = chunk_start(co, ch, k);
+        size_t a = chunk_start(c->len, ch, k);
         if (r < k - 1)
             add_into(c->acc + a, m);
         else
@@ -284,7 +287,7 @@ static void rd_progress(alg_ctx *ctx, alg_coll *co, int node)
     cl_buf *m;
     if (c->pc == -2) {
         if ((m = take(c, STAGE_FINAL)) != NULL) {
-            memcpy(c->acc, m->data, co->len * sizeof(double));
+            memcpy(c->acc, m->data, c->len * sizeof(double));
             alg_buf_put(ctx, m);
             finish(ctx, co, node);
         }
@@ -353,7 +356,7 @@ static void tree_progress(alg_ctx *ctx, alg_coll *co, int node)
         }
         if (!(m = take(c, STAGE_FINAL)))
             return;
-        memcpy(c->acc, m->data, co->len * sizeof(double));
+        memcpy(c->acc, m->data, c->len * sizeof(double));
         alg_buf_put(ctx, m);
     }
     for (int s = lb - 1; s >= 0; s--)   /* larger subtrees first */
@@ -382,8 +385,15 @@ static void progress(alg_ctx *ctx, alg_coll *co, int node)
 void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
                     const int *members, int k, const double *contrib)
 {
+    alg_coll_start_len(ctx, co, node, round, members, k, contrib, co->len);
+}
+
+void alg_coll_start_len(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
+                        const int *members, int k, const double *contrib, size_t len)
+{
     cnode *c = &co->nodes[node];
-    assert(!c->active && k >= 1 && round <= ROUND_MASK);
+    assert(!c->active && k >= 1 && round <= ROUND_MASK && len <= co->len);
+    c->len = len;
     c->active = 1;
     c->round = round;
     c->k = k;
@@ -411,7 +421,7 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
         }
     }
     assert(c->pos >= 0);
-    memcpy(c->acc, contrib, co->len * sizeof(double));
+    memcpy(c->acc, contrib, c->len * sizeof(double));
     c->sent = 0;
     c->pc = 0;
     if (k == 1) {

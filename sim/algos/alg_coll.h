@@ -56,6 +56,12 @@ void      alg_coll_destroy(alg_ctx *ctx, alg_coll *co);
 void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
                     const int *members, int k, const double *contrib);
 
+/* The same over the first len <= the collective's length doubles only (a
+ * frozen model's trainable suffix: alg_freeze_round): every message of
+ * the round is cut and priced from len, and done gets len.  Every member
+ * of a round must give the same len. */
+void alg_coll_start_len(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
+                        const int *members, int k, const double *contrib, size_t len);
 /* Returns 1 when m is a message of this collective (consumed, payload
  * referenced as needed), 0 otherwise. */
 int  alg_coll_on_message(alg_ctx *ctx, alg_coll *co, int node, const cl_msg *m);

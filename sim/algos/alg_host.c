@@ -10,6 +10,7 @@
 #include "sim_rng.h"
 #include "mdl_split.h"
 #include "mdl_stage.h"
+#include "mdl_freeze.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -22,6 +23,10 @@ struct alg_host {
     double       bytes_per_param, message_bytes;
     gsl_rng    **rng;   /* n_all SIM_RNG_ALGO streams, created on first use */
     int          n_all;
+    const uint64_t *fz_after;   /* the freeze schedule (n_fz counts) */
+    size_t       n_fz;
+    double      *fz_share;  /* n_all: step work of the node's frozen stage over
+                               a full step's; NULL until a node freezes */
 };
 
 int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
@@ -37,6 +42,8 @@ int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
     h->bytes_per_param = cfg->bytes_per_param;
     h->message_bytes = cfg->message_bytes;
     h->n_all = ctx->n_all;
+    h->fz_after = cfg->freeze_after;
+    h->n_fz = cfg->n_freeze;
     ctx->host = h;
     return 0;
 }
@@ -49,6 +56,7 @@ void alg_host_detach(alg_ctx *ctx)
     for (int i = 0; i < h->n_all; i++)
         gsl_rng_free(h->rng[i]);
     free(h->rng);
+    free(h->fz_share);
     free(h);
     ctx->host = NULL;
 }
@@ -222,6 +230,15 @@ size_t alg_node_batch(const alg_ctx *ctx, int node)
     return trn_node_batch(ctx->host->trn, node);
 }
 
+/* Node's step work over a step of alg_batch samples with nothing frozen:
+ * its batch's share times its frozen stage's (the step-time model is
+ * linear in both). */
+static double step_scale(const alg_host *h, int node)
+{
+    const double b = (double)trn_node_batch(h->trn, node) / (double)trn_batch(h->trn);
+    return h->fz_share ? b * h->fz_share[node] : b;
+}
+
 void alg_set_batch(alg_ctx *ctx, int node, size_t b)
 {
     trn_trainer *t = ctx->host->trn;
@@ -231,7 +248,41 @@ void alg_set_batch(alg_ctx *ctx, int node, size_t b)
         sim_die_oom();
     assert(rc == 0 && "a batch out of range");
     (void)rc;
-    cl_set_step_scale(ctx->host->cl, node, (double)b / (double)trn_batch(t));
+    cl_set_step_scale(ctx->host->cl, node, step_scale(ctx->host, node));
+}
+
+int alg_freezing(const alg_ctx *ctx) { return ctx->host->n_fz > 0; }
+
+size_t alg_freeze_round(alg_ctx *ctx, int node, uint64_t count)
+{
+    alg_host *h = ctx->host;
+    size_t f = 0;
+    while (f < h->n_fz && h->fz_after[f] <= count)
+        f++;
+    trn_trainer *t = h->trn;
+    if (f != trn_frozen(t, node)) {
+        assert(!cl_is_computing(h->cl, node));
+        if (!h->fz_share) {
+            if (!(h->fz_share = malloc((size_t)h->n_all * sizeof *h->fz_share)))
+                sim_die_oom();
+            for (int i = 0; i < h->n_all; i++)
+                h->fz_share[i] = 1.0;
+        }
+        const int rc = trn_set_frozen(t, node, f);
+        if (rc == -2)
+            sim_die_oom();
+        assert(rc == 0 && "the runner checked the schedule against the model");
+        (void)rc;
+        const mdl_model *m = trn_model(t);
+        h->fz_share[node] = mdl_freeze_flops(m, f) / mdl_flops_per_sample(m);
+        cl_set_step_scale(h->cl, node, step_scale(h, node));
+    }
+    return trn_frozen_prefix(t, node);
+}
+
+size_t alg_frozen_params(const alg_ctx *ctx, int node)
+{
+    return trn_frozen_prefix(ctx->host->trn, node);
 }
 
 double alg_step_time_s(const alg_ctx *ctx, int node)

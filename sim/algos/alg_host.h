@@ -47,6 +47,11 @@ typedef struct alg_host_config {
     const unsigned char *failed;   /* n_all flags: declared failed (the runner's) */
     double       bytes_per_param;
     double       message_bytes;
+    /* progressive freezing (the scenario's freeze.after_steps, borrowed):
+     * layer k + 1 is frozen from protocol count freeze_after[k] on, k <
+     * n_freeze (increasing); n_freeze 0: no freezing */
+    const uint64_t *freeze_after;
+    size_t          n_freeze;
 } alg_host_config;
 
 /* Creates ctx->host for ctx->n_all nodes (ctx->seed, ctx->P and

@@ -43,6 +43,36 @@ void alg_ps_push(alg_ctx *ctx, int worker, const double *grad, uint64_t version)
     alg_buf_put(ctx, b);
 }
 
+void alg_ps_push_suffix(alg_ctx *ctx, int worker, const double *grad, uint64_t version,
+                        size_t off)
+{
+    if (off == 0) {
+        alg_ps_push(ctx, worker, grad, version);
+        return;
+    }
+    cl_buf *b = alg_buf_get_len(ctx, ctx->P - off);
+    memcpy(b->data, grad + off, (ctx->P - off) * sizeof(double));
+    alg_send(ctx, worker, ctx->server, ALG_PS_TAG_GRAD, version, b,
+             alg_param_bytes(ctx, ctx->P - off));
+    alg_buf_put(ctx, b);
+}
+
+void alg_ps_broadcast_suffix(alg_ctx *ctx, size_t off)
+{
+    if (off == 0) {
+        alg_ps_broadcast_model(ctx);
+        return;
+    }
+    alg_ps *ps = ctx->shared;
+    cl_buf *x = alg_buf_get_len(ctx, ctx->P - off);
+    memcpy(x->data, alg_params_const(ctx, ctx->server) + off, (ctx->P - off) * sizeof(double));
+    for (int w = 0; w < ctx->n; w++)
+        if (!alg_is_failed(ctx, w))
+            alg_send(ctx, ctx->server, w, ALG_PS_TAG_MODEL, ps->version, x,
+                     alg_param_bytes(ctx, ctx->P - off));
+    alg_buf_put(ctx, x);
+}
+
 void alg_ps_send_model(alg_ctx *ctx, int worker)
 {
     alg_ps *ps = ctx->shared;
@@ -128,6 +158,15 @@ void alg_ps_gather_w(alg_ctx *ctx, const double *g, double w)
     ps->w_sum += w;
 }
 
+void alg_ps_gather_msg(alg_ctx *ctx, const cl_buf *g, double w)
+{
+    alg_ps *ps = ctx->shared;
+    const size_t len = g->len < ctx->P ? g->len : ctx->P;   /* a whole buffer has a spare slot */
+    cblas_daxpy((int)len, w, g->data, 1, ps->sum + (ctx->P - len), 1);
+    ps->n_sum++;
+    ps->w_sum += w;
+}
+
 void alg_ps_apply_gathered(alg_ctx *ctx)
 {
     alg_ps *ps = ctx->shared;
@@ -142,7 +181,8 @@ void alg_ps_apply_gathered(alg_ctx *ctx)
 
 void alg_ps_install(alg_ctx *ctx, int worker, const cl_msg *m)
 {
-    memcpy(alg_params(ctx, worker), m->payload->data, ctx->P * sizeof(double));
+    const size_t len = m->payload->len < ctx->P ? m->payload->len : ctx->P;
+    memcpy(alg_params(ctx, worker) + (ctx->P - len), m->payload->data, len * sizeof(double));
 }
 
 int alg_ps_shared_init_plain(alg_ctx *ctx) { return alg_ps_shared_init(ctx, 0); }

@@ -81,7 +81,20 @@ void alg_ps_apply_gathered(alg_ctx *ctx);
  * of 1 are alg_ps_gather). */
 void alg_ps_gather_w(alg_ctx *ctx, const double *g, double w);
 
-/* Worker: installs a received model. */
+/* Progressive freezing (alg_freeze_round; ps-sync): a worker's gradient
+ * of its trainable suffix only, grad[off .. P) in a message of P - off
+ * parameters (alg_ps_push with off 0 otherwise); the server gathers a
+ * suffix message into the sum at its offset (alg_ps_gather_w for a whole
+ * one), and sends every worker not declared failed the suffix [off, P) of
+ * its model, the part a worker that held the previous version may not
+ * have (alg_ps_broadcast_model for off 0).  alg_ps_install copies a
+ * suffix message into the suffix. */
+void alg_ps_push_suffix(alg_ctx *ctx, int worker, const double *grad, uint64_t version,
+                        size_t off);
+void alg_ps_gather_msg(alg_ctx *ctx, const cl_buf *g, double w);
+void alg_ps_broadcast_suffix(alg_ctx *ctx, size_t off);
+
+/* Worker: installs a received model (a whole one, or a suffix). */
 void alg_ps_install(alg_ctx *ctx, int worker, const cl_msg *m);
 
 /* A worker that pushes each gradient and waits for the server's reply

@@ -75,10 +75,12 @@ static int psy_check(const alg_ctx *ctx, char *err, size_t size)
     return alg_bp_check(ctx, 0, err, size);
 }
 
-/* A worker's next step, with its planned batch. */
+/* A worker's next step, with its planned batch and the layers the
+ * version it holds has frozen. */
 static void start_step(alg_ctx *ctx, int i)
 {
     alg_bp_step_start(ctx, &psy(ctx)->bp, i);
+    alg_freeze_round(ctx, i, ((psy_state *)alg_state(ctx, i))->version);
     alg_start_step(ctx, i);
 }
 
@@ -96,18 +98,22 @@ static void try_close(alg_ctx *ctx)
     psy_shared *sh = psy(ctx);
     if (sh->missing > 0 || ps->n_sum == 0)
         return;
+    /* freezing: the gradients of this version leave its frozen layers
+     * alone, and the new model's suffix from there is what the workers
+     * (who all held this version) lack */
+    const size_t off = alg_freeze_round(ctx, ctx->server, ps->version);
     alg_ps_apply_gathered(ctx);
     memset(sh->got, 0, (size_t)ctx->n);
     sh->missing = alg_ps_live_workers(ctx);
     alg_bp_iteration_done(ctx, &sh->bp, ps->version);
-    alg_ps_broadcast_model(ctx);
+    alg_ps_broadcast_suffix(ctx, off);
 }
 
 static void psy_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     psy_state *st = state;
     alg_bp_step_done(ctx, &psy(ctx)->bp, i);
-    alg_ps_push(ctx, i, grad, st->version);
+    alg_ps_push_suffix(ctx, i, grad, st->version, alg_frozen_params(ctx, i));
     st->waiting = 1;
 }
 
@@ -129,7 +135,10 @@ static void server_receive(alg_ctx *ctx, const cl_msg *m)
     sh->got[w] = 1;
     if (!alg_is_failed(ctx, w))
         sh->missing--;
-    alg_ps_gather_w(ctx, m->payload->data, alg_bp_weight(&sh->bp, w));
+    if (alg_freezing(ctx))
+        alg_ps_gather_msg(ctx, m->payload, alg_bp_weight(&sh->bp, w));
+    else
+        alg_ps_gather_w(ctx, m->payload->data, alg_bp_weight(&sh->bp, w));
     try_close(ctx);
 }
 
@@ -211,6 +220,7 @@ static int psy_stats(const alg_ctx *ctx, const char **keys, double *values, int 
 const alg_type alg_ps_sync = {
     .name = "ps-sync",
     .summary = "synchronous SGD through a parameter server (baseline)",
+    .needs = ALG_CAN_FREEZE,
     .state_size = sizeof(psy_state),
     .servers = 1,
     .params = params,

@@ -79,9 +79,16 @@ typedef struct out_node_row {
     uint64_t msgs_sent, msgs_received;
     double   network_s, down_s;   /* compute + network + idle + down = run time */
     uint64_t msgs_lost, steps_lost;
+    /* the memory model's columns (docs/outputs.md), written only when
+     * has_mem: the parts at the node's last stage, its peak, capacity */
+    int      has_mem;
+    int      frozen_layers, mem_exceeded;
+    double   mem_params, mem_grads, mem_optim, mem_acts, mem_total, mem_peak, mem_capacity;
 } out_node_row;
 
 void out_nodes_header(FILE *f);
+/* The header with the memory model's columns after the others. */
+void out_nodes_header_mem(FILE *f);
 void out_nodes_write(FILE *f, const out_node_row *r);
 
 /* One CSV field: as is, or in double quotes (quotes doubled) when it holds

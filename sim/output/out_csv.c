@@ -188,6 +188,14 @@ void out_nodes_header(FILE *f)
           "steps_lost\n", f);
 }
 
+void out_nodes_header_mem(FILE *f)
+{
+    fputs("node,slowdown,steps,compute_s,idle_s,uplink_busy_s,bytes_sent,"
+          "bytes_received,msgs_sent,msgs_received,network_s,down_s,msgs_lost,"
+          "steps_lost,frozen_layers,mem_params_bytes,mem_grads_bytes,mem_optim_bytes,"
+          "mem_acts_bytes,mem_bytes,mem_peak_bytes,mem_capacity_bytes,mem_exceeded\n", f);
+}
+
 void out_nodes_write(FILE *f, const out_node_row *r)
 {
     fprintf(f, "%d,", r->node);
@@ -206,7 +214,18 @@ void out_nodes_write(FILE *f, const out_node_row *r)
     out_fmt_double(f, r->network_s);
     fputc(',', f);
     out_fmt_double(f, r->down_s);
-    fprintf(f, ",%" PRIu64 ",%" PRIu64 "\n", r->msgs_lost, r->steps_lost);
+    fprintf(f, ",%" PRIu64 ",%" PRIu64, r->msgs_lost, r->steps_lost);
+    if (r->has_mem) {
+        const double v[] = { r->mem_params, r->mem_grads, r->mem_optim, r->mem_acts,
+                             r->mem_total, r->mem_peak, r->mem_capacity };
+        fprintf(f, ",%d", r->frozen_layers);
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+            fputc(',', f);
+            out_fmt_double(f, v[k]);
+        }
+        fprintf(f, ",%d", r->mem_exceeded);
+    }
+    fputc('\n', f);
 }
 
 void out_trace_header(FILE *f)

@@ -17,6 +17,8 @@ static void cb_step_start(void *vr, int node)
 {
     run_sim *r = vr;
     trn_step_begin(r->trn, node, cl_stats(r->cl, node)->steps + 1, cl_now(r->cl));
+    if (r->mem_peak)
+        run_i_memory_step(r, node);
 }
 
 static void cb_step_done(void *vr, int node)
@@ -278,9 +280,10 @@ static int start(run_sim *r)
         return -1;
     alg_host_config hc = { .cl = r->cl, .trn = r->trn, .failed = r->failed,
                            .bytes_per_param = s->bytes_per_param / s->compression_ratio,
-                           .message_bytes = s->model_message_bytes / s->compression_ratio };
+                           .message_bytes = s->model_message_bytes / s->compression_ratio,
+                           .freeze_after = s->freeze_after, .n_freeze = s->n_freeze };
     r->ctx.seed = s->seed;   /* the streams are created on first use (alg_rng) */
-    if (alg_host_attach(&r->ctx, &hc) != 0)
+    if (alg_host_attach(&r->ctx, &hc) != 0 || run_i_memory_begin(r) != 0)
         return -1;
     r->frozen_bound_s = run_i_frozen_bound(r);
     /* by default twice the worst round: well inside the frozen bound, so
@@ -325,6 +328,7 @@ static void finish(run_sim *r)
     free(r->down_since);
     r->failed = NULL;
     r->down_since = NULL;
+    run_i_memory_end(r);
     trn_destroy(r->trn);
     cl_destroy(r->cl);
     sim_engine_destroy(r->eng);

@@ -112,6 +112,9 @@ struct run_sim {
     /* the event budget (run_i_event_budget): evaluations' extra count so
      * far (one per sample evaluated and per node row), the budget */
     uint64_t      eval_events, max_events;
+    /* the memory model (run_memory.c): every node's peak bytes so far, NULL
+     * when the scenario does not report memory */
+    double       *mem_peak;
 };
 
 /* run_prepare.c: "PATH: PTR: error: MSG" into err (a bad value of the
@@ -230,6 +233,16 @@ void   run_i_limits_reset(run_sim *r);
 
 /* run_output.c: nodes.csv and run.json, written to temporary names and
  * renamed.  Return 0, or -1 with err set. */
+/* run_memory.c: the freeze section against the model and protocol, and
+ * every node's memory at its first step against its capacity (0, or -1
+ * with err set); per execution: begin (-1 when out of memory), each step
+ * begun, a node's nodes.csv columns, end. */
+int  run_i_check_freeze(const run_sim *r, scn_error *err);
+int  run_i_memory_begin(run_sim *r);
+void run_i_memory_step(run_sim *r, int node);
+void run_i_memory_row(const run_sim *r, int node, out_node_row *row);
+void run_i_memory_end(run_sim *r);
+
 int run_i_write_nodes(run_sim *r, const char *dir, double end, char *err, size_t es);
 int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res, char *err,
                          size_t es);

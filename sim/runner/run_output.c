@@ -14,7 +14,10 @@ int run_i_write_nodes(run_sim *r, const char *dir, double end, char *err, size_t
     if (!f)
         return -1;
     FILE *fp = out_file_stream(f);
-    out_nodes_header(fp);
+    if (r->mem_peak)
+        out_nodes_header_mem(fp);
+    else
+        out_nodes_header(fp);
     cl_stats_settle(r->cl);
     for (int i = 0; i < r->n_all; i++) {
         const cl_node_stats *st = cl_stats(r->cl, i);
@@ -28,6 +31,7 @@ int run_i_write_nodes(run_sim *r, const char *dir, double end, char *err, size_t
             .network_s = st->network_s, .down_s = st->down_s,
             .msgs_lost = st->msgs_lost, .steps_lost = st->steps_lost,
         };
+        run_i_memory_row(r, i, &row);
         out_nodes_write(fp, &row);
     }
     return out_file_commit(f, err, es);

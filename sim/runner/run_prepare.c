@@ -275,7 +275,7 @@ run_sim *run_prepare_cached(const scn_scenario *s, run_data_cache *data, scn_err
     r->ctx.layers = r->model ? (int)mdl_layers(r->model) : 0;
     if (check_message_size(r, err) != 0)
         goto out_destroy;
-    if (check_needs(r, err) != 0)
+    if (check_needs(r, err) != 0 || run_i_check_freeze(r, err) != 0)
         goto out_destroy;
     if (r->alg->check) {
         char m[512];

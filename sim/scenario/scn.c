@@ -118,6 +118,7 @@ void scn_fini(scn_scenario *s)
         free(s->faults[i].points);
     }
     free(s->faults);
+    free(s->freeze_after);
     for (size_t i = 0; i < s->n_nics; i++) {
         free(s->nics[i].nodes);
         free(s->nics[i].servers.ks);

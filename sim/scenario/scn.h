@@ -76,6 +76,7 @@ typedef struct scn_group {
     double flops_per_s;  /* 0 when not set */
     int    has_noise;
     cl_noise_spec noise;
+    double memory_bytes; /* device memory capacity, > 0; 0 when not set */
 } scn_group;
 
 /* A protocol-specific key of the algorithm object (everything but name, lr
@@ -358,6 +359,16 @@ typedef struct scn_scenario {
     double limit_events;        /* > 0; 0 when absent: RUN_MAX_EVENTS */
     int    limit_check_events;  /* default true; false (or --force) skips the estimate */
 
+    /* progressive freezing (freeze, scn_freeze.c): weight layer k + 1 is
+     * frozen from the protocol's count freeze_after[k] on (strictly
+     * increasing); has_freeze 0: the section is absent */
+    int       has_freeze;
+    uint64_t *freeze_after;
+    size_t    n_freeze;
+    /* device memory per node (compute.memory_bytes, groups override):
+     * > 0, 0 when absent (no capacity) */
+    double    memory_bytes;
+
     /* the resolved scenario (defaults filled, overrides applied) as compact
      * JSON text, for run.json */
     char *resolved_json;
@@ -383,6 +394,16 @@ double scn_node_slowdown(const scn_scenario *s, int node);
  * section's; flops_per_s is turned into seconds with model_flops (FLOPs
  * per step). */
 double scn_node_step_time(const scn_scenario *s, int node, double model_flops);
+/* Node i's device memory capacity in bytes: the last group naming it with
+ * memory_bytes wins, else compute.memory_bytes; 0 when neither is set (a
+ * protocol's server, node >= nodes, takes compute.memory_bytes). */
+double scn_node_memory(const scn_scenario *s, int node);
+/* The index of the group whose memory_bytes scn_node_memory takes, or -1
+ * (compute.memory_bytes or none): for error messages. */
+int    scn_node_memory_group(const scn_scenario *s, int node);
+/* Whether the run reports its memory model (nodes.csv's mem_ columns):
+ * a freeze section or a memory capacity anywhere. */
+int    scn_reports_memory(const scn_scenario *s);
 /* Node i's noise: the last group naming it with a noise wins. */
 cl_noise_spec scn_node_noise(const scn_scenario *s, int node);
 /* Node i's NIC capacities (bytes per second); a protocol's server (node >=

@@ -108,7 +108,7 @@ static int v_group(scn_ctx *c, json_t *g, const char *gptr, const scn_scenario *
                    scn_group *out)
 {
     static const char *const keys[] = {"nodes", "fraction", "slowdown", "step_time_s",
-                                       "flops_per_s", "noise", NULL};
+                                       "flops_per_s", "noise", "memory_bytes", NULL};
     int has_step, has_flops;
 
     if (!json_is_object(g))
@@ -117,7 +117,8 @@ static int v_group(scn_ctx *c, json_t *g, const char *gptr, const scn_scenario *
         scn_i_v_select(c, g, gptr, s, 0, &out->nodes, &out->n_nodes, &out->fraction) ||
         scn_i_opt_num(c, g, gptr, "slowdown", GT0, &out->slowdown, NULL) ||
         scn_i_opt_num(c, g, gptr, "step_time_s", GT0, &out->step_time_s, &has_step) ||
-        scn_i_opt_num(c, g, gptr, "flops_per_s", GT0, &out->flops_per_s, &has_flops))
+        scn_i_opt_num(c, g, gptr, "flops_per_s", GT0, &out->flops_per_s, &has_flops) ||
+        scn_i_opt_num(c, g, gptr, "memory_bytes", GT0, &out->memory_bytes, NULL))
         return -1;
     if (has_step && has_flops)
         return scn_i_fail(c, gptr, "give \"step_time_s\" or \"flops_per_s\", not both");
@@ -126,9 +127,9 @@ static int v_group(scn_ctx *c, json_t *g, const char *gptr, const scn_scenario *
         if (scn_i_v_noise(c, g, gptr, &out->noise))
             return -1;
     }
-    if (!out->slowdown && !has_step && !has_flops && !out->has_noise)
+    if (!out->slowdown && !has_step && !has_flops && !out->has_noise && !out->memory_bytes)
         return scn_i_fail(c, gptr, "sets nothing (give \"slowdown\", \"step_time_s\", "
-                          "\"flops_per_s\" or \"noise\")");
+                          "\"flops_per_s\", \"noise\" or \"memory_bytes\")");
     return 0;
 }
 
@@ -181,6 +182,34 @@ double scn_node_step_time(const scn_scenario *s, int node, double model_flops)
             return model_flops / g->flops_per_s;
     }
     return s->flops_per_s > 0 ? model_flops / s->flops_per_s : s->step_time_s;
+}
+
+double scn_node_memory(const scn_scenario *s, int node)
+{
+    for (size_t i = s->n_groups; i-- > 0;) {
+        const scn_group *g = &s->groups[i];
+        if (g->memory_bytes > 0 && scn_i_has_node(g->nodes, g->n_nodes, node))
+            return g->memory_bytes;
+    }
+    return s->memory_bytes;
+}
+
+int scn_node_memory_group(const scn_scenario *s, int node)
+{
+    for (size_t i = s->n_groups; i-- > 0;) {
+        const scn_group *g = &s->groups[i];
+        if (g->memory_bytes > 0 && scn_i_has_node(g->nodes, g->n_nodes, node))
+            return (int)i;
+    }
+    return -1;
+}
+
+int scn_reports_memory(const scn_scenario *s)
+{
+    int any = s->has_freeze || s->memory_bytes > 0;
+    for (size_t i = 0; i < s->n_groups && !any; i++)
+        any = s->groups[i].memory_bytes > 0;
+    return any;
 }
 
 cl_noise_spec scn_node_noise(const scn_scenario *s, int node)

@@ -96,6 +96,10 @@ int scn_i_v_groups(scn_ctx *c, json_t *compute, const char *cptr, scn_scenario *
 /* scn_env.c: compute.slowdowns and the faults section */
 int scn_i_v_slowdowns(scn_ctx *c, json_t *compute, const char *cptr, scn_scenario *s);
 int scn_i_v_faults(scn_ctx *c, json_t *root, scn_scenario *s);
+/* scn_freeze.c: the freeze section (its checks against the model and the
+ * protocol are the runner's, which knows both). */
+int scn_i_v_freeze(scn_ctx *c, json_t *root, scn_scenario *s);
+void scn_i_resolved_freeze(json_t *root, const scn_scenario *s, int *oom);
 /* scn_network.c: compression_ratio, discipline, up_Bps, down_Bps, nics
  * (after bandwidth_Bps, their default) */
 int scn_i_v_network_nics(scn_ctx *c, json_t *network, const char *nptr, scn_scenario *s);

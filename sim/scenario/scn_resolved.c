@@ -76,6 +76,8 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
         scn_i_add(o, "flops_per_s", json_real(s->flops_per_s), oom);
     else
         scn_i_add(o, "step_time_s", json_real(s->step_time_s), oom);
+    if (s->memory_bytes > 0)
+        scn_i_add(o, "memory_bytes", json_real(s->memory_bytes), oom);
     scn_i_add(o, "noise", scn_i_resolved_noise(&top), oom);
     if (*oom)
         return root;
@@ -94,6 +96,8 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
             scn_i_add(g, "flops_per_s", json_real(gr->flops_per_s), oom);
         if (gr->has_noise)
             scn_i_add(g, "noise", scn_i_resolved_noise(&gr->noise), oom);
+        if (gr->memory_bytes > 0)
+            scn_i_add(g, "memory_bytes", json_real(gr->memory_bytes), oom);
     }
     scn_i_resolved_slowdowns(o, s, oom);
     scn_i_resolved_faults(root, s, oom);
@@ -315,6 +319,7 @@ static json_t *resolved_tree(const scn_scenario *s, int *oom)
         if (!s->limit_check_events)
             scn_i_add(o, "check_events", json_false(), oom);
     }
+    scn_i_resolved_freeze(root, s, oom);
     return root;
 }
 

@@ -22,7 +22,7 @@
 static int v_compute(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"step_time_s", "flops_per_s", "noise", "groups",
-                                       "slowdowns", NULL};
+                                       "slowdowns", "memory_bytes", NULL};
     char p[PTR_MAX];
     cl_noise_spec ns;
     int has_step, has_flops;
@@ -31,7 +31,8 @@ static int v_compute(scn_ctx *c, json_t *root, scn_scenario *s)
     s->step_time_s = 0.01;
     if (scn_i_opt_obj(c, root, "", "compute", &o, p) || scn_i_check_keys(c, o, p, keys) ||
         scn_i_opt_num(c, o, p, "step_time_s", GT0, &s->step_time_s, &has_step) ||
-        scn_i_opt_num(c, o, p, "flops_per_s", GT0, &s->flops_per_s, &has_flops))
+        scn_i_opt_num(c, o, p, "flops_per_s", GT0, &s->flops_per_s, &has_flops) ||
+        scn_i_opt_num(c, o, p, "memory_bytes", GT0, &s->memory_bytes, NULL))
         return -1;
     if (has_step && has_flops)
         return scn_i_fail(c, p, "give \"step_time_s\" or \"flops_per_s\", not both");
@@ -420,7 +421,7 @@ int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"seed", "nodes", "compute", "faults", "network",
                                        "topology", "model", "data", "algorithm", "optimizer",
-                                       "stop", "metrics", "output", "limits", NULL};
+                                       "stop", "metrics", "output", "limits", "freeze", NULL};
     long long seed = 1, nodes = 0;
 
     if (scn_i_check_keys(c, root, "", keys) ||
@@ -432,7 +433,8 @@ int scn_i_validate(scn_ctx *c, json_t *root, scn_scenario *s)
     if (v_compute(c, root, s) || scn_i_v_faults(c, root, s) || v_network(c, root, s) ||
         scn_i_v_topology(c, root, s) || scn_i_v_model(c, root, s) || scn_i_v_data(c, root, s) ||
         scn_i_v_topology_data(c, s) || v_algorithm(c, root, s) || v_stop(c, root, s) || v_optimizer(c, root, s) ||
-        v_metrics(c, root, s) || v_output(c, root, s) || v_limits(c, root, s))
+        v_metrics(c, root, s) || v_output(c, root, s) || v_limits(c, root, s) ||
+        scn_i_v_freeze(c, root, s))
         return -1;
     return 0;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_randist.h>
+#include "mdl_freeze.h"
 
 
 /* A batch larger than the model's (cfg.batch, its workspace bound) is
@@ -27,6 +28,7 @@
 static void run_job(mdl_model *m, const trn_trainer *t, job *j)
 {
     size_t B = t->cfg.batch, n = j->n_batch;
+    mdl_set_frozen(m, j->frozen);
     if (n <= B) {
         j->loss = mdl_loss_grad(m, j->params, t->cfg.train, j->batch, n, j->grad);
         return;
@@ -222,6 +224,8 @@ void trn_destroy(trn_trainer *t)
         }
     free(t->cur);
     free(t->nb);
+    free(t->fz);
+    free(t->fz_off);
     free(t->tmp);
     mdl_optim_destroy(t->opt);
     for (size_t s = 0; s <= MDL_MAX_HIDDEN; s++)
@@ -305,7 +309,8 @@ static job next_job(trn_trainer *t, int i)
      * first in the job, t->mix) */
     job j = { .params = t->params + (size_t)i * t->P, .batch = b, .n_batch = B,
               .grad = t->grads + (size_t)i * t->P,
-              .tmp = t->tmp ? t->tmp + (size_t)i * t->P : NULL };
+              .tmp = t->tmp ? t->tmp + (size_t)i * t->P : NULL,
+              .frozen = t->fz ? t->fz[i] : 0 };
     return j;
 }
 
@@ -482,6 +487,10 @@ static int split(const trn_trainer *t)
 
 void trn_apply(trn_trainer *t, int i, double *x, const double *g, double g_div)
 {
+    if (t->fz && t->fz_off[i] > 0) {   /* the frozen prefix holds no state */
+        trn_apply_range(t, i, x, g, g_div, t->fz_off[i], t->P, 1);
+        return;
+    }
     if (!split(t)) {
         mdl_optim_step(t->opt, i, x, g, g_div);
         return;

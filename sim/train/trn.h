@@ -132,6 +132,18 @@ void   trn_split_aux_init(trn_trainer *t, size_t s, double *aux, gsl_rng *rng);
 void trn_apply_range(trn_trainer *t, int node, double *x, const double *g, double g_div,
                      size_t lo, size_t hi, int count);
 
+/* Progressive freezing (trn_freeze.c, models/mdl_freeze.h): node's
+ * steps begun from now on compute with its first f weight layers frozen
+ * (no gradient for them: the prefix of its gradient is zero), and its
+ * optimizer updates (trn_apply) leave that prefix, and its state, alone.
+ * 0 unfreezes.  Protocols that freeze update through trn_apply (not the
+ * fused trn_mix, which updates the whole vector).  0; -1 when f is more
+ * than the model's hidden layers (or the timing-only model); -2 when out
+ * of memory (the first freeze allocates 2 n sizes).  trn_frozen: node's
+ * count (0 until set); trn_frozen_prefix: the parameters it covers. */
+int    trn_set_frozen(trn_trainer *t, int node, size_t f);
+size_t trn_frozen(const trn_trainer *t, int node);
+size_t trn_frozen_prefix(const trn_trainer *t, int node);
 /* The gradient of node's last step begun; valid until its next begins.
  * With threads it first waits for the step's job (or runs it here when no
  * worker has taken it): call it at the step's end or marks, not before. */

@@ -30,6 +30,7 @@ typedef struct job {
     double       *tmp;      /* P: a chunk's gradient when n_batch > the model's batch */
     double        loss;     /* out */
     int           mix;      /* first the node's deferred mix (t->mix[node]) */
+    size_t        frozen;   /* frozen layers (mdl_set_frozen) */
     uint64_t      step;     /* for the divergence record */
     double        time_s;
 } job;
@@ -123,6 +124,9 @@ struct trn_trainer {
     double        *hess_work;
     size_t         hess_cap; /* doubles in hess_work */
     mix_rec       *mix;      /* n */
+    /* progressive freezing (trn_freeze.c), NULL until a node freezes:
+     * frozen layers and the frozen prefix's parameters per node */
+    size_t        *fz, *fz_off;
 };
 
 /* trn.c: node i's next batch (the next B indices of its shuffled

@@ -1,0 +1,75 @@
+/* mdl_freeze.c -- the frozen prefix of a model (its parameters and the
+ * FLOPs of a step that leaves it out, from the per-layer model of
+ * mdl_split.c) and the closed form of a node's training memory
+ * (mdl_freeze.h).  The gradient itself is mdl_mlp.c's, which reads the
+ * instance's frozen count; this file does not compute one, nor decide
+ * when a layer freezes.
+ */
+#include "mdl_freeze.h"
+#include "mdl_internal.h"
+#include "mdl_split.h"
+
+static size_t width(const mdl_arch *a, size_t l)
+{
+    if (l == 0)
+        return a->d;
+    if (l <= a->n_hidden)
+        return a->hidden[l - 1];
+    return (size_t)a->n_classes;
+}
+
+static int is_mlp(const mdl_model *m) { return m->type == &mdl_mlp; }
+
+size_t mdl_freeze_max(const mdl_model *m) { return is_mlp(m) ? m->arch.n_hidden : 0; }
+
+size_t mdl_freeze_prefix(const mdl_model *m, size_t f)
+{
+    size_t n = 0;
+    for (size_t l = 1; l <= f && l <= mdl_freeze_max(m); l++)
+        n += width(&m->arch, l) * width(&m->arch, l - 1) + width(&m->arch, l);
+    return n;
+}
+
+double mdl_freeze_flops(const mdl_model *m, size_t f)
+{
+    if (!is_mlp(m) || f == 0)
+        return mdl_flops_per_sample(m);
+    const mdl_arch *a = &m->arch;
+    double s = 0.0;
+    for (size_t l = 1; l <= a->n_hidden + 1; l++)
+        s += l <= f ? 2.0 * (double)width(a, l) * (double)width(a, l - 1)
+                    : mdl_mlp_layer_flops(a, l, l > f + 1);
+    return s;
+}
+
+int mdl_set_frozen(mdl_model *m, size_t f)
+{
+    if (f > mdl_freeze_max(m))
+        return -1;
+    m->frozen = f;
+    return 0;
+}
+
+size_t mdl_frozen(const mdl_model *m) { return m->frozen; }
+
+mdl_memory mdl_memory_of(const mdl_model *m, size_t f, size_t batch, int optim_slots,
+                         double bytes_per_value)
+{
+    const mdl_arch *a = &m->arch;
+    const double P = (double)m->n_params, v = bytes_per_value, B = (double)batch;
+    const double trainable = P - (double)mdl_freeze_prefix(m, f);
+    double inputs = 0.0, outputs;
+    if (is_mlp(m)) {
+        for (size_t l = f + 1; l <= a->n_hidden + 1; l++)
+            inputs += (double)width(a, l - 1);
+        outputs = (double)a->n_classes;
+    } else {
+        inputs = (double)a->d;
+        outputs = m->type == &mdl_softmax ? (double)a->n_classes : 1.0;
+    }
+    mdl_memory r = { .params = v * P, .grads = v * trainable,
+                     .optim = v * (double)optim_slots * trainable,
+                     .acts = v * B * (inputs + outputs) };
+    r.total = r.params + r.grads + r.optim + r.acts;
+    return r;
+}

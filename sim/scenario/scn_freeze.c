@@ -1,0 +1,67 @@
+/* scn_freeze.c -- the freeze section of a scenario (progressive freezing
+ * of the MLP's front layers, docs/models.md): its keys, their checks and
+ * their resolved form.  Whether the model has that many layers to freeze
+ * and whether the protocol can freeze are the runner's checks
+ * (run_memory.c), since only it knows both; this file builds nothing.
+ */
+#include "scn_internal.h"
+
+#include <stdlib.h>
+
+#define FREEZE_MAX_COUNT 2147483647LL   /* a collective's round bound, 2^31 - 1 */
+
+int scn_i_v_freeze(scn_ctx *c, json_t *root, scn_scenario *s)
+{
+    static const char *const keys[] = {"after_steps", NULL};
+    char p[PTR_MAX], ap[PTR_MAX], ep[PTR_MAX];
+    json_t *o, *a;
+
+    if (scn_i_opt_obj(c, root, "", "freeze", &o, p) || scn_i_check_keys(c, o, p, keys))
+        return -1;
+    if (!o)
+        return 0;
+    if (scn_i_need_key(c, o, p, "after_steps", NULL))
+        return -1;
+    a = json_object_get(o, "after_steps");
+    scn_i_ptr_key(ap, p, "after_steps");
+    if (!json_is_array(a))
+        return scn_i_fail(c, ap, "must be an array of step counts, got %s",
+                          scn_i_type_name(a));
+    const size_t n = json_array_size(a);
+    if (n < 1 || n > MDL_MAX_HIDDEN)
+        return scn_i_fail(c, ap, "must list 1 to %d step counts (one per frozen layer), "
+                          "got %zu", MDL_MAX_HIDDEN, n);
+    if (!(s->freeze_after = calloc(n, sizeof *s->freeze_after)))
+        return scn_i_fail_oom(c);
+    s->n_freeze = n;
+    for (size_t k = 0; k < n; k++) {
+        long long v;
+        scn_i_ptr_idx(ep, ap, k);
+        if (scn_i_int_value(c, ep, json_array_get(a, k), 0, FREEZE_MAX_COUNT, &v))
+            return -1;
+        if (k > 0 && (uint64_t)v <= s->freeze_after[k - 1])
+            return scn_i_fail(c, ep, "must be > the previous count (%llu): layers freeze "
+                              "front first, one at a time, got %lld",
+                              (unsigned long long)s->freeze_after[k - 1], v);
+        s->freeze_after[k] = (uint64_t)v;
+    }
+    s->has_freeze = 1;
+    return 0;
+}
+
+void scn_i_resolved_freeze(json_t *root, const scn_scenario *s, int *oom)
+{
+    if (!s->has_freeze || *oom)
+        return;
+    json_t *o = scn_i_section(root, "freeze", oom), *a;
+    if (!o)
+        return;
+    if (!(a = json_array())) {
+        *oom = 1;
+        return;
+    }
+    scn_i_add(o, "after_steps", a, oom);
+    for (size_t k = 0; k < s->n_freeze && !*oom; k++)
+        if (json_array_append_new(a, json_integer((json_int_t)s->freeze_after[k])) != 0)
+            *oom = 1;
+}
