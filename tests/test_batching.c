@@ -6,7 +6,11 @@
  * measured speeds reach the same plan after one uniform iteration; the
  * server applies the batch-weighted mean of the gradients; a batch above
  * the model's bound is the mean over all its samples; bad parameters are
- * located errors; uniform batching is the old path.
+ * located errors; uniform batching is the old path.  The same for the
+ * all-reduce protocol (`allreduce`): steps of total / sum of speeds, one
+ * round every 2 s plus the ring's closed form, every node on the
+ * batch-weighted mean (one collective and bucketed), measured speeds, and
+ * the plan over the live members after a crash.
  */
 #include "exact_util.h"
 #include "alg_batchplan.h"
@@ -101,13 +105,15 @@ END_TEST
 /* 4 workers of step times 1, 2, 4, 4 s for batch 8: per-sample speeds 8,
  * 4, 2, 2 (sum 16); speed batches of a total of 32 are 16, 8, 4, 4, and
  * every step lasts 32 / 16 = 2 s.  Links of 0.1 ms at 1 GB/s. */
-#define HET(compute, alg) \
+#define HETN(name, compute, alg, extra) \
     "{\"seed\": 2, \"nodes\": 4, \"model\": {\"kind\": \"logistic\"}," \
     " \"data\": {\"train\": 480, \"test\": 60, \"features\": 3}," \
     " \"compute\": " compute "," \
-    " \"network\": {\"latency_s\": 0.0001, \"bandwidth_Bps\": 1e9}," \
-    " \"algorithm\": {\"name\": \"ps-sync\", \"lr\": 0.1, \"batch\": 8" alg "}," \
+    " \"network\": {\"latency_s\": 0.0001, \"bandwidth_Bps\": 1e9}," extra \
+    " \"algorithm\": {\"name\": \"" name "\", \"lr\": 0.1, \"batch\": 8" alg "}," \
     " \"stop\": {\"time_s\": 9.5}, \"output\": {\"trace\": true}}"
+#define HET(compute, alg) HETN("ps-sync", compute, alg, "")
+#define HETA(compute, alg) HETN("allreduce", compute, alg, "")
 #define STEPS_S "{\"step_time_s\": 1, \"groups\": [{\"nodes\": [1], \"step_time_s\": 2}," \
     " {\"nodes\": [\"2-3\"], \"step_time_s\": 4}]}"
 /* the logistic model on 3 features costs 4 x 3 = 12 FLOPs a sample (its
@@ -317,6 +323,158 @@ START_TEST(test_total_batch_set)
 }
 END_TEST
 
+/* ---- the all-reduce protocol ---- */
+
+/* The ring all-reduce of the 4 parameters (16 B at 4 B each) over 4
+ * nodes: 2 (n - 1) a + 2 (n - 1) / n M / B. */
+#define RING4 (6 * 0.0001 + 1.5 * 16 / 1e9)
+
+/* Batches 16, 8, 4, 4: every step lasts 2 s, and step j of every node
+ * starts at j (2 + RING4): all finish together, so the whole ring runs
+ * after the steps; uniform batches: steps of 1, 2, 4, 4 s. */
+START_TEST(test_allreduce_steps_and_rounds)
+{
+    const char *cases[] = { HETA(STEPS_S, ", \"batching\": \"speed\""),
+                            HETA(FLOPS, ", \"batching\": \"speed\""),
+                            HETA(STEPS_S, "") };
+    for (int c = 0; c < 3; c++) {
+        run_result res;
+        int k = step_rows(cases[c], &res);
+        double period = 2 + RING4;
+        ck_assert_int_ge(k, c < 2 ? 16 : 8);
+        if (c < 2)
+            expect_durations(k, (const double[]){ 2, 2, 2, 2, 2, 2, 2, 2 }, 0);
+        else
+            expect_durations(k, (const double[]){ 1, 2, 4, 4, 1, 2, 4, 4 }, 0);
+        int seen[4] = { 0 };
+        for (int j = 0; j < k && c < 2; j++) {
+            int i = rows[j].node;
+            ck_assert_msg(fabs(rows[j].start - seen[i] * period) < 1e-9,
+                          "case %d node %d step %d starts at %.12g, want %.12g", c, i, seen[i],
+                          rows[j].start, seen[i] * period);
+            seen[i]++;
+        }
+        if (c < 2) {
+            ck_assert_double_eq(stat_of(&res, "batch_min"), 4);
+            ck_assert_double_eq(stat_of(&res, "batch_max"), 16);
+        } else {
+            ck_assert_int_eq(res.n_stats, 0);
+        }
+    }
+}
+END_TEST
+
+/* Measured speeds: a uniform first round (1, 2, 4, 4 s), then 2 s. */
+START_TEST(test_allreduce_measured_speeds)
+{
+    run_result res;
+    int k = step_rows(HETA(STEPS_S, ", \"batching\": \"speed\", \"batch_source\": \"measured\""),
+                      &res);
+    ck_assert_int_ge(k, 12);
+    expect_durations(k, (const double[]){ 2, 2, 2, 2, 1, 2, 4, 4 }, 1);
+}
+END_TEST
+
+/* Every node lands on (16 t0 + 8 t1 + 4 t2 + 4 t3) / 32: the sum of
+ * b_i g_i over the sum of the batches. */
+START_TEST(test_allreduce_applies_the_batch_weighted_mean)
+{
+    set_targets(4, MAXP);
+    run_result res;
+    run_wrapped(HETA(STEPS_S, ", \"batching\": \"speed\""),
+                wrap_p("allreduce", G_TARGET, 0.1, "batching=speed"), zero_init, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    const double b[4] = { 16, 8, 4, 4 };
+    for (int i = 0; i < 4; i++)
+        for (size_t q = 0; q < cap_P; q++) {
+            double want = 0;
+            for (int j = 0; j < 4; j++)
+                want += b[j] * target[j][q];
+            want /= 32;
+            ck_assert_msg(fabs(cap_x[i][q] - want) < 1e-12, "node %d parameter %zu: %.17g, want %.17g",
+                          i, q, cap_x[i][q], want);
+        }
+}
+END_TEST
+
+/* The bucketed path (DDP's overlap; two buckets of two parameters, the
+ * first released by a step mark, which the target wrapper does not see)
+ * weighs the real gradients as the one collective does: after the same
+ * four rounds every node holds the same parameters to rounding. */
+START_TEST(test_allreduce_buckets_weigh_as_one_collective)
+{
+    double one[4][MAXP];
+    const char *spec[] = { "batching=speed,overlap=off", "batching=speed,bucket_bytes=8" };
+    for (int c = 0; c < 2; c++) {
+        run_result res;
+        run_wrapped(HETA(STEPS_S, ", \"batching\": \"speed\""),
+                    wrap_p("allreduce", G_REAL, 0.1, spec[c]), NULL, &res);
+        ck_assert_int_eq(res.status, RUN_OK);
+        for (int i = 0; i < 4; i++)
+            ck_assert_int_eq(steps_of[i], 4);
+        for (int i = 0; i < 4; i++)
+            for (size_t q = 0; q < cap_P; q++) {
+                if (c == 0) {
+                    one[i][q] = cap_x[i][q];
+                    continue;
+                }
+                ck_assert_msg(fabs(cap_x[i][q] - one[i][q]) < 1e-12,
+                              "node %d parameter %zu: %.17g bucketed, %.17g in one", i, q,
+                              cap_x[i][q], one[i][q]);
+            }
+    }
+}
+END_TEST
+
+/* Node 3 crashes at 1 s for good, declared failed at 1.5 s: round 0
+ * re-forms among nodes 0-2 (which finished their 2 s steps by then), and
+ * the plan is re-made over them: 24 samples (32 x 3 / 4) for speeds 8, 4,
+ * 2, quotas 13.71, 6.86, 3.43, floors 13, 6, 3 and the two missing to the
+ * largest remainders, 14, 7, 3: steps of 1.75, 1.75 and 1.5 s from round 1
+ * on, and every survivor steps on sum b_i g_i / 24 after that. */
+START_TEST(test_allreduce_replans_after_a_crash)
+{
+    run_result res;
+    int k = step_rows(HETN("allreduce", STEPS_S, ", \"batching\": \"speed\"",
+                           " \"faults\": {\"detect_s\": 0.5, \"events\": [{\"kind\": \"schedule\","
+                           " \"nodes\": [3], \"down_s\": 1}]},"), &res);
+    int seen[4] = { 0 };
+    const double later[3] = { 1.75, 1.75, 1.5 };
+    for (int j = 0; j < k; j++) {
+        int i = rows[j].node;
+        double d = rows[j].end - rows[j].start;
+        if (i < 3 && seen[i] > 0)
+            ck_assert_msg(fabs(d - later[i]) < 1e-9, "node %d step %d lasts %.12g s", i, seen[i], d);
+        seen[i]++;
+    }
+    ck_assert_int_ge(seen[0], 4);
+    ck_assert_double_eq(stat_of(&res, "batch_min"), 3);
+    ck_assert_double_eq(stat_of(&res, "batch_max"), 14);
+    ck_assert_double_eq(stat_of(&res, "batch_rebalances"), 1);
+    /* the target gradients: the survivors land on (14 t0 + 7 t1 + 3 t2) / 24 */
+    set_targets(4, MAXP);
+    run_wrapped(HETN("allreduce", STEPS_S, ", \"batching\": \"speed\"",
+                     " \"faults\": {\"detect_s\": 0.5, \"events\": [{\"kind\": \"schedule\","
+                     " \"nodes\": [3], \"down_s\": 1}]},"),
+                wrap_p("allreduce", G_TARGET, 0.1, "batching=speed"), zero_init, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    for (int i = 0; i < 3; i++)
+        for (size_t q = 0; q < cap_P; q++) {
+            double want = (14 * target[0][q] + 7 * target[1][q] + 3 * target[2][q]) / 24;
+            ck_assert_msg(fabs(cap_x[i][q] - want) < 1e-12, "node %d parameter %zu: %.17g, want %.17g",
+                          i, q, cap_x[i][q], want);
+        }
+}
+END_TEST
+
+START_TEST(test_allreduce_bad_total_is_located)
+{
+    expect_prepare_error(HETA(STEPS_S, ", \"batching\": \"speed\", \"total_batch\": 33"),
+        "test.json: /algorithm/name: error: total_batch must be 0 (batch x workers) or between "
+        "the 4 workers and batch x workers = 32 (what every partition holds), got 33");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("batching");
@@ -331,6 +489,12 @@ int main(void)
     tcase_add_test(tc, test_large_batch_is_the_mean_over_its_samples);
     tcase_add_test(tc, test_bad_parameters_are_located);
     tcase_add_test(tc, test_total_batch_set);
+    tcase_add_test(tc, test_allreduce_steps_and_rounds);
+    tcase_add_test(tc, test_allreduce_measured_speeds);
+    tcase_add_test(tc, test_allreduce_applies_the_batch_weighted_mean);
+    tcase_add_test(tc, test_allreduce_buckets_weigh_as_one_collective);
+    tcase_add_test(tc, test_allreduce_replans_after_a_crash);
+    tcase_add_test(tc, test_allreduce_bad_total_is_located);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -25,10 +25,21 @@
  * lasts max_k (r_k + A_k + ... + A_{m-1}), r_k the release time, A_k
  * bucket k's all-reduce time (docs/algorithms.md).
  *
+ * Speed-proportional batches (`batching: "speed"`, alg_batchplan.c, the
+ * same parameters as ps-sync): worker i computes on b_i samples in
+ * proportion to its per-sample speed and contributes b_i g_i to the
+ * all-reduce; a node with the sum applies x <- x - lr * sum / B, B the
+ * sum of the batches of the round's members (every node knows the plan,
+ * as a real job that planned it does), so the update is the batch-weighted
+ * mean sum b_i g_i / sum b_i.  The plan changes when a round is first
+ * completed, before any member starts its step of the next round, so
+ * every member of a round computes on the same plan.
+ *
  * Simplified: members are in node order 0..n-1 whatever the topology (the
  * topology is not used).
  */
 #include "alg_coll.h"
+#include "alg_batchplan.h"
 
 #include <assert.h>
 #include <math.h>
@@ -36,7 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { P_COLLECTIVE, P_OVERLAP, P_BUCKET_BYTES, P_FORWARD_SHARE, P_BUCKET_COLL };
+enum { P_COLLECTIVE, P_OVERLAP, P_BUCKET_BYTES, P_FORWARD_SHARE, P_BUCKET_COLL, P_BP };
 enum { TAG_COLL = 1 };   /* bucket k's collective: TAG_COLL + 1 + k */
 enum { TAG_SYNC = 0 };   /* a live member's model, to a worker taken back */
 enum { OVL_OFF, OVL_ON };
@@ -58,6 +69,7 @@ static const alg_param_spec params[] = {
       "fraction of the step that is the forward pass (before any bucket is ready)" },
     { "bucket_collectives", ALG_PARAM_CHOICE, BC_SEQUENTIAL, 0, 0, bucket_coll_names,
       "bucket all-reduces one after another or all at once" },
+    ALG_BP_PARAMS,
     { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -74,6 +86,8 @@ typedef struct ar_shared {
     bucket   *b;
     double   *marks;        /* m - 1 release fractions of the step */
     int       n_syncing;    /* workers waiting for a live member's model */
+    alg_bp    bp;           /* the workers' batches (uniform: alg_batch each) */
+    uint64_t  planned;      /* rounds completed by some node (the plan's iterations) */
 } ar_shared;
 
 typedef struct ar_state {
@@ -88,16 +102,57 @@ typedef struct ar_state {
      * model of round `want` (sent once `served`) */
     int           syncing, served;
     uint64_t      want;
+    /* speed batches: its batch in rounds of each parity, and b g */
+    size_t        bsz[2];
+    double       *scaled;
 } ar_state;
 
 static void serve(alg_ctx *ctx, int from);
 static const int *members(alg_ctx *ctx, uint64_t round, int *k);
 
+/* What sum is divided by: the members (each contributed g), or with
+ * speed batches the sum of their batches of the round (each contributed
+ * b g). */
+static double divisor(alg_ctx *ctx, const ar_state *st)
+{
+    ar_shared *sh = ctx->shared;
+    if (!sh->bp.on)
+        return (double)st->k;
+    int k;
+    const int *mem = members(ctx, st->round, &k);
+    double B = 0;
+    for (int j = 0; j < k; j++)
+        B += (double)((const ar_state *)alg_state(ctx, mem[j]))->bsz[st->round & 1];
+    return B;
+}
+
+/* Node completed its round: the first to complete a round re-plans the
+ * batches (alg_batchplan.c), before any member starts the next step. */
+static void round_done(alg_ctx *ctx, ar_state *st)
+{
+    ar_shared *sh = ctx->shared;
+    st->round++;
+    if (st->round > sh->planned) {
+        sh->planned = st->round;
+        alg_bp_iteration_done(ctx, &sh->bp, st->round);
+    }
+}
+
+/* Node's contribution of parameters [off, off + len): its gradient, or
+ * with speed batches b g (in its own buffer, kept until its next step). */
+static const double *contrib(alg_ctx *ctx, ar_state *st, int i, size_t off, size_t len)
+{
+    ar_shared *sh = ctx->shared;
+    if (!sh->bp.on)
+        return st->grad + off;
+    double b = alg_bp_weight(&sh->bp, i);
+    for (size_t q = off; q < off + len; q++)
+        st->scaled[q] = b * st->grad[q];
+    return st->scaled + off;
+}
+
 static void start_step(alg_ctx *ctx, int i);
 
-/* The sum of the trainable suffix (len of ctx->P: all of it unless layers
- * are frozen, when it goes in place into the node's sum buffer and the
- * update leaves the frozen prefix alone). */
 static void reduced(alg_ctx *ctx, int node, const double *sum, size_t len)
 {
     ar_state *st = alg_state(ctx, node);
@@ -105,13 +160,13 @@ static void reduced(alg_ctx *ctx, int node, const double *sum, size_t len)
         memcpy(st->sum + (ctx->P - len), sum, len * sizeof(double));
         sum = st->sum;
     }
-    alg_sgd_apply(ctx, node, alg_params(ctx, node), sum, (double)st->k);
-    st->round++;
+    alg_sgd_apply(ctx, node, alg_params(ctx, node), sum, divisor(ctx, st));
+    round_done(ctx, st);
     serve(ctx, node);
     start_step(ctx, node);
 }
 
-/* Node's gradient of `round` into the one collective: its trainable
+/* Node's contribution of `round` into the one collective: its trainable
  * suffix only (alg_freeze_round). */
 static void start_coll(alg_ctx *ctx, ar_state *st, int i, uint64_t round, const double *grad)
 {
@@ -126,7 +181,8 @@ static void start_bucket(alg_ctx *ctx, ar_state *st, int i, int k)
     ar_shared *sh = ctx->shared;
     st->started++;
     const int *mem = members(ctx, st->round, &st->k);
-    alg_coll_start(ctx, sh->b[k].coll, i, st->round, mem, st->k, st->grad + sh->b[k].off);
+    alg_coll_start(ctx, sh->b[k].coll, i, st->round, mem, st->k,
+                   contrib(ctx, st, i, sh->b[k].off, sh->b[k].len));
 }
 
 static void start_step(alg_ctx *ctx, int i)
@@ -135,6 +191,8 @@ static void start_step(alg_ctx *ctx, int i)
     ar_state *st = alg_state(ctx, i);
     st->stepping = 1;
     alg_freeze_round(ctx, i, st->round);   /* nothing without a freeze section */
+    alg_bp_step_start(ctx, &sh->bp, i);
+    st->bsz[st->round & 1] = (size_t)alg_bp_weight(&sh->bp, i);
     if (sh->m)
         alg_start_step_marks(ctx, i, sh->marks, sh->m - 1);
     else
@@ -148,8 +206,8 @@ static void bucket_reduced(alg_ctx *ctx, int i, int k, const double *sum, size_t
     memcpy(st->sum + sh->b[k].off, sum, len * sizeof(double));
     st->reduced++;
     if (st->reduced == sh->m) {
-        alg_sgd_apply(ctx, i, alg_params(ctx, i), st->sum, (double)st->k);
-        st->round++;
+        alg_sgd_apply(ctx, i, alg_params(ctx, i), st->sum, divisor(ctx, st));
+        round_done(ctx, st);
         st->released = st->started = st->reduced = 0;
         serve(ctx, i);
         start_step(ctx, i);
@@ -231,13 +289,18 @@ static int make_buckets(alg_ctx *ctx, ar_shared *sh)
     return 0;
 }
 
+static int ar_check(const alg_ctx *ctx, char *err, size_t size)
+{
+    return alg_bp_check(ctx, P_BP, err, size);
+}
+
 static int ar_shared_init(alg_ctx *ctx)
 {
     ar_shared *sh = calloc(1, sizeof *sh);
     if (!sh)
         return -1;
     ctx->shared = sh;
-    if (make_buckets(ctx, sh) != 0)
+    if (alg_bp_init(&sh->bp, ctx, P_BP) != 0 || make_buckets(ctx, sh) != 0)
         return -1;
     if (sh->m)
         return 0;
@@ -254,6 +317,7 @@ static void ar_shared_fini(alg_ctx *ctx)
     if (!sh)
         return;
     alg_coll_destroy(ctx, sh->coll);
+    alg_bp_fini(&sh->bp);
     if (sh->b)
         for (int k = 0; k < sh->m; k++)
             alg_coll_destroy(ctx, sh->b[k].coll);
@@ -267,9 +331,12 @@ static int ar_init(alg_ctx *ctx, void *state, int node)
     (void)node;
     ar_state *st = state;
     const ar_shared *sh = ctx->shared;
+    size_t P = ctx->P ? ctx->P : 1;
+    if (sh->bp.on && !(st->scaled = malloc(P * sizeof(double))))
+        return -1;
     if (!sh->m && !alg_freezing(ctx))
         return 0;
-    st->sum = calloc(1, (ctx->P ? ctx->P : 1) * sizeof(double));
+    st->sum = calloc(1, P * sizeof(double));   /* with freezing its frozen prefix stays 0 */
     return st->sum ? 0 : -1;
 }
 
@@ -279,6 +346,7 @@ static void ar_fini(alg_ctx *ctx, void *state, int node)
     (void)node;
     ar_state *st = state;
     free(st->sum);
+    free(st->scaled);
 }
 
 static void ar_on_start(alg_ctx *ctx, void *state, int i)
@@ -298,11 +366,14 @@ static void ar_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
     ar_shared *sh = ctx->shared;
     st->stepping = 0;
     st->grad = grad;
+    alg_bp_step_done(ctx, &sh->bp, i);
     if (sh->m) {
         release(ctx, st, i, sh->m - 1, grad);
         return;
     }
-    start_coll(ctx, st, i, st->round, grad);
+    /* what a re-formation restarts the round with, too */
+    st->grad = contrib(ctx, st, i, 0, ctx->P);
+    start_coll(ctx, st, i, st->round, st->grad);
 }
 
 static void ar_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
@@ -496,6 +567,13 @@ static void ar_describe_wait(const alg_ctx *ctx, const void *state, int i,
     }
 }
 
+/* With speed batches: the plan's smallest and largest batch, re-plans. */
+static int ar_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
+{
+    const ar_shared *sh = ctx->shared;
+    return alg_bp_stats(&sh->bp, keys, values, max);
+}
+
 const alg_type alg_allreduce = {
     .name = "allreduce",
     .one_model = 1,
@@ -503,6 +581,7 @@ const alg_type alg_allreduce = {
     .summary = "synchronous data-parallel SGD over an all-reduce (Patarasuk & Yuan 2009)",
     .state_size = sizeof(ar_state),
     .params = params,
+    .check = ar_check,
     .shared_init = ar_shared_init,
     .shared_fini = ar_shared_fini,
     .init = ar_init,
@@ -513,5 +592,6 @@ const alg_type alg_allreduce = {
     .on_failure = ar_on_failure,
     .on_return = ar_on_return,
     .describe_wait = ar_describe_wait,
+    .stats = ar_stats,
     .fini = ar_fini,
 };

@@ -245,3 +245,17 @@ void alg_bp_iteration_done(alg_ctx *ctx, alg_bp *bp, uint64_t iter)
     }
     plan(ctx, bp, bp->mem);
 }
+
+int alg_bp_stats(const alg_bp *bp, const char **keys, double *values, int max)
+{
+    if (!bp->on || max < 3)
+        return 0;
+    size_t lo = bp->batch[0], hi = bp->batch[0];
+    for (int i = 1; i < bp->n; i++) {
+        lo = bp->batch[i] < lo ? bp->batch[i] : lo;
+        hi = bp->batch[i] > hi ? bp->batch[i] : hi;
+    }
+    static const char *const k[3] = { "batch_min", "batch_max", "batch_rebalances" };
+    double v[3] = { (double)lo, (double)hi, (double)bp->rebalances };
+    return alg_stats_copy(k, v, 3, keys, values, max);
+}

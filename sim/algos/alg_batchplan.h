@@ -86,4 +86,9 @@ void alg_bp_iteration_done(alg_ctx *ctx, alg_bp *bp, uint64_t iter);
  * scratch is allocated here (out of memory: alg_out_of_memory). */
 int alg_bp_split(const double *w, const size_t *cap, int n, size_t total, size_t *out);
 
+/* With speed batches: batch_min, batch_max (the current plan) and
+ * batch_rebalances (re-plans after the first) into keys/values from 0,
+ * when max leaves room for the three; returns how many (0 when uniform). */
+int alg_bp_stats(const alg_bp *bp, const char **keys, double *values, int max);
+
 #endif

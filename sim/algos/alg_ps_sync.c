@@ -204,17 +204,7 @@ static void psy_describe_wait(const alg_ctx *ctx, const void *state, int i, char
 static int psy_stats(const alg_ctx *ctx, const char **keys, double *values, int max)
 {
     int k = alg_ps_stats(ctx, keys, values, max);
-    const alg_bp *bp = &psy(ctx)->bp;
-    if (!bp->on || max - k < 3)
-        return k;
-    size_t lo = bp->batch[0], hi = bp->batch[0];
-    for (int i = 1; i < ctx->n; i++) {
-        lo = bp->batch[i] < lo ? bp->batch[i] : lo;
-        hi = bp->batch[i] > hi ? bp->batch[i] : hi;
-    }
-    const char *kk[3] = { "batch_min", "batch_max", "batch_rebalances" };
-    double vv[3] = { (double)lo, (double)hi, (double)bp->rebalances };
-    return k + alg_stats_copy(kk, vv, 3, keys + k, values + k, max - k);
+    return k + alg_bp_stats(&psy(ctx)->bp, keys + k, values + k, max - k);
 }
 
 const alg_type alg_ps_sync = {
