@@ -6,9 +6,11 @@
  * node_metrics.csv and trace.csv compared byte for byte, with the status
  * and message of the run.  The worker pool itself is checked on its own:
  * every task runs once, joined in the caller's order, whatever thread
- * took it.  No timing is measured here (speed belongs in bench/).
+ * took it, and a caller waiting for a worker runs the queued tasks (a
+ * task the running one waits for would otherwise never run).  No timing is measured here (speed belongs in bench/).
  */
 #include <check.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +187,64 @@ START_TEST(pool_runs_each_task_once)
 }
 END_TEST
 
+/* Task 0 runs until task 1 has run; the caller waits for task 0 only
+ * once the worker has it, so only a caller that runs queued tasks while
+ * it waits gets past the join (else: a deadlock, caught by the timeout). */
+typedef struct relay {
+    atomic_int started, released;
+    int        ran[2], thread_of[2];
+} relay;
+
+static void relay_task(void *vr, int k, int thread)
+{
+    relay *r = vr;
+    r->ran[k]++;
+    r->thread_of[k] = thread;
+    if (k == 0) {
+        atomic_store(&r->started, 1);
+        while (!atomic_load(&r->released))
+            ;
+    } else {
+        atomic_store(&r->released, 1);
+    }
+}
+
+static void relay_round(sim_pool *p, relay *r, int part)
+{
+    atomic_store(&r->started, 0);
+    atomic_store(&r->released, 0);
+    sim_pool_submit(p, 0);
+    while (!atomic_load(&r->started))   /* the worker has task 0 */
+        ;
+    sim_pool_submit(p, 1);
+    if (part)
+        ck_assert_int_eq(sim_pool_wait_part(p, 0), 2);
+    else
+        ck_assert_int_eq(sim_pool_join(p, 0), 2);
+    ck_assert_int_eq(r->thread_of[0], 1);
+    ck_assert_int_eq(r->thread_of[1], 0);   /* run by the waiting caller */
+    ck_assert_int_eq(sim_pool_join(p, 1), 1);
+    ck_assert_int_eq(sim_pool_join(p, 0), part ? 1 : 0);
+}
+
+START_TEST(pool_caller_helps_while_waiting)
+{
+    relay r = { 0 };
+    sim_pool *p = sim_pool_create(2, 2, relay_task, &r);
+    ck_assert_ptr_nonnull(p);
+    relay_round(p, &r, 0);
+    relay_round(p, &r, 1);
+    ck_assert_int_eq(r.ran[0], 2);
+    ck_assert_int_eq(r.ran[1], 2);
+    sim_pool_stats st = sim_pool_stats_get(p);
+    ck_assert_int_eq(st.submitted, 4);
+    ck_assert_int_eq(st.waited, 2);
+    ck_assert_int_eq(st.helped, 2);
+    ck_assert_int_eq(st.ran_here, 0);
+    sim_pool_destroy(p);
+}
+END_TEST
+
 /* ---- whole runs ---- */
 
 static const char *const traced[] = { "output.trace=true" };
@@ -340,6 +400,10 @@ int main(void)
     tcase_add_test(tc, fednova_losses);
     tcase_add_test(tc, divergence_replayed);
     suite_add_tcase(s, tc);
+    TCase *tp = tcase_create("pool");   /* a deadlock fails in seconds, not minutes */
+    tcase_set_timeout(tp, 30);
+    tcase_add_test(tp, pool_caller_helps_while_waiting);
+    suite_add_tcase(s, tp);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

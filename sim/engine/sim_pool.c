@@ -2,8 +2,11 @@
  * mutex, a FIFO of submitted tasks kept as an intrusive doubly linked
  * list (so the caller can take a task out of the middle when it joins one
  * no worker has started), one condition variable for workers waiting for
- * work and one for the caller waiting for a task in progress.  It does
- * not decide what runs in parallel or how results are combined.
+ * work and one for the caller waiting for a task in progress.  A caller
+ * waiting for a worker's task takes queued tasks off the head of the FIFO
+ * and runs them first, and sleeps only when none is queued.  It counts
+ * what joins met (sim_pool_stats).  It does not decide what runs in
+ * parallel or how results are combined.
  */
 #include "sim_pool.h"
 
@@ -30,6 +33,7 @@ struct sim_pool {
     pthread_mutex_t mu;
     pthread_cond_t  work, done;
     double          task_cpu_s;  /* CPU seconds inside fn, every thread */
+    sim_pool_stats  st;
     pthread_t      *th;       /* n_threads - 1 */
     clockid_t      *clk;      /* their CPU clocks */
 };
@@ -40,6 +44,13 @@ static double thread_cpu_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -164,6 +175,7 @@ void sim_pool_submit(sim_pool *p, int k)
     else
         p->head = k;
     p->tail = k;
+    p->st.submitted++;
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->mu);
 }
@@ -182,20 +194,44 @@ static void run_here(sim_pool *p, int k)
     p->t[k].state = DONE;
 }
 
+/* With the lock held and k running on a worker: returns once k is done
+ * (part: or has said its first part is), running the tasks queued
+ * meanwhile on the caller's thread, oldest first; sleeps only when none
+ * is queued. */
+static void wait_running(sim_pool *p, int k, int part)
+{
+    p->st.waited++;
+    for (;;) {
+        const task *t = &p->t[k];
+        if (t->state != RUNNING || (part && t->part))
+            return;
+        if (p->head >= 0) {
+            p->st.helped++;
+            run_here(p, p->head);
+            continue;
+        }
+        double w0 = mono_s();
+        pthread_cond_wait(&p->done, &p->mu);
+        p->st.blocked_s += mono_s() - w0;
+    }
+}
+
 int sim_pool_join(sim_pool *p, int k)
 {
     assert(k >= 0 && k < p->n_tasks);
     pthread_mutex_lock(&p->mu);
     task *t = &p->t[k];
-    int was = t->state;
-    if (was == QUEUED)
+    int was = t->state, rc = was == IDLE ? 0 : 1;
+    if (was == QUEUED) {
+        p->st.ran_here++;
         run_here(p, k);
-    else
-        while (t->state == RUNNING)
-            pthread_cond_wait(&p->done, &p->mu);
+    } else if (was == RUNNING) {
+        wait_running(p, k, 0);
+        rc = 2;
+    }
     t->state = IDLE;
     pthread_mutex_unlock(&p->mu);
-    return was != IDLE;
+    return rc;
 }
 
 void sim_pool_part_done(sim_pool *p, int k)
@@ -207,17 +243,29 @@ void sim_pool_part_done(sim_pool *p, int k)
     pthread_mutex_unlock(&p->mu);
 }
 
-void sim_pool_wait_part(sim_pool *p, int k)
+int sim_pool_wait_part(sim_pool *p, int k)
 {
     assert(k >= 0 && k < p->n_tasks);
     pthread_mutex_lock(&p->mu);
     task *t = &p->t[k];
-    if (t->state == QUEUED)
+    int rc = 0;
+    if (t->state == QUEUED) {
+        p->st.ran_here++;
         run_here(p, k);
-    else
-        while (t->state == RUNNING && !t->part)
-            pthread_cond_wait(&p->done, &p->mu);
+    } else if (t->state == RUNNING && !t->part) {
+        wait_running(p, k, 1);
+        rc = 2;
+    }
     pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+sim_pool_stats sim_pool_stats_get(sim_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    sim_pool_stats s = p->st;
+    pthread_mutex_unlock(&p->mu);
+    return s;
 }
 
 double sim_pool_worker_cpu_s(const sim_pool *p)

@@ -32,7 +32,10 @@ int sim_pool_threads(const sim_pool *p);
 void sim_pool_submit(sim_pool *p, int k);
 /* Returns when task k has run: at once when it is done or was never
  * submitted, after running it here when no worker has taken it, else
- * when its worker finishes.  1 when k was pending, 0 when not. */
+ * when its worker finishes; while it waits for a worker the caller runs
+ * the oldest queued tasks itself (as a worker would, so it never sleeps
+ * while work is queued).  0 when k was not pending, 1 when it was done or
+ * run here, 2 when the caller had to wait for k's worker. */
 int sim_pool_join(sim_pool *p, int k);
 
 /* Two-part tasks: a task may say, once, that its first part is done
@@ -44,7 +47,20 @@ int sim_pool_join(sim_pool *p, int k);
  * taken it, else when its worker says so or finishes.  Either way k stays
  * pending until joined. */
 void sim_pool_part_done(sim_pool *p, int k);
-void sim_pool_wait_part(sim_pool *p, int k);
+/* 2 when it had to wait for k's worker (running queued tasks meanwhile,
+ * as sim_pool_join does), else 0. */
+int  sim_pool_wait_part(sim_pool *p, int k);
+
+/* What the caller's joins and waits met, for finding where a run with
+ * threads loses time (never part of a run's outputs). */
+typedef struct sim_pool_stats {
+    long   submitted;
+    long   ran_here;    /* joined or waited for while still queued: run by the caller */
+    long   waited;      /* joined or waited for while a worker ran it */
+    long   helped;      /* queued tasks the caller ran while waiting */
+    double blocked_s;   /* wall seconds the caller slept on a worker */
+} sim_pool_stats;
+sim_pool_stats sim_pool_stats_get(sim_pool *p);
 
 /* CPU seconds the workers have used so far (their thread CPU clocks). */
 double sim_pool_worker_cpu_s(const sim_pool *p);

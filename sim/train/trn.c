@@ -14,6 +14,7 @@
 #include "sim_rng.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_cblas.h>
@@ -196,10 +197,26 @@ out_destroy:
     return NULL;
 }
 
+/* DTSIM_POOL_STATS set: what the loop's joins met, on stderr (a
+ * diagnostic for bench/, never part of a run's outputs). */
+static void print_pool_stats(trn_trainer *t)
+{
+    sim_pool_stats s = sim_pool_stats_get(t->pool);
+    fprintf(stderr,
+            "dtsim: pool: %d threads, %ld tasks, %ld run by the loop when joined, %ld helped"
+            " while waiting; waits for a worker: %ld at a step's end, %ld for a neighbour's"
+            " mix, %ld for the node's own parameters, %ld other; %.3f s asleep\n",
+            t->cfg.threads, s.submitted, s.ran_here, s.helped, t->waits[TRN_WAIT_STEP],
+            t->waits[TRN_WAIT_NBR_MIX], t->waits[TRN_WAIT_PARAMS], t->waits[TRN_WAIT_OTHER],
+            s.blocked_s);
+}
+
 void trn_destroy(trn_trainer *t)
 {
     if (!t)
         return;
+    if (t->pool && getenv("DTSIM_POOL_STATS"))
+        print_pool_stats(t);
     sim_pool_destroy(t->pool);   /* first: waits for the jobs in progress */
     if (t->models)
         for (int k = 1; k < t->cfg.threads; k++)
@@ -336,10 +353,14 @@ static void check(trn_trainer *t, int i, const job *j)
                                    .time_s = j->time_s, .loss = j->loss };
 }
 
-/* Node i's job, if one is pending, has run and its loss is checked. */
-static void settle(trn_trainer *t, int i)
+/* Node i's job, if one is pending, has run and its loss is checked;
+ * site: who asked (TRN_WAIT_*), counted when the job was on a worker. */
+static void settle(trn_trainer *t, int i, int site)
 {
-    if (sim_pool_join(t->pool, i))
+    int rc = sim_pool_join(t->pool, i);
+    if (rc == 2)
+        t->waits[site]++;
+    if (rc)
         check(t, i, &t->jobs[i]);
     t->pending[i] = 0;
     if (t->mix[i].state == MIX_IN_JOB)
@@ -348,17 +369,17 @@ static void settle(trn_trainer *t, int i)
 
 /* Node i's mix, if one is deferred or in its job, is done: run here when
  * no job has it, else waited for (the rest of the job may still run). */
-static void mix_final(trn_trainer *t, int i)
+static void mix_final(trn_trainer *t, int i, int site)
 {
     mix_rec *r = &t->mix[i];
     if (r->state == MIX_DEFERRED) {
         if (t->pending[i])
-            settle(t, i);   /* a job still reading x in place */
+            settle(t, i, site);   /* a job still reading x in place */
         run_mix(t, i, &r->m, 0, t->P);
         if (r->m.g)
             mdl_optim_count(t->opt, i);
-    } else if (r->state == MIX_IN_JOB) {
-        sim_pool_wait_part(t->pool, i);
+    } else if (r->state == MIX_IN_JOB && sim_pool_wait_part(t->pool, i) == 2) {
+        t->waits[site]++;
     }
     r->state = MIX_NONE;
 }
@@ -366,18 +387,18 @@ static void mix_final(trn_trainer *t, int i)
 const double *trn_params_const(const trn_trainer *t, int i)
 {
     if (t->pool && t->mix[i].state != MIX_NONE)
-        mix_final((trn_trainer *)t, i);   /* the trainer itself is never const */
+        mix_final((trn_trainer *)t, i, TRN_WAIT_PARAMS);   /* the trainer itself is never const */
     return t->params + (size_t)i * t->P;
 }
 
 double *trn_params(trn_trainer *t, int i)
 {
     if (t->pool && t->mix[i].state != MIX_NONE)
-        mix_final(t, i);
+        mix_final(t, i, TRN_WAIT_PARAMS);
     /* a job reading these in place must have run before they change */
     if (t->pool && t->pending[i] && t->jobs[i].params != t->snap + (size_t)i * t->P) {
         t->copy = 1;
-        settle(t, i);
+        settle(t, i, TRN_WAIT_PARAMS);
     }
     return t->params + (size_t)i * t->P;
 }
@@ -396,10 +417,10 @@ void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
     }
     /* an aborted step's job is discarded only once it has run: it writes
      * the buffer the new one will */
-    settle(t, i);
+    settle(t, i, TRN_WAIT_OTHER);
     job j = next_job(t, i);
     if (t->mix[i].state == MIX_DEFERRED && t->copy) {
-        mix_final(t, i);   /* copies began since it was deferred: the copy needs it */
+        mix_final(t, i, TRN_WAIT_OTHER);   /* copies began since it was deferred: the copy needs it */
     } else if (t->mix[i].state == MIX_DEFERRED) {
         j.mix = 1;
         t->mix[i].state = MIX_IN_JOB;
@@ -419,14 +440,14 @@ void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
 const double *trn_grad(trn_trainer *t, int i)
 {
     if (t->pool)
-        settle(t, i);
+        settle(t, i, TRN_WAIT_STEP);
     return t->grads + (size_t)i * t->P;
 }
 
 double trn_step_loss(trn_trainer *t, int i)
 {
     if (t->pool)
-        settle(t, i);
+        settle(t, i, TRN_WAIT_STEP);
     return t->loss[i];
 }
 
@@ -434,8 +455,8 @@ void trn_join_all(trn_trainer *t)
 {
     if (t->pool)
         for (int i = 0; i < t->n; i++) {
-            settle(t, i);
-            mix_final(t, i);
+            settle(t, i, TRN_WAIT_OTHER);
+            mix_final(t, i, TRN_WAIT_OTHER);
         }
 }
 
@@ -462,7 +483,8 @@ int trn_evaluate(trn_trainer *t, const double *params, const mdl_dataset *ds,
     for (int k = 0; k < t->n_eval; k++)
         sim_pool_submit(t->pool, t->n + k);
     for (int k = 0; k < t->n_eval; k++)
-        sim_pool_join(t->pool, t->n + k);
+        if (sim_pool_join(t->pool, t->n + k) == 2)
+            t->waits[TRN_WAIT_OTHER]++;
     mdl_eval_finish(t->cfg.model, params, e->n, e->parts, loss, accuracy);
     return 0;
 }
@@ -477,7 +499,8 @@ static void spread(trn_trainer *t)
     for (int b = 0; b < t->n_vec; b++)
         sim_pool_submit(t->pool, t->vec_base + b);
     for (int b = t->n_vec - 1; b >= 0; b--)
-        sim_pool_join(t->pool, t->vec_base + b);
+        if (sim_pool_join(t->pool, t->vec_base + b) == 2)
+            t->waits[TRN_WAIT_OTHER]++;
 }
 
 static int split(const trn_trainer *t)
@@ -521,7 +544,7 @@ static void defer(trn_trainer *t, int i, const trn_mix_terms *m)
     for (int k = 0; k < m->n; k++) {
         int p = m->from[k];
         if (p != i && t->mix[p].state != MIX_NONE && t->mix[p].m.out == m->x[k])
-            mix_final(t, p);
+            mix_final(t, p, TRN_WAIT_NBR_MIX);
     }
     mix_rec *r = &t->mix[i];
     if (m->n > r->cap) {
@@ -557,7 +580,7 @@ void trn_mix(trn_trainer *t, int i, const trn_mix_terms *m)
 {
     if (t->pool && !t->copy) {
         if (t->mix[i].state != MIX_NONE)
-            mix_final(t, i);   /* one deferred mix at a time */
+            mix_final(t, i, TRN_WAIT_OTHER);   /* one deferred mix at a time */
         defer(t, i, m);
         return;
     }

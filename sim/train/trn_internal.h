@@ -85,6 +85,12 @@ typedef struct mix_rec {
  * L2, and a small model's round pays a few calls, not a few per piece). */
 #define TRN_MIX_WHOLE 8192
 
+/* Where the loop waits for a job a worker runs (DTSIM_POOL_STATS): a
+ * step's end (the gradient and loss), a neighbour's mix whose snapshot a
+ * deferred mix will read, a read or write of the node's own parameters,
+ * anything else (evaluations, split passes, aborted steps). */
+enum { TRN_WAIT_STEP, TRN_WAIT_NBR_MIX, TRN_WAIT_PARAMS, TRN_WAIT_OTHER, TRN_WAIT_SITES };
+
 /* Below this many parameters a pass stays on the caller's thread: handing
  * it over costs more than it saves. */
 #define TRN_SPLIT_MIN 16384
@@ -127,6 +133,7 @@ struct trn_trainer {
     /* progressive freezing (trn_freeze.c), NULL until a node freezes:
      * frozen layers and the frozen prefix's parameters per node */
     size_t        *fz, *fz_off;
+    long           waits[TRN_WAIT_SITES];   /* the loop's waits for a worker, by site */
 };
 
 /* trn.c: node i's next batch (the next B indices of its shuffled
