@@ -1,7 +1,7 @@
 /* test_setup_costs.c -- what issue 17's set-up and fixed-cost work must
  * keep exact: the printf-free %.10g of the CSV writers against snprintf on
  * a million values (every magnitude, near-ties, neighbours of powers of
- * ten, time grids) and trace.csv rows byte for byte; the memory estimate's
+ * ten, time grids), trace.csv and nodes.csv rows byte for byte; the memory estimate's
  * formula to the byte on small cases and the refusal at the limit; the
  * bounded topology statistics against the full ones and closed forms,
  * and their cache across runs.
@@ -111,6 +111,78 @@ START_TEST(test_trace_row_bytes)
                           "-3,recv,1e-05,1.23456789e+11,0,256\n"
                           "2,a_kind_name_longer_than_thirty_two_bytes,0.3333333333,nan,99,inf\n");
     free(buf);
+}
+END_TEST
+
+
+/* nodes.csv rows: the buffer writer against the fprintf it replaced, on
+ * extreme integers and every kind of double (negative, tiny, huge, nan,
+ * inf, -0), and two rows pinned as text. */
+static void nodes_row_printf(FILE *f, const out_node_row *r)
+{
+    fprintf(f, "%d,", r->node);
+    out_fmt_double(f, r->slowdown);
+    fprintf(f, ",%" PRIu64 ",", r->steps);
+    out_fmt_double(f, r->compute_s);
+    fputc(',', f);
+    out_fmt_double(f, r->idle_s);
+    fputc(',', f);
+    out_fmt_double(f, r->uplink_busy_s);
+    fputc(',', f);
+    out_fmt_double(f, r->bytes_sent);
+    fputc(',', f);
+    out_fmt_double(f, r->bytes_received);
+    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",", r->msgs_sent, r->msgs_received);
+    out_fmt_double(f, r->network_s);
+    fputc(',', f);
+    out_fmt_double(f, r->down_s);
+    fprintf(f, ",%" PRIu64 ",%" PRIu64 "\n", r->msgs_lost, r->steps_lost);
+}
+
+START_TEST(test_nodes_row_bytes)
+{
+    char *a = NULL, *b = NULL;
+    size_t la = 0, lb = 0;
+    FILE *fa = open_memstream(&a, &la), *fb = open_memstream(&b, &lb);
+    ck_assert_ptr_nonnull(fa);
+    ck_assert_ptr_nonnull(fb);
+    const double d[] = { 0, -0.0, 1, -1, 0.1, 1.0 / 3, -2.5e-7, 123456789012.5, 1e300,
+                         -1e-300, NAN, INFINITY, -INFINITY, 6e6, 0.0048 };
+    const uint64_t u[] = { 0, 1, 9, 10, 99999, UINT32_MAX, (uint64_t)1 << 53, UINT64_MAX };
+    const int nd[] = { 0, 7, 99999, 2147483647, -1, -2147483647 - 1 };
+    size_t D = sizeof d / sizeof d[0], U = sizeof u / sizeof u[0];
+    for (size_t i = 0; i < 400; i++) {
+        out_node_row r = {
+            .node = nd[i % 6], .slowdown = d[i % D], .steps = u[i % U],
+            .compute_s = d[(i + 1) % D], .idle_s = d[(i + 2) % D],
+            .uplink_busy_s = d[(i + 3) % D], .bytes_sent = d[(i + 4) % D],
+            .bytes_received = d[(i + 5) % D], .msgs_sent = u[(i + 1) % U],
+            .msgs_received = u[(i + 2) % U], .network_s = d[(i + 6) % D],
+            .down_s = d[(i / 3) % D], .msgs_lost = u[(i / 2) % U], .steps_lost = u[(i / 5) % U],
+        };
+        out_nodes_write(fa, &r);
+        nodes_row_printf(fb, &r);
+    }
+    fclose(fa);
+    fclose(fb);
+    ck_assert_uint_eq(la, lb);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    char *c = NULL;
+    size_t lc = 0;
+    FILE *fc = open_memstream(&c, &lc);
+    out_node_row r1 = { 12, 1, 3, 0.02387408562, 0.0008636585091, 0.0048, 6e6, 5e6, 6, 5,
+                        0, 0, 0, 0 };
+    out_node_row r2 = { -5, 10, UINT64_MAX, -0.25, NAN, INFINITY, 1e12, -0.0, 0, 42,
+                        1.0 / 3, 1e-300, 7, 18446744073709551614u };
+    out_nodes_write(fc, &r1);
+    out_nodes_write(fc, &r2);
+    fclose(fc);
+    ck_assert_str_eq(c, "12,1,3,0.02387408562,0.0008636585091,0.0048,6000000,5000000,6,5,0,0,0,0\n"
+                        "-5,10,18446744073709551615,-0.25,nan,inf,1e+12,-0,0,42,0.3333333333,"
+                        "1e-300,7,18446744073709551614\n");
+    free(c);
 }
 END_TEST
 
@@ -359,6 +431,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_g10_matches_printf);
     tcase_add_test(tc, test_trace_row_bytes);
+    tcase_add_test(tc, test_nodes_row_bytes);
     tcase_add_test(tc, test_memory_estimate_formula);
     tcase_add_test(tc, test_memory_refusal_at_the_limit);
     tcase_add_test(tc, test_bounded_topology_stats);
