@@ -25,7 +25,7 @@ build tree restores it at the next start if the process was killed
 outright.  No Debian 12 package offers a maintained C mutation tool (mull
 and dextool are not packaged), hence this script.
 
-Usage: scripts/mutation.py [--build DIR] [--timeout S] [--only ID,ID]
+Usage: scripts/mutation.py [--build DIR] [--timeout S] [--split S] [--only ID,ID]
                            [--list] [--results FILE]
 """
 import argparse
@@ -138,6 +138,19 @@ def failed_tests(log):
     return sorted(failed), sorted(timed - failed)
 
 
+def test_times(log):
+    """{test: seconds} of the tests that passed in a ctest log."""
+    times = {}
+    with open(log, errors="replace") as f:
+        for line in f:
+            w = line.split()
+            if "Passed" in w and "Test" in w and w[-1] == "sec":
+                name = next((x for x in w if x.startswith("test_") or x.startswith("valgrind_")), None)
+                if name:
+                    times[name] = float(w[-2])
+    return times
+
+
 def main():
     global ROOT
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -149,6 +162,9 @@ def main():
     ap.add_argument("--timeout", type=float, default=300,
                     help="seconds for the whole suite on one mutant (default 300)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--split", type=float, default=20,
+                    help="tests that took this many seconds or more in the baseline run go in "
+                         "a second phase, run only when the others pass (0: one phase)")
     ap.add_argument("--only", default="", help="comma-separated mutant ids, run in that order")
     ap.add_argument("--list", action="store_true", help="list the catalogue and check it applies")
     ap.add_argument("--results", default=None, help="TSV of outcomes (default BUILD/mutation.tsv)")
@@ -212,6 +228,16 @@ def main():
     if rc != 0:
         sys.exit("mutation: the unmutated suite fails: see " + logdir + "/baseline-test.log")
     print(f"mutation: baseline suite {secs:.0f} s; {len(muts)} mutants", flush=True)
+    # two phases, the same tests: the quick ones first, so that a mutant a
+    # quick test kills does not wait for the slow ones (ctest runs the
+    # longest first and lets running tests finish after a failure)
+    slow = sorted(t for t, s in test_times(os.path.join(logdir, "baseline-test.log")).items()
+                  if s >= a.split)
+    phases = [ctest]
+    if slow and a.split > 0:
+        pat = "^(" + "|".join(slow) + ")$"
+        phases = [ctest[:3] + ["-E", SLOW + "|" + pat] + ctest[5:], ctest + ["-R", pat]]
+        print(f"mutation: slow tests last: {', '.join(slow)}", flush=True)
 
     results = []
     try:
@@ -230,9 +256,12 @@ def main():
                 if rc != 0:
                     outcome, detail = "stillborn", "does not compile"
                 else:
-                    tlog = os.path.join(logdir, m["id"] + "-test.log")
-                    rc, _ = run(ctest, a.timeout * 2, tlog, tenv)
-                    failed, timed = failed_tests(tlog)
+                    for ph, cmd in enumerate(phases):
+                        tlog = os.path.join(logdir, m["id"] + ("-test.log", "-test-slow.log")[ph])
+                        rc, _ = run(cmd, a.timeout * 2, tlog, tenv)
+                        failed, timed = failed_tests(tlog)
+                        if rc != 0:
+                            break
                     if rc is None:
                         outcome, detail = "timeout", "the whole suite ran out of time"
                     elif rc != 0 and failed:

@@ -266,18 +266,12 @@ int  alg_step_hessian(alg_ctx *ctx, int node, const double *params, const double
  * learning-rate schedule goes on. */
 void alg_reset_momentum(alg_ctx *ctx, int node);
 
-/* The averaging pass of a round, over ctx->P doubles: y <- y0 + a x when
- * y0 is not NULL (y0 copied first: y0 == y or not overlapping), else
- * y += a x.  Exactly memcpy + cblas_daxpy, bit for bit; with --threads and
- * a large model it is spread over the threads (the same bits). */
-void alg_axpy(const alg_ctx *ctx, double a, const double *x, double *y, const double *y0);
-
 /* A round's mix and update of node's parameters x fused into one pass
  * over ctx->P doubles: x <- (0 + w[0] xs[0] + ... + w[n-1] xs[n-1]) +
  * own_w own, the terms added in their order, then node's update with g /
  * g_div (alg_sgd_apply; none when g is NULL), then copy_to <- x when
  * copy_to is not NULL (the next round's snapshot).  Bit for bit what a
- * zeroed accumulator, one alg_axpy per term, alg_axpy(own_w, own, x, acc)
+ * zeroed accumulator, one cblas_daxpy per term, x <- acc + own_w own
  * and alg_sgd_apply give, without the accumulator and its passes over
  * memory.  With --threads it is deferred into node's next step's job
  * (parallel work) and made final before anyone reads or writes x: keep

@@ -85,7 +85,7 @@ typedef struct ar_shared {
     int       m;            /* buckets when overlapping (>= 2), else 0 */
     bucket   *b;
     double   *marks;        /* m - 1 release fractions of the step */
-    int       n_syncing;    /* workers waiting for a live member's model */
+    alg_catchup cu;         /* failures: re-formation, catching up */
     alg_bp    bp;           /* the workers' batches (uniform: alg_batch each) */
     uint64_t  planned;      /* rounds completed by some node (the plan's iterations) */
 } ar_shared;
@@ -99,15 +99,16 @@ typedef struct ar_state {
     int           stepping; /* its step of `round` is in progress (or restarts) */
     int           k;        /* members of the round it reduces in */
     /* taken back, or behind at a re-formation: waits for a live member's
-     * model of round `want` (sent once `served`) */
-    int           syncing, served;
-    uint64_t      want;
+     * model of a round */
+    alg_catch     cu;
     /* speed batches: its batch in rounds of each parity, and b g */
     size_t        bsz[2];
     double       *scaled;
 } ar_state;
 
 static void serve(alg_ctx *ctx, int from);
+static alg_coll *mcoll(const ar_shared *sh);
+static const alg_catch_ops catch_ops;
 static const int *members(alg_ctx *ctx, uint64_t round, int *k);
 
 /* What sum is divided by: the members (each contributed g), or with
@@ -302,12 +303,13 @@ static int ar_shared_init(alg_ctx *ctx)
     ctx->shared = sh;
     if (alg_bp_init(&sh->bp, ctx, P_BP) != 0 || make_buckets(ctx, sh) != 0)
         return -1;
-    if (sh->m)
-        return 0;
-    sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
-                               reduced);
-    if (!sh->coll)
-        return -1;
+    if (!sh->m) {
+        sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P,
+                                   TAG_COLL, reduced);
+        if (!sh->coll)
+            return -1;
+    }
+    alg_catchup_init(&sh->cu, &catch_ops, mcoll(sh), TAG_SYNC);
     return 0;
 }
 
@@ -378,17 +380,12 @@ static void ar_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
 
 static void ar_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 {
-    ar_state *st = state;
+    (void)state;
     ar_shared *sh = ctx->shared;
     int mine;
     if (m->tag == TAG_SYNC) {
-        if (st->syncing && m->round == st->want) {
-            memcpy(alg_params(ctx, i), m->payload->data, ctx->P * sizeof(double));
-            st->round = st->want;
-            st->syncing = 0;
-            sh->n_syncing--;
+        if (alg_catchup_take(ctx, &sh->cu, i, m))
             start_step(ctx, i);
-        }
         return;
     }
     if (sh->m)
@@ -410,38 +407,58 @@ static const int *members(alg_ctx *ctx, uint64_t round, int *k)
     return alg_coll_members(ctx, mcoll(ctx->shared), round, k);
 }
 
-/* Node `from` just entered its round: it hands its model to every worker
- * waiting for that round's model and not yet served. */
+/* Node `from` just entered its round: it serves the workers waiting for
+ * that round's model (alg_catchup_serve). */
 static void serve(alg_ctx *ctx, int from)
 {
-    ar_shared *sh = ctx->shared;
-    const ar_state *fs = alg_state(ctx, from);
-    if (!sh->n_syncing)
-        return;
-    cl_buf *x = NULL;
-    for (int w = 0; w < ctx->n; w++) {
-        ar_state *st = alg_state(ctx, w);
-        if (w == from || !st->syncing || st->served || st->want != fs->round)
-            continue;
-        if (!x)
-            x = alg_snapshot(ctx, from);
-        alg_send(ctx, from, w, TAG_SYNC, st->want, x, alg_param_bytes(ctx, ctx->P));
-        st->served = 1;
-    }
-    if (x)
-        alg_buf_put(ctx, x);
+    alg_catchup_serve(ctx, &((ar_shared *)ctx->shared)->cu, from);
 }
 
 static void reset_buckets(ar_state *st) { st->released = st->started = st->reduced = 0; }
 
-/* Every live member abandons the collective in progress (a new epoch: its
- * partial sums and late messages are dropped).  R is the most advanced
- * round of the members: those behind it (left inside round R - 1 when some
- * member had completed it) take that member's model of round R; the others
- * re-run round R among the live members with the same contributions, or
- * join it when their step ends.  `restarting`: a worker whose interrupted
- * step starts over (its buckets go again with its marks), or -1. */
-static void reform(alg_ctx *ctx, int restarting)
+/* Re-formation (alg_catchup_reform: a new epoch of every collective, R
+ * the most advanced round of the live members): a worker behind R (left
+ * inside round R - 1 when some member had completed it) stops its step and
+ * takes that member's model of round R. */
+static void behind(alg_ctx *ctx, int w, int was_catching)
+{
+    ar_state *st = alg_state(ctx, w);
+    if (was_catching)
+        return;
+    alg_abort_step(ctx, w);
+    st->stepping = 0;
+    reset_buckets(st);
+}
+
+/* A member at R re-runs round R among the live members with the same
+ * contributions, or joins it when its step ends.  `restarting`: its
+ * interrupted step starts over (its buckets go again with its marks). */
+static void rerun(alg_ctx *ctx, int w, uint64_t R, int restarting)
+{
+    ar_shared *sh = ctx->shared;
+    ar_state *st = alg_state(ctx, w);
+    if (sh->m) {
+        int released = restarting ? 0 : st->released;
+        reset_buckets(st);
+        if (released)
+            release(ctx, st, w, released - 1, st->grad);
+    } else if (!st->stepping) {
+        start_coll(ctx, st, w, R, st->grad);
+    }
+}
+
+/* Back: it is a member again from the round after the most advanced one
+ * of the live members, on the model the first of them to complete that
+ * round sends it (elastic Horovod's broadcast of the state to a new
+ * worker); its own step is dropped. */
+static void taken_back(alg_ctx *ctx, int w)
+{
+    ar_state *st = alg_state(ctx, w);
+    st->stepping = 0;
+    reset_buckets(st);
+}
+
+static void new_epoch(alg_ctx *ctx)
 {
     ar_shared *sh = ctx->shared;
     if (sh->m)
@@ -449,82 +466,22 @@ static void reform(alg_ctx *ctx, int restarting)
             alg_coll_new_epoch(ctx, sh->b[b].coll);
     else
         alg_coll_new_epoch(ctx, sh->coll);
-    int ahead = -1;
-    for (int w = 0; w < ctx->n; w++) {
-        const ar_state *st = alg_state(ctx, w);
-        if (!alg_is_failed(ctx, w) && !st->syncing
-            && (ahead < 0 || st->round > ((const ar_state *)alg_state(ctx, ahead))->round))
-            ahead = w;
-    }
-    if (ahead < 0)
-        return;
-    uint64_t R = ((const ar_state *)alg_state(ctx, ahead))->round;
-    for (int w = 0; w < ctx->n; w++) {
-        ar_state *st = alg_state(ctx, w);
-        if (alg_is_failed(ctx, w))
-            continue;
-        if (st->syncing || st->round < R) {
-            if (!st->syncing) {
-                sh->n_syncing++;
-                alg_abort_step(ctx, w);
-                st->stepping = 0;
-                reset_buckets(st);
-            }
-            if (!st->syncing || st->want <= R) {   /* a model of R serves it */
-                st->syncing = 1;
-                st->want = R;
-                st->served = 0;
-                alg_coll_set_join(mcoll(sh), w, R);
-            }
-            continue;
-        }
-        if (sh->m) {
-            int released = w == restarting ? 0 : st->released;
-            reset_buckets(st);
-            if (released)
-                release(ctx, st, w, released - 1, st->grad);
-        } else if (!st->stepping) {
-            start_coll(ctx, st, w, R, st->grad);
-        }
-    }
-    serve(ctx, ahead);
 }
 
-/* Declared failed: the collective re-forms without it.  Back: it is a
- * member again from the round after the most advanced one of the live
- * members, on the model the first of them to complete that round sends
- * it (elastic Horovod's broadcast of the state to a new worker). */
+static const alg_catch_ops catch_ops = {
+    .catch_off = offsetof(ar_state, cu),
+    .round_off = offsetof(ar_state, round),
+    .behind = behind,
+    .rerun = rerun,
+    .taken_back = taken_back,
+    .new_epoch = new_epoch,
+};
+
+/* Declared failed: the collective re-forms without it; back: it catches
+ * up (alg_catchup_declared). */
 static void ar_on_failure(alg_ctx *ctx, int peer, int failed)
 {
-    ar_shared *sh = ctx->shared;
-    ar_state *st = alg_state(ctx, peer);
-    alg_coll_members_changed(mcoll(sh));
-    if (st->syncing) {
-        st->syncing = 0;
-        sh->n_syncing--;
-    }
-    if (failed) {
-        reform(ctx, -1);
-        return;
-    }
-    int any = 0;
-    uint64_t R = 0;
-    for (int w = 0; w < ctx->n; w++) {
-        const ar_state *o = alg_state(ctx, w);
-        if (w != peer && !alg_is_failed(ctx, w) && !o->syncing && (!any || o->round > R)) {
-            R = o->round;
-            any = 1;
-        }
-    }
-    if (!any)
-        return;   /* nobody to take it back: it goes on alone */
-    st->syncing = 1;
-    st->served = 0;
-    st->want = R + 1;
-    st->stepping = 0;
-    reset_buckets(st);
-    sh->n_syncing++;
-    alg_coll_set_join(mcoll(sh), peer, R + 1);
+    alg_catchup_declared(ctx, &((ar_shared *)ctx->shared)->cu, peer, failed);
 }
 
 /* Back before it was declared: what it sent inside a collective as it
@@ -534,13 +491,13 @@ static void ar_on_failure(alg_ctx *ctx, int peer, int failed)
 static void ar_on_return(alg_ctx *ctx, void *state, int i)
 {
     ar_state *st = state;
-    const ar_shared *sh = ctx->shared;
-    if (st->syncing) {
+    ar_shared *sh = ctx->shared;
+    if (st->cu.catching) {
         alg_abort_step(ctx, i);   /* its old step: it waits for a model */
         return;
     }
     if (!st->stepping || (sh->m && st->started > 0))
-        reform(ctx, st->stepping ? i : -1);
+        alg_catchup_reform(ctx, &sh->cu, st->stepping ? i : -1);
 }
 
 static void ar_describe_wait(const alg_ctx *ctx, const void *state, int i,
@@ -548,8 +505,8 @@ static void ar_describe_wait(const alg_ctx *ctx, const void *state, int i,
 {
     const ar_state *st = state;
     const ar_shared *sh = ctx->shared;
-    if (st->syncing) {
-        snprintf(buf, size, "a live member's model of round %llu", (unsigned long long)st->want);
+    if (alg_catchup_describe(ctx, &sh->cu, i, buf, size)) {
+        return;
     } else if (alg_is_computing(ctx, i)) {
         snprintf(buf, size, "its step of round %llu", (unsigned long long)st->round);
     } else if (!sh->m) {

@@ -98,4 +98,80 @@ const int *alg_coll_everyone(const alg_coll *co);
 /* What node waits for, for stall reports; empty when not in a collective. */
 void alg_coll_describe_wait(const alg_coll *co, int node, char *buf, size_t size);
 
+/* ---- catching up after failures (alg_coll_catch.c) ----
+ * The recovery every all-reduce protocol shares (allreduce, eager,
+ * local-sgd, comdml; docs/algorithms.md, "When a node fails"): a member
+ * declared failed re-forms the collective among the live members; one
+ * declared back, or left behind in a round the most advanced member had
+ * completed, waits for a live member's model of a given round, which the
+ * first member to enter that round sends it.  The protocol's per-node
+ * state embeds an alg_catch and a uint64_t round (the round the node is
+ * in: its model is that round's when it enters it); the hooks do what
+ * differs. */
+
+/* Per node, embedded in the protocol's state: waits for a live member's
+ * model of round `want` while `catching` (sent once `served`). */
+typedef struct alg_catch {
+    int      catching, served;
+    uint64_t want;
+} alg_catch;
+
+typedef struct alg_catch_ops {
+    size_t catch_off;   /* offsetof the alg_catch in the node state */
+    size_t round_off;   /* offsetof its round (uint64_t) */
+    /* Re-formation, a live node behind the most advanced round (or still
+     * waiting: was_catching), after the count of waiting nodes took it and
+     * before it is set to wait for that round: it stops what it was
+     * doing.  NULL: nothing. */
+    void (*behind)(alg_ctx *ctx, int node, int was_catching);
+    /* Re-formation, a live member at the most advanced round R: it re-runs
+     * its part of R (restarting: it is the node whose interrupted step
+     * starts over).  NULL: nothing. */
+    void (*rerun)(alg_ctx *ctx, int node, uint64_t R, int restarting);
+    /* Re-formation, after either of the two, for each live node.  NULL: nothing. */
+    void (*after)(alg_ctx *ctx, int node);
+    /* Declared (failed or back), once its wait was cancelled and before
+     * anything else.  NULL: nothing. */
+    void (*declared)(alg_ctx *ctx, int node);
+    /* Declared back and taken back: it now waits for a model; it drops
+     * what it was doing.  NULL: nothing. */
+    void (*taken_back)(alg_ctx *ctx, int node);
+    /* The collectives to start a new epoch of; NULL: the membership's. */
+    void (*new_epoch)(alg_ctx *ctx);
+} alg_catch_ops;
+
+/* Owned by the protocol's shared state (no allocation): ops (static,
+ * borrowed), the collective whose membership the join rounds follow, and
+ * the tag of the model messages. */
+typedef struct alg_catchup {
+    const alg_catch_ops *ops;
+    alg_coll            *coll;
+    uint32_t             tag;
+    int                  n_catching;   /* nodes waiting for a model */
+} alg_catchup;
+
+void alg_catchup_init(alg_catchup *cu, const alg_catch_ops *ops, alg_coll *coll, uint32_t tag);
+/* Node `from` just entered its round: it sends its model (one snapshot)
+ * to every node waiting for that round's model and not yet served. */
+void alg_catchup_serve(alg_ctx *ctx, alg_catchup *cu, int from);
+/* Every live member abandons the collective in progress (a new epoch);
+ * R is the most advanced round of the live members not waiting: those
+ * behind it (or waiting for a round <= R) wait for R's model, the others
+ * re-run R (ops->rerun); the first member at R serves.  restarting: the
+ * node passed to rerun as restarting, or -1.  Nothing when every live
+ * node waits. */
+void alg_catchup_reform(alg_ctx *ctx, alg_catchup *cu, int restarting);
+/* on_failure: the membership changed, node's wait is cancelled; failed:
+ * a re-formation; back: it waits for the model of the round after the
+ * most advanced of the other live nodes not waiting, its member from that
+ * round (nothing when there is none: it goes on alone). */
+void alg_catchup_declared(alg_ctx *ctx, alg_catchup *cu, int node, int failed);
+/* m (of cu's tag) at node: when it is the model node waits for, copies
+ * it into node's parameters, sets node's round to it, ends the wait and
+ * returns 1 (the protocol restarts the node); otherwise 0 (dropped). */
+int  alg_catchup_take(alg_ctx *ctx, alg_catchup *cu, int node, const cl_msg *m);
+/* The wait, for stall reports: 1 (and buf) when node waits for a model. */
+int  alg_catchup_describe(const alg_ctx *ctx, const alg_catchup *cu, int node, char *buf,
+                          size_t size);
+
 #endif

@@ -34,7 +34,7 @@
  * breaks the pair: the slow agent trains its back part itself on its
  * stored activations, so nothing stalls; a slow agent lost so drops off
  * its helper's queue.  The all-reduce re-forms among the live members as
- * local-sgd's (alg_coll.c), with catching up by a live member's model.
+ * local-sgd's (alg_coll_catch.c), with catching up by a live member's model.
  */
 #include "alg_comdml_int.h"
 
@@ -86,7 +86,7 @@ static void schedule(alg_ctx *ctx, uint64_t r)
         reset_round(st, r);
         sh->cut_of[w] = 0;
         sh->partner[w] = -1;
-        if (alg_is_failed(ctx, w) || st->catching)
+        if (alg_is_failed(ctx, w) || st->cu.catching)
             continue;
         if (st->est == 0)   /* no round measured yet: the device's profile */
             st->est = alg_step_time(ctx, w);
@@ -182,7 +182,7 @@ void comdml_next(alg_ctx *ctx, int i)
     cd_state *st = alg_state(ctx, i);
     const int H = comdml_H(ctx);
     const cut_info *c = &sh->cut[st->cut];
-    if (st->syncing || st->catching || st->busy)
+    if (st->syncing || st->cu.catching || st->busy)
         return;
     if (st->own < H) {
         start(ctx, st, i, st->role != SLOW, c->front);
@@ -304,13 +304,8 @@ static void cd_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         }
         return;
     case TAG_SYNC:
-        if (st->catching && m->round == st->want) {
-            memcpy(alg_params(ctx, i), m->payload->data, ctx->P * sizeof(double));
-            st->round = st->want;
-            st->catching = 0;
-            sh->n_catching--;
+        if (alg_catchup_take(ctx, &sh->cu, i, m))
             comdml_begin_round(ctx, i);
-        }
         return;
     default:
         return;
@@ -337,9 +332,9 @@ static void cd_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 {
     const cd_state *st = state;
     const cd_shared *sh = ctx->shared;
-    if (st->catching)
-        snprintf(buf, size, "a live member's model of round %llu", (unsigned long long)st->want);
-    else if (st->busy)
+    if (alg_catchup_describe(ctx, &sh->cu, i, buf, size))
+        return;
+    if (st->busy)
         snprintf(buf, size, "its step");
     else if (st->syncing)
         alg_coll_describe_wait(sh->coll, i, buf, size);
@@ -416,6 +411,7 @@ static int cd_shared_init(alg_ctx *ctx)
                                     sh->cut[s].w_bytes };
     sh->coll = alg_coll_create(ctx, (alg_coll_kind)ctx->param[P_COLLECTIVE], ctx->P, TAG_COLL,
                                averaged);
+    alg_catchup_init(&sh->cu, &comdml_catch_ops, sh->coll, TAG_SYNC);
     return sh->coll ? 0 : -1;
 }
 

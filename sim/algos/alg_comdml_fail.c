@@ -62,104 +62,58 @@ static void leave_pair(alg_ctx *ctx, int w)
         comdml_drop(ctx, p);
 }
 
-/* ---- failures, the all-reduce (as local-sgd's; docs/algorithms.md) ---- */
+/* ---- failures, the all-reduce (as local-sgd's: alg_coll_catch.c) ---- */
 
 /* Node `from` just entered its round: it hands its model (the fresh
  * average) to every agent waiting for that round's model. */
 void comdml_serve(alg_ctx *ctx, int from)
 {
-    cd_shared *sh = ctx->shared;
-    const cd_state *fs = alg_state(ctx, from);
-    if (!sh->n_catching)
-        return;
-    cl_buf *x = NULL;
-    for (int w = 0; w < ctx->n; w++) {
-        cd_state *st = alg_state(ctx, w);
-        if (w == from || !st->catching || st->served || st->want != fs->round)
-            continue;
-        if (!x)
-            x = alg_snapshot(ctx, from);
-        alg_send(ctx, from, w, TAG_SYNC, st->want, x, alg_param_bytes(ctx, ctx->P));
-        st->served = 1;
-    }
-    if (x)
-        alg_buf_put(ctx, x);
+    alg_catchup_serve(ctx, &((cd_shared *)ctx->shared)->cu, from);
 }
 
-/* Every live member abandons the averaging in progress and re-runs round
- * R, the most advanced, among the live members; one left behind takes the
- * model of the first member at R. */
-static void reform(alg_ctx *ctx)
+/* Re-formation (alg_catchup_reform): every live member abandons the
+ * averaging in progress and re-runs round R, the most advanced, among the
+ * live members; one left behind leaves its pair, stops its step and takes
+ * the model of the first member at R. */
+static void behind(alg_ctx *ctx, int w, int was_catching)
 {
-    cd_shared *sh = ctx->shared;
-    alg_coll_new_epoch(ctx, sh->coll);
-    int ahead = -1;
-    for (int w = 0; w < ctx->n; w++) {
-        const cd_state *st = alg_state(ctx, w);
-        if (!alg_is_failed(ctx, w) && !st->catching
-            && (ahead < 0 || st->round > ((const cd_state *)alg_state(ctx, ahead))->round))
-            ahead = w;
-    }
-    if (ahead < 0)
+    cd_state *st = alg_state(ctx, w);
+    if (was_catching)
         return;
-    uint64_t R = ((const cd_state *)alg_state(ctx, ahead))->round;
-    for (int w = 0; w < ctx->n; w++) {
-        cd_state *st = alg_state(ctx, w);
-        if (alg_is_failed(ctx, w))
-            continue;
-        if (st->catching || st->round < R) {
-            if (!st->catching) {
-                sh->n_catching++;
-                leave_pair(ctx, w);
-                alg_abort_step(ctx, w);
-                st->busy = 0;
-                st->syncing = 0;
-            }
-            if (!st->catching || st->want <= R) {
-                st->catching = 1;
-                st->want = R;
-                st->served = 0;
-                alg_coll_set_join(sh->coll, w, R);
-            }
-        } else if (st->syncing) {
-            const int *mem = alg_coll_members(ctx, sh->coll, R, &st->k);
-            alg_coll_start(ctx, sh->coll, w, R, mem, st->k, alg_params(ctx, w));
-        }
-    }
-    comdml_serve(ctx, ahead);
+    leave_pair(ctx, w);
+    alg_abort_step(ctx, w);
+    st->busy = 0;
+    st->syncing = 0;
 }
+
+static void rerun(alg_ctx *ctx, int w, uint64_t R, int restarting)
+{
+    (void)restarting;
+    cd_shared *sh = ctx->shared;
+    cd_state *st = alg_state(ctx, w);
+    if (st->syncing) {
+        const int *mem = alg_coll_members(ctx, sh->coll, R, &st->k);
+        alg_coll_start(ctx, sh->coll, w, R, mem, st->k, alg_params(ctx, w));
+    }
+}
+
+static void taken_back(alg_ctx *ctx, int w)
+{
+    ((cd_state *)alg_state(ctx, w))->syncing = 0;
+}
+
+const alg_catch_ops comdml_catch_ops = {
+    .catch_off = offsetof(cd_state, cu),
+    .round_off = offsetof(cd_state, round),
+    .behind = behind,
+    .rerun = rerun,
+    .declared = leave_pair,   /* declared either way: its partner goes on alone */
+    .taken_back = taken_back,
+};
 
 void comdml_on_failure(alg_ctx *ctx, int peer, int failed)
 {
-    cd_shared *sh = ctx->shared;
-    cd_state *st = alg_state(ctx, peer);
-    alg_coll_members_changed(sh->coll);
-    if (st->catching) {
-        st->catching = 0;
-        sh->n_catching--;
-    }
-    leave_pair(ctx, peer);
-    if (failed) {
-        reform(ctx);
-        return;
-    }
-    int any = 0;
-    uint64_t R = 0;
-    for (int w = 0; w < ctx->n; w++) {
-        const cd_state *o = alg_state(ctx, w);
-        if (w != peer && !alg_is_failed(ctx, w) && !o->catching && (!any || o->round > R)) {
-            R = o->round;
-            any = 1;
-        }
-    }
-    if (!any)
-        return;
-    st->catching = 1;
-    st->served = 0;
-    st->want = R + 1;
-    st->syncing = 0;
-    sh->n_catching++;
-    alg_coll_set_join(sh->coll, peer, R + 1);
+    alg_catchup_declared(ctx, &((cd_shared *)ctx->shared)->cu, peer, failed);
 }
 
 /* Back up: a pair still open is broken (what was sent to or by it while
@@ -169,7 +123,7 @@ void comdml_on_return(alg_ctx *ctx, void *state, int i)
 {
     cd_state *st = state;
     st->tainted = 1;
-    if (st->catching) {
+    if (st->cu.catching) {
         alg_abort_step(ctx, i);
         st->busy = 0;
         return;
@@ -183,6 +137,6 @@ void comdml_on_return(alg_ctx *ctx, void *state, int i)
         return;
     }
     if (st->syncing)   /* what it sent inside the all-reduce may be lost */
-        reform(ctx);
+        alg_catchup_reform(ctx, &((cd_shared *)ctx->shared)->cu, -1);
 }
 

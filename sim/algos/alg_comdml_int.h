@@ -24,7 +24,7 @@ typedef struct cut_info {
 
 typedef struct cd_shared {
     alg_coll *coll;
-    int       n_catching;
+    alg_catchup cu;            /* failures: re-formation, catching up */
     int       n_cuts;          /* cuts 1 .. n_cuts */
     cut_info  cut[MAX_CUTS + 1];
     size_t    B, aux_len, store;   /* batch; heads of all cuts; doubles of a round store */
@@ -49,8 +49,7 @@ typedef struct cd_state {
     int      fallback;         /* SLOW: trains its back part itself */
     int      weights_in, weights_sent, in_back;
     int      syncing, k;
-    int      catching, served;
-    uint64_t want;
+    alg_catch cu;              /* waits for a live member's model */
     uint64_t acts_round[2];    /* activation batches in, by round parity */
     int      acts_in[2];
     double   t_step, share;    /* the step in progress: start, work share */
@@ -73,6 +72,7 @@ void comdml_next(alg_ctx *ctx, int i);
 void comdml_begin_round(alg_ctx *ctx, int i);
 
 /* alg_comdml_fail.c */
+extern const alg_catch_ops comdml_catch_ops;
 void comdml_serve(alg_ctx *ctx, int from);
 void comdml_fall_back(alg_ctx *ctx, int j);
 void comdml_drop(alg_ctx *ctx, int k);

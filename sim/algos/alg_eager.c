@@ -75,7 +75,7 @@ typedef struct eg_shared {
     uint64_t  seed;
     uint64_t  fresh, stale, empty;
     double    idle_holding_s;   /* summed over nodes */
-    int       n_catching;
+    alg_catchup cu;   /* failures: re-formation, catching up */
 } eg_shared;
 
 typedef struct eg_state {
@@ -91,12 +91,12 @@ typedef struct eg_state {
     double  *sent;         /* its contribution to the round it is in */
     int      k;            /* members of that round */
     /* taken back, or behind at a re-formation: waits for a live member's
-     * model of round `want` (sent once `served`) */
-    int      catching, served;
-    uint64_t want;
+     * model of a round */
+    alg_catch cu;
 } eg_state;
 
 static void serve(alg_ctx *ctx, int from);
+static const alg_catch_ops catch_ops;
 
 static const int *members(const alg_ctx *ctx, uint64_t round, int *k)
 {
@@ -195,6 +195,7 @@ static int eg_shared_init(alg_ctx *ctx)
                                reduced);
     if (!sh->coll)
         return -1;
+    alg_catchup_init(&sh->cu, &catch_ops, sh->coll, TAG_SYNC);
     sh->seed = gsl_rng_get(alg_rng(ctx, 0));
     return 0;
 }
@@ -244,7 +245,7 @@ static void eg_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
         memcpy(st->buf, grad, ctx->P * sizeof(double));
     st->held++;
     st->fresh_for = st->grad_for;
-    if (st->catching) {   /* behind at a re-formation: it goes on after the model */
+    if (st->cu.catching) {   /* behind at a re-formation: it goes on after the model */
         account(ctx, st, i);
         return;
     }
@@ -269,18 +270,14 @@ static void eg_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         return;
     }
     if (m->tag == TAG_SYNC) {
-        if (!st->catching || m->round != st->want)
+        if (!alg_catchup_take(ctx, &sh->cu, i, m))
             return;
-        memcpy(alg_params(ctx, i), m->payload->data, ctx->P * sizeof(double));
-        st->catching = 0;
-        sh->n_catching--;
-        st->next_round = st->want;
         if (!alg_is_computing(ctx, i))
             start_step(ctx, st, i);
     }
     if (m->tag == TAG_ACTIVATE && m->round + 1 > st->known)
         st->known = m->round + 1;
-    if (!st->catching && !st->in_round && st->known > st->next_round)
+    if (!st->cu.catching && !st->in_round && st->known > st->next_round)
         join(ctx, st, i);
     account(ctx, st, i);
 }
@@ -288,117 +285,74 @@ static void eg_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
 /* ---- failures (docs/algorithms.md, "When a node fails") ---- */
 
 /* Node `from` just entered round next_round: its model is that round's,
- * for every worker waiting for it. */
+ * for every worker waiting for it (alg_catchup_serve). */
 static void serve(alg_ctx *ctx, int from)
 {
-    eg_shared *sh = ctx->shared;
-    const eg_state *fs = alg_state(ctx, from);
-    if (!sh->n_catching)
-        return;
-    cl_buf *x = NULL;
-    for (int w = 0; w < ctx->n; w++) {
-        eg_state *st = alg_state(ctx, w);
-        if (w == from || !st->catching || st->served || st->want != fs->next_round)
-            continue;
-        if (!x)
-            x = alg_snapshot(ctx, from);
-        alg_send(ctx, from, w, TAG_SYNC, st->want, x, alg_param_bytes(ctx, ctx->P));
-        st->served = 1;
-    }
-    if (x)
-        alg_buf_put(ctx, x);
+    alg_catchup_serve(ctx, &((eg_shared *)ctx->shared)->cu, from);
 }
 
-/* Every live member abandons the partial all-reduce in progress (a new
- * epoch) and re-runs round R, the most advanced, among the live members
- * with the contribution it had put in; one left behind in round R - 1
- * takes the model of the first member at R (its gradients since stay in
- * its buffer for R); in majority mode R's initiator, drawn again among
- * the live members, activates R if it holds its fresh gradient. */
-static void reform(alg_ctx *ctx)
+/* Re-formation (alg_catchup_reform): every live member abandons the
+ * partial all-reduce in progress (a new epoch) and re-runs round R, the
+ * most advanced, among the live members with the contribution it had put
+ * in; one left behind in round R - 1 takes the model of the first member
+ * at R (its gradients since stay in its buffer for R); in majority mode
+ * R's initiator, drawn again among the live members, activates R if it
+ * holds its fresh gradient. */
+static void behind(alg_ctx *ctx, int w, int was_catching)
 {
-    eg_shared *sh = ctx->shared;
-    alg_coll_new_epoch(ctx, sh->coll);
-    int ahead = -1;
-    for (int w = 0; w < ctx->n; w++) {
-        const eg_state *st = alg_state(ctx, w);
-        if (!alg_is_failed(ctx, w) && !st->catching
-            && (ahead < 0
-                || st->next_round > ((const eg_state *)alg_state(ctx, ahead))->next_round))
-            ahead = w;
-    }
-    if (ahead < 0)
-        return;
-    uint64_t R = ((const eg_state *)alg_state(ctx, ahead))->next_round;
-    for (int w = 0; w < ctx->n; w++) {
-        eg_state *st = alg_state(ctx, w);
-        if (alg_is_failed(ctx, w))
-            continue;
-        if (st->catching || st->next_round < R) {
-            if (!st->catching)
-                sh->n_catching++;
-            st->in_round = 0;
-            if (!st->catching || st->want <= R) {
-                st->catching = 1;
-                st->want = R;
-                st->served = 0;
-                alg_coll_set_join(sh->coll, w, R);
-            }
-        } else if (st->in_round) {
-            const int *mem = members(ctx, R, &st->k);
-            alg_coll_start(ctx, sh->coll, w, R, mem, st->k, st->sent);
-        } else if (st->held && st->fresh_for == R && !alg_is_computing(ctx, w)
-                   && st->known <= R && initiator(ctx, R) == w) {
-            activate(ctx, st, w);
-        }
-        account(ctx, st, w);
-    }
-    serve(ctx, ahead);
+    (void)was_catching;
+    ((eg_state *)alg_state(ctx, w))->in_round = 0;
 }
 
-static void eg_on_failure(alg_ctx *ctx, int peer, int failed)
+static void rerun(alg_ctx *ctx, int w, uint64_t R, int restarting)
 {
+    (void)restarting;
     eg_shared *sh = ctx->shared;
-    eg_state *st = alg_state(ctx, peer);
-    alg_coll_members_changed(sh->coll);
-    if (st->catching) {
-        st->catching = 0;
-        sh->n_catching--;
+    eg_state *st = alg_state(ctx, w);
+    if (st->in_round) {
+        const int *mem = members(ctx, R, &st->k);
+        alg_coll_start(ctx, sh->coll, w, R, mem, st->k, st->sent);
+    } else if (st->held && st->fresh_for == R && !alg_is_computing(ctx, w)
+               && st->known <= R && initiator(ctx, R) == w) {
+        activate(ctx, st, w);
     }
-    if (failed) {
-        reform(ctx);
-        return;
-    }
-    int any = 0;
-    uint64_t R = 0;
-    for (int w = 0; w < ctx->n; w++) {
-        const eg_state *o = alg_state(ctx, w);
-        if (w != peer && !alg_is_failed(ctx, w) && !o->catching
-            && (!any || o->next_round > R)) {
-            R = o->next_round;
-            any = 1;
-        }
-    }
-    if (!any)
-        return;
-    /* it starts afresh: what it held is as old as its absence */
-    st->catching = 1;
-    st->served = 0;
-    st->want = R + 1;
+}
+
+static void after(alg_ctx *ctx, int w)
+{
+    account(ctx, alg_state(ctx, w), w);
+}
+
+/* Taken back: it starts afresh, what it held is as old as its absence. */
+static void taken_back(alg_ctx *ctx, int w)
+{
+    eg_state *st = alg_state(ctx, w);
     st->in_round = 0;
     st->held = 0;
     st->fresh_for = UINT64_MAX;
-    sh->n_catching++;
-    alg_coll_set_join(sh->coll, peer, R + 1);
+}
+
+static const alg_catch_ops catch_ops = {
+    .catch_off = offsetof(eg_state, cu),
+    .round_off = offsetof(eg_state, next_round),
+    .behind = behind,
+    .rerun = rerun,
+    .after = after,
+    .taken_back = taken_back,
+};
+
+static void eg_on_failure(alg_ctx *ctx, int peer, int failed)
+{
+    alg_catchup_declared(ctx, &((eg_shared *)ctx->shared)->cu, peer, failed);
 }
 
 static void eg_on_return(alg_ctx *ctx, void *state, int i)
 {
     eg_state *st = state;
-    if (st->catching)
+    if (st->cu.catching)
         alg_abort_step(ctx, i);
     else if (st->in_round)   /* what it sent inside the round may be lost */
-        reform(ctx);
+        alg_catchup_reform(ctx, &((eg_shared *)ctx->shared)->cu, -1);
     account(ctx, st, i);
 }
 
@@ -434,9 +388,9 @@ static void eg_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 {
     const eg_state *st = state;
     const eg_shared *sh = ctx->shared;
-    if (st->catching)
-        snprintf(buf, size, "a live member's model of round %llu", (unsigned long long)st->want);
-    else if (st->in_round)
+    if (alg_catchup_describe(ctx, &sh->cu, i, buf, size))
+        return;
+    if (st->in_round)
         alg_coll_describe_wait(sh->coll, i, buf, size);
     else if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step");

@@ -311,11 +311,6 @@ int alg_step_hessian(alg_ctx *ctx, int node, const double *params, const double 
 }
 void alg_reset_momentum(alg_ctx *ctx, int node) { trn_reset_momentum(ctx->host->trn, node); }
 
-void alg_axpy(const alg_ctx *ctx, double a, const double *x, double *y, const double *y0)
-{
-    trn_axpy(ctx->host->trn, a, x, y, y0);
-}
-
 void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own,
                    int n, const double *const *xs, const double *w, const int *from,
                    const double *g, double g_div, double *copy_to)

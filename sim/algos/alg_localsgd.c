@@ -60,7 +60,7 @@ static const alg_param_spec params[] = {
 typedef struct ls_shared {
     alg_coll *coll;
     alg_nbr  *nbr;     /* gossip */
-    int       n_catching;
+    alg_catchup cu;    /* all-reduce: re-formation, catching up */
 } ls_shared;
 
 typedef struct ls_state {
@@ -69,13 +69,13 @@ typedef struct ls_state {
     int      syncing;
     int      k;          /* members of the all-reduce it is in */
     /* taken back, or behind at a re-formation: waits for a live member's
-     * model of round `want` (sent once `served`) */
-    int      catching, served;
-    uint64_t want;
+     * model of a round */
+    alg_catch cu;
     alg_mbox mbox;       /* gossip: per round, sum of W_ij x_j */
 } ls_state;
 
 static void serve(alg_ctx *ctx, int from);
+static const alg_catch_ops catch_ops;
 
 static int degree(const alg_ctx *ctx, uint64_t r, int i)
 {
@@ -150,6 +150,7 @@ static int ls_shared_init(alg_ctx *ctx)
     if (!sh)
         return -1;
     ctx->shared = sh;
+    alg_catchup_init(&sh->cu, &catch_ops, NULL, TAG_SYNC);   /* its collective below */
     if ((int)ctx->param[P_SYNC] != SYNC_ALLREDUCE) {
         int schedule = (int)ctx->param[P_SCHEDULE];
         /* only a random schedule draws: the static graph creates no stream */
@@ -163,6 +164,7 @@ static int ls_shared_init(alg_ctx *ctx)
                                averaged);
     if (!sh->coll)
         return -1;
+    sh->cu.coll = sh->coll;
     return 0;
 }
 
@@ -212,12 +214,8 @@ static void ls_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         return;
     }
     if (m->tag == TAG_SYNC) {
-        if (st->catching && m->round == st->want) {
-            memcpy(alg_params(ctx, i), m->payload->data, ctx->P * sizeof(double));
-            st->round = st->want;
-            st->catching = 0;
+        if (alg_catchup_take(ctx, &sh->cu, i, m)) {
             st->local = 0;
-            sh->n_catching--;
             alg_start_step(ctx, i);
         }
         return;
@@ -285,118 +283,74 @@ static void ls_on_timer(alg_ctx *ctx, void *state, int i, uint32_t tag)
 /* ---- failures, all-reduce synchronisation ---- */
 
 /* Node `from` just entered its round: it hands its model (the fresh
- * average) to every worker waiting for that round's model. */
+ * average) to every worker waiting for that round's model
+ * (alg_catchup_serve; nobody waits with gossip). */
 static void serve(alg_ctx *ctx, int from)
 {
-    ls_shared *sh = ctx->shared;
-    const ls_state *fs = alg_state(ctx, from);
-    if (!sh->n_catching)
-        return;
-    cl_buf *x = NULL;
-    for (int w = 0; w < ctx->n; w++) {
-        ls_state *st = alg_state(ctx, w);
-        if (w == from || !st->catching || st->served || st->want != fs->round)
-            continue;
-        if (!x)
-            x = alg_snapshot(ctx, from);
-        alg_send(ctx, from, w, TAG_SYNC, st->want, x, alg_param_bytes(ctx, ctx->P));
-        st->served = 1;
-    }
-    if (x)
-        alg_buf_put(ctx, x);
+    alg_catchup_serve(ctx, &((ls_shared *)ctx->shared)->cu, from);
 }
 
-/* As allreduce's: every live member abandons the averaging in progress
- * (new epoch) and re-runs round R, the most advanced, among the live
- * members with its model (unchanged while it waits); a member left behind
- * in round R - 1 takes the current model of the first member at R (the
- * round's average plus that member's local steps since). */
-static void reform(alg_ctx *ctx)
+/* As allreduce's (alg_catchup_reform): every live member abandons the
+ * averaging in progress (new epoch) and re-runs round R, the most
+ * advanced, among the live members with its model (unchanged while it
+ * waits); a member left behind in round R - 1 stops its local steps and
+ * takes the current model of the first member at R (the round's average
+ * plus that member's local steps since). */
+static void behind(alg_ctx *ctx, int w, int was_catching)
 {
-    ls_shared *sh = ctx->shared;
-    alg_coll_new_epoch(ctx, sh->coll);
-    int ahead = -1;
-    for (int w = 0; w < ctx->n; w++) {
-        const ls_state *st = alg_state(ctx, w);
-        if (!alg_is_failed(ctx, w) && !st->catching
-            && (ahead < 0 || st->round > ((const ls_state *)alg_state(ctx, ahead))->round))
-            ahead = w;
-    }
-    if (ahead < 0)
+    if (was_catching)
         return;
-    uint64_t R = ((const ls_state *)alg_state(ctx, ahead))->round;
-    for (int w = 0; w < ctx->n; w++) {
-        ls_state *st = alg_state(ctx, w);
-        if (alg_is_failed(ctx, w))
-            continue;
-        if (st->catching || st->round < R) {
-            if (!st->catching) {
-                sh->n_catching++;
-                alg_abort_step(ctx, w);
-                st->syncing = 0;
-            }
-            if (!st->catching || st->want <= R) {
-                st->catching = 1;
-                st->want = R;
-                st->served = 0;
-                alg_coll_set_join(sh->coll, w, R);
-            }
-        } else if (st->syncing) {
-            const int *mem = alg_coll_members(ctx, sh->coll, R, &st->k);
-            alg_coll_start(ctx, sh->coll, w, R, mem, st->k, alg_params(ctx, w));
-        }
-    }
-    serve(ctx, ahead);
+    alg_abort_step(ctx, w);
+    ((ls_state *)alg_state(ctx, w))->syncing = 0;
 }
+
+static void rerun(alg_ctx *ctx, int w, uint64_t R, int restarting)
+{
+    (void)restarting;
+    ls_shared *sh = ctx->shared;
+    ls_state *st = alg_state(ctx, w);
+    if (st->syncing) {
+        const int *mem = alg_coll_members(ctx, sh->coll, R, &st->k);
+        alg_coll_start(ctx, sh->coll, w, R, mem, st->k, alg_params(ctx, w));
+    }
+}
+
+static void taken_back(alg_ctx *ctx, int w)
+{
+    ls_state *st = alg_state(ctx, w);
+    st->syncing = 0;
+    st->local = 0;
+}
+
+static const alg_catch_ops catch_ops = {
+    .catch_off = offsetof(ls_state, cu),
+    .round_off = offsetof(ls_state, round),
+    .behind = behind,
+    .rerun = rerun,
+    .taken_back = taken_back,
+};
 
 static void ls_on_failure(alg_ctx *ctx, int peer, int failed)
 {
     ls_shared *sh = ctx->shared;
-    ls_state *st = alg_state(ctx, peer);
-    if (!sh->coll) {
+    if (!sh->coll)
         gossip_on_failure(ctx, peer, failed);
-        return;
-    }
-    alg_coll_members_changed(sh->coll);
-    if (st->catching) {
-        st->catching = 0;
-        sh->n_catching--;
-    }
-    if (failed) {
-        reform(ctx);
-        return;
-    }
-    int any = 0;
-    uint64_t R = 0;
-    for (int w = 0; w < ctx->n; w++) {
-        const ls_state *o = alg_state(ctx, w);
-        if (w != peer && !alg_is_failed(ctx, w) && !o->catching && (!any || o->round > R)) {
-            R = o->round;
-            any = 1;
-        }
-    }
-    if (!any)
-        return;
-    st->catching = 1;
-    st->served = 0;
-    st->want = R + 1;
-    st->syncing = 0;
-    st->local = 0;
-    sh->n_catching++;
-    alg_coll_set_join(sh->coll, peer, R + 1);
+    else
+        alg_catchup_declared(ctx, &sh->cu, peer, failed);
 }
 
 static void ls_on_return(alg_ctx *ctx, void *state, int i)
 {
     ls_state *st = state;
-    if (!((ls_shared *)ctx->shared)->coll) {
+    ls_shared *sh = ctx->shared;
+    if (!sh->coll) {
         gossip_on_return(ctx, st, i);
         return;
     }
-    if (st->catching)
+    if (st->cu.catching)
         alg_abort_step(ctx, i);
     else if (st->syncing)   /* what it sent inside the all-reduce may be lost */
-        reform(ctx);
+        alg_catchup_reform(ctx, &sh->cu, -1);
 }
 
 static void ls_describe_wait(const alg_ctx *ctx, const void *state, int i, char *buf,
@@ -404,9 +358,9 @@ static void ls_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 {
     const ls_state *st = state;
     const ls_shared *sh = ctx->shared;
-    if (st->catching)
-        snprintf(buf, size, "a live member's model of round %llu", (unsigned long long)st->want);
-    else if (alg_is_computing(ctx, i))
+    if (alg_catchup_describe(ctx, &sh->cu, i, buf, size))
+        return;
+    if (alg_is_computing(ctx, i))
         snprintf(buf, size, "its step");
     else if (!st->syncing)
         buf[0] = '\0';
