@@ -173,15 +173,22 @@ START_TEST(test_nodes_row_bytes)
     size_t lc = 0;
     FILE *fc = open_memstream(&c, &lc);
     out_node_row r1 = { 12, 1, 3, 0.02387408562, 0.0008636585091, 0.0048, 6e6, 5e6, 6, 5,
-                        0, 0, 0, 0 };
+                        0, 0, 0, 0, .has_mem = 0 };
     out_node_row r2 = { -5, 10, UINT64_MAX, -0.25, NAN, INFINITY, 1e12, -0.0, 0, 42,
-                        1.0 / 3, 1e-300, 7, 18446744073709551614u };
+                        1.0 / 3, 1e-300, 7, 18446744073709551614u, .has_mem = 0 };
+    /* the memory model's columns (progressive freezing) through the same row */
+    out_node_row r3 = { 0, 1, 2, 0.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, .has_mem = 1,
+                        .frozen_layers = 2, .mem_exceeded = 1, .mem_params = 8e3,
+                        .mem_grads = 1.0 / 3, .mem_optim = 0, .mem_acts = 2.5e-7,
+                        .mem_total = 1e20, .mem_peak = -1, .mem_capacity = 4096 };
     out_nodes_write(fc, &r1);
     out_nodes_write(fc, &r2);
+    out_nodes_write(fc, &r3);
     fclose(fc);
     ck_assert_str_eq(c, "12,1,3,0.02387408562,0.0008636585091,0.0048,6000000,5000000,6,5,0,0,0,0\n"
                         "-5,10,18446744073709551615,-0.25,nan,inf,1e+12,-0,0,42,0.3333333333,"
-                        "1e-300,7,18446744073709551614\n");
+                        "1e-300,7,18446744073709551614\n"
+                        "0,1,2,0.5,0,0,0,0,0,0,0,0,0,0,2,8000,0.3333333333,0,2.5e-07,1e+20,-1,4096,1\n");
     free(c);
 }
 END_TEST
