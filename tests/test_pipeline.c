@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alg_host.h"
 #include "alg_pipeline_int.h"
@@ -323,6 +324,55 @@ START_TEST(test_crash_stops)
 }
 END_TEST
 
+/* The per-stage file of a run folder: 1F1B, p = 4, m = 8, 2 iterations
+ * and a half: stage s held min(p - s, m) micro-batches, each act_bytes. */
+START_TEST(test_stage_file)
+{
+    char dir[] = "/tmp/dtsim_pipeline_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[4096], path[512];
+    snprintf(cmd, sizeof cmd,
+             "cat > %s/s.json <<'EOF'\n"
+             "{\"seed\": 1, \"nodes\": 4, \"compute\": {\"step_time_s\": 0.3},"
+             " \"network\": {\"latency_s\": 0, \"bandwidth_Bps\": 1e15},"
+             " \"topology\": {\"kind\": \"ring\"},"
+             " \"model\": {\"kind\": \"none\", \"message_bytes\": 1000},"
+             " \"algorithm\": {\"name\": \"pipeline\", \"micro_batches\": 8,"
+             "   \"schedule\": \"1f1b\", \"act_bytes\": 500},"
+             " \"stop\": {\"time_s\": %.17g}}\n"
+             "EOF\n"
+             "%s run %s/s.json -o %s/out --quiet", dir, 2.5 * 11 * 3 * tf_of(4, 8), DTSIM_BINARY,
+             dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/out/algorithm_nodes.csv", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "node,first_layer,last_layer,forwards,backwards,peak_in_flight,"
+                           "stash_bytes,weight_versions,busy_s\n");
+    for (int s = 0; s < 4; s++) {
+        int node, a, b, fw, bw, peak, ver;
+        double stash, busy;
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+        ck_assert_int_eq(sscanf(line, "%d,%d,%d,%d,%d,%d,%lf,%d,%lf", &node, &a, &b, &fw, &bw,
+                                &peak, &stash, &ver, &busy), 9);
+        ck_assert_int_eq(node, s);
+        ck_assert_int_eq(a, s + 1);
+        ck_assert_int_eq(b, s + 1);
+        ck_assert_int_eq(peak, 4 - s);
+        ck_assert_double_eq(stash, (4 - s) * 500.0);
+        ck_assert_int_eq(ver, 1);
+        ck_assert_int_ge(bw, 16);
+        ck_assert_int_le(bw, 24);
+    }
+    ck_assert_ptr_null(fgets(line, sizeof line, f));
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
     expect_prepare_error(
@@ -353,6 +403,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_partition_dp);
     tcase_add_test(tc, test_schedule_orders);
     tcase_add_test(tc, test_crash_stops);
+    tcase_add_test(tc, test_stage_file);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
     return s;

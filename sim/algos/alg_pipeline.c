@@ -266,6 +266,7 @@ static void on_step_done(alg_ctx *ctx, void *state, int s, const double *grad)
     st->busy = 0;
     if (st->cur.mb < (uint64_t)sh->m)
         st->busy_first += now - st->t_start;
+    st->busy_s += now - st->t_start;
     if (st->mt) {
         if (st->cur.backward)
             pp_math_backward(ctx, s, st->cur.mb);
@@ -398,6 +399,25 @@ static int stats(const alg_ctx *ctx, const char **keys, double *values, int max)
     return alg_stats_copy(k, v, (int)(sizeof v / sizeof v[0]), keys, values, max);
 }
 
+static const char *const node_columns[] = {
+    "first_layer", "last_layer", "forwards", "backwards", "peak_in_flight", "stash_bytes",
+    "weight_versions", "busy_s", NULL };
+
+static void node_figures(const alg_ctx *ctx, int s, double *v)
+{
+    const pp_shared *sh = ctx->shared;
+    const pp_stage *st = alg_state(ctx, s);
+    const double peak = (double)st->peak_in_flight;
+    v[0] = sh->lo[s] + 1;
+    v[1] = sh->lo[s + 1];
+    v[2] = (double)st->fwd_done;
+    v[3] = (double)st->bwd_done;
+    v[4] = peak;
+    v[5] = peak * sh->in_bytes[s];
+    v[6] = sh->sched == SCHED_PIPEDREAM ? peak : sh->sched == SCHED_2BW ? 2 : 1;
+    v[7] = st->busy_s;
+}
+
 static const double *eval_params(const alg_ctx *ctx)
 {
     return pp_math_eval(ctx);
@@ -423,4 +443,6 @@ const alg_type alg_pipeline = {
     .on_return = on_return,
     .describe_wait = describe_wait,
     .stats = stats,
+    .node_columns = node_columns,
+    .node_figures = node_figures,
 };

@@ -231,6 +231,7 @@ void   run_i_limits_reset(run_sim *r);
 /* run_output.c: nodes.csv and run.json, written to temporary names and
  * renamed.  Return 0, or -1 with err set. */
 int run_i_write_nodes(run_sim *r, const char *dir, double end, char *err, size_t es);
+int run_i_write_alg_nodes(run_sim *r, const char *dir, char *err, size_t es);
 int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res, char *err,
                          size_t es);
 
