@@ -111,6 +111,11 @@ START_TEST(test_gpipe_links)
     ck_assert_double_eq(stat_of(&res, "stash_bytes_max"), m * 1e4);
     /* stopped before the sixth iteration's first forward is done */
     ck_assert_double_eq(res.last.bytes_sent, 5 * 2 * (p - 1) * m * 1e4);
+    /* and just after it: one activation message more (a forward costs tf,
+     * a third of a micro-batch's work, not the backward's two thirds) */
+    run_pipe(p, m, "gpipe", "\"latency_s\": 0.001, \"bandwidth_Bps\": 1e8",
+             ", \"act_bytes\": 1e4", -1, 1, 5 * T + 1.5 * tf, &res);
+    ck_assert_double_eq(res.last.bytes_sent, 5 * 2 * (p - 1) * m * 1e4 + 1e4);
 }
 END_TEST
 
@@ -321,6 +326,20 @@ START_TEST(test_crash_stops)
     ck_assert_double_eq_tol(res.last.time_s, 0.75, 1e-12);
     ck_assert_msg(strstr(res.message, "the pipeline stopped when stage 2 went down") != NULL,
                   "%s", res.message);
+    /* down at 0.61, with messages to it in flight: the network retransmits
+     * them, so the run ends by the frozen bound (3 s without a step, the
+     * last at 0.63125), still stalled and naming the stage */
+    char j2[1024];
+    const char *at = strstr(json, "\"down_s\": 0.5");
+    ck_assert_ptr_nonnull(at);
+    snprintf(j2, sizeof j2, "%.*s\"down_s\": 0.61%s", (int)(at - json), json,
+             at + strlen("\"down_s\": 0.5"));
+    run_json(j2, &opt, &res);
+    ck_assert_int_eq(res.status, RUN_STALLED);
+    ck_assert_double_eq(stat_of(&res, "stopped_by_stage"), 2);
+    ck_assert_double_eq_tol(res.last.time_s, 4, 1e-9);
+    ck_assert_msg(strstr(res.message, "the pipeline stopped when stage 2 went down (t=0.86 s)")
+                  != NULL, "%s", res.message);
 }
 END_TEST
 
@@ -368,6 +387,10 @@ START_TEST(test_stage_file)
     }
     ck_assert_ptr_null(fgets(line, sizeof line, f));
     fclose(f);
+    /* a rerun replaces the folder, algorithm_nodes.csv included */
+    snprintf(cmd, sizeof cmd, "%s run %s/s.json -o %s/out --quiet --force", DTSIM_BINARY, dir,
+             dir);
+    ck_assert_int_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
 }

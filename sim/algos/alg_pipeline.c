@@ -28,8 +28,9 @@
  *
  * Failures: a stage that goes down (declared failed, or back up) stops the
  * pipeline for good: every stage abandons its work and starts no more, so
- * the run ends at once as stalled, each stage's wait naming the stage and
- * the instant (docs/algorithms.md).
+ * the run ends as stalled (at once, or at the frozen bound while the
+ * network retransmits to the down stage), each stage's wait naming the
+ * stage and the instant (docs/algorithms.md).
  */
 #include "alg_pipeline_int.h"
 
@@ -109,8 +110,9 @@ static int check(const alg_ctx *ctx, char *err, size_t size)
     return 0;
 }
 
-/* The flags' rings and the layer tables (the math's buffers are a few
- * models' worth of the MLP, which the runner counts). */
+/* The flags' rings and the layer tables.  Not counted: the MLP's math
+ * buffers (per stage two P-vectors, and K = m + p stashed micro-batches
+ * of its layers' activations and, for pipedream, of its weights). */
 static double memory_bytes(const alg_ctx *ctx)
 {
     return (double)ctx->n * 2.0 * (double)ring_of(ctx) + 2.0 * 8.0 * n_layers(ctx)
