@@ -410,6 +410,12 @@ START_TEST(test_errors)
         " \"algorithm\": {\"name\": \"pipeline\", \"layers\": 3}, \"stop\": {\"time_s\": 1}}",
         "test.json: /algorithm/name: error: algorithm.layers is 3, fewer than the 4 stages (each stage "
         "needs a layer)");
+    expect_prepare_error(
+        "{\"nodes\": 64, \"model\": {\"kind\": \"none\", \"message_bytes\": 10},"
+        " \"topology\": {\"kind\": \"ring\"},"
+        " \"algorithm\": {\"name\": \"pipeline\", \"layers\": 4096}, \"stop\": {\"time_s\": 1}}",
+        "test.json: /algorithm/name: error: a balanced partition of 4096 layers on 64 stages costs p "
+        "(L - p + 1)^2 = 1.04e+09 steps, more than 1e9 (use fewer layers, or partition \"equal\")");
 }
 END_TEST
 

@@ -96,6 +96,14 @@ static int check(const alg_ctx *ctx, char *err, size_t size)
                  n_layers(ctx), p);
         return -1;
     }
+    /* the dynamic programme's inner steps, p (L - p + 1)^2 at most: a second or two */
+    const double dp = (double)p * (n_layers(ctx) - p + 1) * (n_layers(ctx) - p + 1);
+    if ((int)ctx->param[PP_PARTITION] == PART_BALANCED && dp > 1e9) {
+        snprintf(err, size, "a balanced partition of %d layers on %d stages costs p (L - p + 1)^2 "
+                 "= %.3g steps, more than 1e9 (use fewer layers, or partition \"equal\")",
+                 n_layers(ctx), p, dp);
+        return -1;
+    }
     const int m = (int)ctx->param[PP_MICRO];
     if (ctx->P && ctx->batch % (size_t)m != 0) {
         snprintf(err, size, "algorithm.batch %zu is not a multiple of algorithm.micro_batches %d "
