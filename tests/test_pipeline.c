@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alg_host.h"
 #include "alg_pipeline_int.h"
@@ -110,6 +111,11 @@ START_TEST(test_gpipe_links)
     ck_assert_double_eq(stat_of(&res, "stash_bytes_max"), m * 1e4);
     /* stopped before the sixth iteration's first forward is done */
     ck_assert_double_eq(res.last.bytes_sent, 5 * 2 * (p - 1) * m * 1e4);
+    /* and just after it: one activation message more (a forward costs tf,
+     * a third of a micro-batch's work, not the backward's two thirds) */
+    run_pipe(p, m, "gpipe", "\"latency_s\": 0.001, \"bandwidth_Bps\": 1e8",
+             ", \"act_bytes\": 1e4", -1, 1, 5 * T + 1.5 * tf, &res);
+    ck_assert_double_eq(res.last.bytes_sent, 5 * 2 * (p - 1) * m * 1e4 + 1e4);
 }
 END_TEST
 
@@ -320,6 +326,73 @@ START_TEST(test_crash_stops)
     ck_assert_double_eq_tol(res.last.time_s, 0.75, 1e-12);
     ck_assert_msg(strstr(res.message, "the pipeline stopped when stage 2 went down") != NULL,
                   "%s", res.message);
+    /* down at 0.61, with messages to it in flight: the network retransmits
+     * them, so the run ends by the frozen bound (3 s without a step, the
+     * last at 0.63125), still stalled and naming the stage */
+    char j2[1024];
+    const char *at = strstr(json, "\"down_s\": 0.5");
+    ck_assert_ptr_nonnull(at);
+    snprintf(j2, sizeof j2, "%.*s\"down_s\": 0.61%s", (int)(at - json), json,
+             at + strlen("\"down_s\": 0.5"));
+    run_json(j2, &opt, &res);
+    ck_assert_int_eq(res.status, RUN_STALLED);
+    ck_assert_double_eq(stat_of(&res, "stopped_by_stage"), 2);
+    ck_assert_double_eq_tol(res.last.time_s, 4, 1e-9);
+    ck_assert_msg(strstr(res.message, "the pipeline stopped when stage 2 went down (t=0.86 s)")
+                  != NULL, "%s", res.message);
+}
+END_TEST
+
+/* The per-stage file of a run folder: 1F1B, p = 4, m = 8, 2 iterations
+ * and a half: stage s held min(p - s, m) micro-batches, each act_bytes. */
+START_TEST(test_stage_file)
+{
+    char dir[] = "/tmp/dtsim_pipeline_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[4096], path[512];
+    snprintf(cmd, sizeof cmd,
+             "cat > %s/s.json <<'EOF'\n"
+             "{\"seed\": 1, \"nodes\": 4, \"compute\": {\"step_time_s\": 0.3},"
+             " \"network\": {\"latency_s\": 0, \"bandwidth_Bps\": 1e15},"
+             " \"topology\": {\"kind\": \"ring\"},"
+             " \"model\": {\"kind\": \"none\", \"message_bytes\": 1000},"
+             " \"algorithm\": {\"name\": \"pipeline\", \"micro_batches\": 8,"
+             "   \"schedule\": \"1f1b\", \"act_bytes\": 500},"
+             " \"stop\": {\"time_s\": %.17g}}\n"
+             "EOF\n"
+             "%s run %s/s.json -o %s/out --quiet", dir, 2.5 * 11 * 3 * tf_of(4, 8), DTSIM_BINARY,
+             dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/out/algorithm_nodes.csv", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "node,first_layer,last_layer,forwards,backwards,peak_in_flight,"
+                           "stash_bytes,weight_versions,busy_s\n");
+    for (int s = 0; s < 4; s++) {
+        int node, a, b, fw, bw, peak, ver;
+        double stash, busy;
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+        ck_assert_int_eq(sscanf(line, "%d,%d,%d,%d,%d,%d,%lf,%d,%lf", &node, &a, &b, &fw, &bw,
+                                &peak, &stash, &ver, &busy), 9);
+        ck_assert_int_eq(node, s);
+        ck_assert_int_eq(a, s + 1);
+        ck_assert_int_eq(b, s + 1);
+        ck_assert_int_eq(peak, 4 - s);
+        ck_assert_double_eq(stash, (4 - s) * 500.0);
+        ck_assert_int_eq(ver, 1);
+        ck_assert_int_ge(bw, 16);
+        ck_assert_int_le(bw, 24);
+    }
+    ck_assert_ptr_null(fgets(line, sizeof line, f));
+    fclose(f);
+    /* a rerun replaces the folder, algorithm_nodes.csv included */
+    snprintf(cmd, sizeof cmd, "%s run %s/s.json -o %s/out --quiet --force", DTSIM_BINARY, dir,
+             dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -337,6 +410,12 @@ START_TEST(test_errors)
         " \"algorithm\": {\"name\": \"pipeline\", \"layers\": 3}, \"stop\": {\"time_s\": 1}}",
         "test.json: /algorithm/name: error: algorithm.layers is 3, fewer than the 4 stages (each stage "
         "needs a layer)");
+    expect_prepare_error(
+        "{\"nodes\": 64, \"model\": {\"kind\": \"none\", \"message_bytes\": 10},"
+        " \"topology\": {\"kind\": \"ring\"},"
+        " \"algorithm\": {\"name\": \"pipeline\", \"layers\": 4096}, \"stop\": {\"time_s\": 1}}",
+        "test.json: /algorithm/name: error: a balanced partition of 4096 layers on 64 stages costs p "
+        "(L - p + 1)^2 = 1.04e+09 steps, more than 1e9 (use fewer layers, or partition \"equal\")");
 }
 END_TEST
 
@@ -353,6 +432,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_partition_dp);
     tcase_add_test(tc, test_schedule_orders);
     tcase_add_test(tc, test_crash_stops);
+    tcase_add_test(tc, test_stage_file);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
     return s;

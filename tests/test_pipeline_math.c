@@ -38,7 +38,7 @@ static double rows_log[MAXMB][MAXN * D];
 static int    y_log[MAXMB][MAXN];
 static double x0[MAXP], xcap[MAXP];
 static int    lo_cap[MAXS + 1];
-static uint64_t bwd_cap[MAXS];
+static uint64_t bwd_cap[MAXS], fwd_cap[MAXS];
 static size_t P_cap, n_cap;
 static alg_type wrapped;
 
@@ -74,11 +74,15 @@ static int w_stats(const alg_ctx *ctx, const char **keys, double *values, int ma
     P_cap = ctx->P;
     memcpy(xcap, alg_pipeline.eval_params(ctx), ctx->P * sizeof *xcap);
     memcpy(lo_cap, sh->lo, (size_t)(sh->p + 1) * sizeof *lo_cap);
-    for (int s = 0; s < sh->p; s++)
+    for (int s = 0; s < sh->p; s++) {
         bwd_cap[s] = ((const pp_stage *)alg_state(ctx, s))->bwd_done;
+        fwd_cap[s] = ((const pp_stage *)alg_state(ctx, s))->fwd_done;
+    }
     n_cap = ((const pp_stage *)alg_state(ctx, 0))->mt->n;
     return alg_pipeline.stats(ctx, keys, values, max);
 }
+
+static int threads_opt = 1;
 
 static void run_math(int p, int m, int batch, const char *sched, double time_s, run_result *res)
 {
@@ -86,7 +90,7 @@ static void run_math(int p, int m, int batch, const char *sched, double time_s, 
     snprintf(json, sizeof json,
         "{\"seed\": 4, \"nodes\": %d,"
         " \"compute\": {\"step_time_s\": 0.01, \"groups\": [{\"nodes\": [1], \"slowdown\": 1.7}]},"
-        " \"network\": {\"latency_s\": 0.0002, \"bandwidth_Bps\": 1e8},"
+        " \"network\": {\"latency_s\": 0.0002, \"bandwidth_Bps\": 1e8, \"bytes_per_param\": 4},"
         " \"topology\": {\"kind\": \"ring\"},"
         " \"model\": {\"kind\": \"mlp\", \"hidden\": [12, 10, 8], \"activation\": \"tanh\","
         "   \"l2\": 0.001},"
@@ -99,7 +103,7 @@ static void run_math(int p, int m, int batch, const char *sched, double time_s, 
     wrapped.on_step_done = w_on_step_done;
     wrapped.stats = w_stats;
     n_mb_logged = 0;
-    run_options opt = { .algorithm = &wrapped };
+    run_options opt = { .algorithm = &wrapped, .threads = threads_opt };
     run_json(json, &opt, res);
     ck_assert_int_eq(res->status, RUN_OK);
 }
@@ -173,6 +177,24 @@ static void check_sync(const char *sched)
 }
 
 START_TEST(test_gpipe_is_sgd) { check_sync("gpipe"); }
+END_TEST
+
+/* The wire: stage s (one layer each, widths 6-12-10-8-3) sends n x w_s
+ * values of 4 bytes and n labels of 4 forward, n x w_(s-1) values back;
+ * every message sent counts, delivered or not. */
+START_TEST(test_math_bytes)
+{
+    run_result res;
+    run_math(4, 4, 16, "1f1b", 0.1, &res);
+    static const double w[] = { 12, 10, 8 };
+    double want = 0;
+    for (int s = 0; s < 3; s++)
+        want += (double)fwd_cap[s] * (n_cap * w[s] * 4 + 4.0 * n_cap);
+    for (int s = 1; s < 4; s++)
+        want += (double)bwd_cap[s] * (n_cap * w[s - 1] * 4);
+    ck_assert_uint_eq(n_cap, 4);
+    ck_assert_double_eq(res.last.bytes_sent, want);
+}
 END_TEST
 
 START_TEST(test_1f1b_is_sgd) { check_sync("1f1b"); }
@@ -297,6 +319,25 @@ START_TEST(test_staleness_shows)
 }
 END_TEST
 
+/* The same bits on 1 and 3 threads (the stages' math runs in their
+ * events; the evaluations are split over the threads). */
+START_TEST(test_threads_same)
+{
+    static double x1[MAXP];
+    run_result r1, r3;
+    threads_opt = 1;
+    run_math(4, 4, 16, "2bw", 0.3, &r1);
+    memcpy(x1, xcap, P_cap * sizeof *x1);
+    threads_opt = 3;
+    run_math(4, 4, 16, "2bw", 0.3, &r3);
+    threads_opt = 1;
+    ck_assert_int_eq(memcmp(x1, xcap, P_cap * sizeof *x1), 0);
+    ck_assert(r1.last.train_loss == r3.last.train_loss);
+    ck_assert(r1.last.test_accuracy == r3.last.test_accuracy);
+    ck_assert_uint_eq(r1.events, r3.events);
+}
+END_TEST
+
 /* The located errors of the MLP checks. */
 START_TEST(test_math_errors)
 {
@@ -341,9 +382,11 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_gpipe_is_sgd);
     tcase_add_test(tc, test_1f1b_is_sgd);
+    tcase_add_test(tc, test_math_bytes);
     tcase_add_test(tc, test_pipedream_stashing);
     tcase_add_test(tc, test_2bw_two_versions);
     tcase_add_test(tc, test_staleness_shows);
+    tcase_add_test(tc, test_threads_same);
     tcase_add_test(tc, test_math_errors);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -8,7 +8,7 @@
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
 #   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd |
-#         hogwild | lsgd | stl-fw | fednova | lbbsp | sdfeel | comdml | freeze | all
+#         hogwild | lsgd | stl-fw | fednova | lbbsp | sdfeel | comdml | freeze | pipeline | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -28,15 +28,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, lbbsp, sdfeel, comdml, freeze, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, lbbsp, sdfeel, comdml, freeze, pipeline, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova lbbsp sdfeel comdml freeze"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova lbbsp sdfeel comdml freeze pipeline"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze|pipeline) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -248,8 +248,25 @@ for name in $names; do
         --set 'freeze.after_steps=[0]'
       cat "$dir/memory-refused.txt"
       ;;
+    pipeline)
+      # Huang et al. 2019 (GPipe), Narayanan et al. 2019, 2021 (PipeDream,
+      # PipeDream-2BW), Fan et al. 2021 (1F1B): 8 stages of 4 equal layers,
+      # timing only: the bubble against m; one stage 2x slower, balanced
+      # against equal partition; then an MLP on 4 stages: staleness in the
+      # loss at equal updates (PipeDream against 1F1B at m = 1, 2BW
+      # against 1F1B at m = 4), two learning rates, 3 seeds
+      sweep "$here/pipeline.json" -o "$dir-bubble" \
+        --grid algorithm.schedule=gpipe,1f1b,pipedream \
+        --grid algorithm.micro_batches=1,2,4,8,16,32,64
+      sweep "$here/pipeline.json" -o "$dir-hetero" --set compute.groups.0.slowdown=2 \
+        --grid algorithm.schedule=1f1b,pipedream --grid algorithm.partition=balanced,equal
+      sweep "$here/pipeline-mlp.json" -o "$dir-staleness" --replicates 3 \
+        --zip algorithm.schedule=1f1b,pipedream,1f1b,2bw --zip algorithm.micro_batches=1,1,4,4 \
+        --grid algorithm.lr=0.05,0.2
+      python3 "$root/plots/pipeline-table.py" "$dir"
+      ;;
   esac
-  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze)
+  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze|pipeline)
     echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"

@@ -36,6 +36,7 @@ typedef struct alg_param_spec {
 } alg_param_spec;
 
 #define ALG_MAX_PARAMS 16
+#define ALG_MAX_NODE_COLUMNS 16
 
 /* The runner's side of the calls below: opaque to protocols. */
 typedef struct alg_host alg_host;
@@ -171,6 +172,12 @@ typedef struct alg_type {
     /* Figures for run.json's "algorithm_stats" (e.g. staleness): fills up
      * to max keys and values, returns how many.  NULL: none. */
     int  (*stats)(const alg_ctx *ctx, const char **keys, double *values, int max);
+    /* Per-node figures for algorithm_nodes.csv, written beside nodes.csv
+     * with one row per worker: the column names after `node` (at most
+     * ALG_MAX_NODE_COLUMNS, NULL-terminated) and the call that fills a
+     * row's values in that order.  NULL: no such file. */
+    const char *const *node_columns;
+    void (*node_figures)(const alg_ctx *ctx, int node, double *values);
     /* Frees what init allocated (may be called after a failed init).  May
      * be NULL. */
     void (*fini)(alg_ctx *ctx, void *state, int node);

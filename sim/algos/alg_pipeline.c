@@ -28,8 +28,9 @@
  *
  * Failures: a stage that goes down (declared failed, or back up) stops the
  * pipeline for good: every stage abandons its work and starts no more, so
- * the run ends at once as stalled, each stage's wait naming the stage and
- * the instant (docs/algorithms.md).
+ * the run ends as stalled (at once, or at the frozen bound while the
+ * network retransmits to the down stage), each stage's wait naming the
+ * stage and the instant (docs/algorithms.md).
  */
 #include "alg_pipeline_int.h"
 
@@ -95,6 +96,14 @@ static int check(const alg_ctx *ctx, char *err, size_t size)
                  n_layers(ctx), p);
         return -1;
     }
+    /* the dynamic programme's inner steps, p (L - p + 1)^2 at most: a second or two */
+    const double dp = (double)p * (n_layers(ctx) - p + 1) * (n_layers(ctx) - p + 1);
+    if ((int)ctx->param[PP_PARTITION] == PART_BALANCED && dp > 1e9) {
+        snprintf(err, size, "a balanced partition of %d layers on %d stages costs p (L - p + 1)^2 "
+                 "= %.3g steps, more than 1e9 (use fewer layers, or partition \"equal\")",
+                 n_layers(ctx), p, dp);
+        return -1;
+    }
     const int m = (int)ctx->param[PP_MICRO];
     if (ctx->P && ctx->batch % (size_t)m != 0) {
         snprintf(err, size, "algorithm.batch %zu is not a multiple of algorithm.micro_batches %d "
@@ -109,8 +118,9 @@ static int check(const alg_ctx *ctx, char *err, size_t size)
     return 0;
 }
 
-/* The flags' rings and the layer tables (the math's buffers are a few
- * models' worth of the MLP, which the runner counts). */
+/* The flags' rings and the layer tables.  Not counted: the MLP's math
+ * buffers (per stage two P-vectors, and K = m + p stashed micro-batches
+ * of its layers' activations and, for pipedream, of its weights). */
 static double memory_bytes(const alg_ctx *ctx)
 {
     return (double)ctx->n * 2.0 * (double)ring_of(ctx) + 2.0 * 8.0 * n_layers(ctx)
@@ -266,6 +276,7 @@ static void on_step_done(alg_ctx *ctx, void *state, int s, const double *grad)
     st->busy = 0;
     if (st->cur.mb < (uint64_t)sh->m)
         st->busy_first += now - st->t_start;
+    st->busy_s += now - st->t_start;
     if (st->mt) {
         if (st->cur.backward)
             pp_math_backward(ctx, s, st->cur.mb);
@@ -398,6 +409,25 @@ static int stats(const alg_ctx *ctx, const char **keys, double *values, int max)
     return alg_stats_copy(k, v, (int)(sizeof v / sizeof v[0]), keys, values, max);
 }
 
+static const char *const node_columns[] = {
+    "first_layer", "last_layer", "forwards", "backwards", "peak_in_flight", "stash_bytes",
+    "weight_versions", "busy_s", NULL };
+
+static void node_figures(const alg_ctx *ctx, int s, double *v)
+{
+    const pp_shared *sh = ctx->shared;
+    const pp_stage *st = alg_state(ctx, s);
+    const double peak = (double)st->peak_in_flight;
+    v[0] = sh->lo[s] + 1;
+    v[1] = sh->lo[s + 1];
+    v[2] = (double)st->fwd_done;
+    v[3] = (double)st->bwd_done;
+    v[4] = peak;
+    v[5] = peak * sh->in_bytes[s];
+    v[6] = sh->sched == SCHED_PIPEDREAM ? peak : sh->sched == SCHED_2BW ? 2 : 1;
+    v[7] = st->busy_s;
+}
+
 static const double *eval_params(const alg_ctx *ctx)
 {
     return pp_math_eval(ctx);
@@ -423,4 +453,6 @@ const alg_type alg_pipeline = {
     .on_return = on_return,
     .describe_wait = describe_wait,
     .stats = stats,
+    .node_columns = node_columns,
+    .node_figures = node_figures,
 };

@@ -74,6 +74,7 @@ typedef struct pp_stage {
     int64_t  peak_in_flight;
     uint64_t fwd_done, bwd_done;
     double   busy_first;  /* seconds of work on mini-batch 0's micro-batches */
+    double   busy_s;      /* seconds of work done */
     pp_math *mt;
 } pp_stage;
 

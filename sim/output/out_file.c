@@ -154,7 +154,7 @@ static void rm_tree(const char *path)
 static int ours(const char *name)
 {
     static const char *const names[] = { "metrics.csv", "nodes.csv", "run.json", "trace.csv",
-                                         "node_metrics.csv", "summary.csv", "plots" };
+                                         "node_metrics.csv", "algorithm_nodes.csv", "summary.csv", "plots" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0)
             return 1;

@@ -530,6 +530,7 @@ static int execute(run_sim *r, const run_options *opt, run_result *res, char *er
                 goto out_finish;
         }
         if (run_i_write_nodes(r, dir, res->sim_time_s, err, es) != 0
+            || run_i_write_alg_nodes(r, dir, err, es) != 0
             || run_i_write_run_json(r, dir, res, err, es) != 0)
             goto out_finish;
         int dc = out_rundir_commit(od, err, es);

@@ -244,6 +244,7 @@ void run_i_memory_row(const run_sim *r, int node, out_node_row *row);
 void run_i_memory_end(run_sim *r);
 
 int run_i_write_nodes(run_sim *r, const char *dir, double end, char *err, size_t es);
+int run_i_write_alg_nodes(run_sim *r, const char *dir, char *err, size_t es);
 int run_i_write_run_json(run_sim *r, const char *dir, const run_result *res, char *err,
                          size_t es);
 

@@ -1,5 +1,6 @@
 /* run_output.c -- what a finished run leaves besides metrics.csv (which
- * the event loop streams): nodes.csv with every node's totals and run.json
+ * the event loop streams): nodes.csv with every node's totals, the
+ * protocol's per-node figures (algorithm_nodes.csv, when it has any), run.json
  * with the status, the figures of the run, the topology statistics, the
  * algorithm's parameters and figures, and the resolved scenario.  It
  * formats through sim/output and computes nothing.
@@ -33,6 +34,31 @@ int run_i_write_nodes(run_sim *r, const char *dir, double end, char *err, size_t
         };
         run_i_memory_row(r, i, &row);
         out_nodes_write(fp, &row);
+    }
+    return out_file_commit(f, err, es);
+}
+
+int run_i_write_alg_nodes(run_sim *r, const char *dir, char *err, size_t es)
+{
+    const char *const *cols = r->alg->node_columns;
+    if (!cols || !r->alg->node_figures)
+        return 0;
+    out_file *f = out_file_open(dir, "algorithm_nodes.csv", err, es);
+    if (!f)
+        return -1;
+    FILE *fp = out_file_stream(f);
+    int nc = 0;
+    fputs("node", fp);
+    for (; cols[nc] && nc < ALG_MAX_NODE_COLUMNS; nc++)
+        fprintf(fp, ",%s", cols[nc]);
+    fputc('\n', fp);
+    for (int i = 0; i < r->ctx.n; i++) {
+        double v[ALG_MAX_NODE_COLUMNS];
+        r->alg->node_figures(&r->ctx, i, v);
+        fprintf(fp, "%d", i);
+        for (int k = 0; k < nc; k++)
+            fprintf(fp, ",%.17g", v[k]);
+        fputc('\n', fp);
     }
     return out_file_commit(f, err, es);
 }
