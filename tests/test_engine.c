@@ -427,6 +427,33 @@ START_TEST(test_schedule_in_past_is_clamped)
 }
 END_TEST
 
+/* The heap compares (time, seq) as one integer key made of the time's
+ * bits: -0.0 must tie with 0.0 (then seq decides), the smallest
+ * subnormal and the largest finite time and infinity must keep their
+ * order, and the event keeps its own time's bits (a -0.0 stays -0.0). */
+START_TEST(test_zero_signs_and_extremes_order)
+{
+    sim_engine *e = engine_new(1, 4);
+    schedule(e, INFINITY, 0, 0);
+    schedule(e, 0.0, 0, 1);
+    schedule(e, 4.9e-324, 0, 2);
+    schedule(e, -0.0, 0, 3);
+    schedule(e, 1.7976931348623157e308, 0, 4);
+    schedule(e, 0.0, 0, 5);
+    schedule(e, -0.0, 0, 6);
+    static const uint32_t want[] = {1, 3, 5, 6, 2, 4, 0};
+    sim_event ev;
+    for (size_t i = 0; i < 7; i++) {
+        ck_assert_int_eq(sim_engine_pop(e, &ev), 1);
+        ck_assert_uint_eq(ev.data, want[i]);
+        if (want[i] == 3 || want[i] == 6)
+            ck_assert(signbit(ev.time));
+    }
+    ck_assert_int_eq(sim_engine_pop(e, &ev), 0);
+    sim_engine_destroy(e);
+}
+END_TEST
+
 /* Decreasing times make every push sift to the root, through every size
  * the array passes while it grows. */
 START_TEST(test_capacity_grows_beyond_hint)
@@ -622,6 +649,7 @@ engine_suite(int forking)
 
     tc = tcase_create("schedule");
     tcase_add_test(tc, test_schedule_in_past_is_clamped);
+    tcase_add_test(tc, test_zero_signs_and_extremes_order);
     tcase_add_test(tc, test_capacity_grows_beyond_hint);
     tcase_add_test(tc, test_destroy_null);
 #ifndef NDEBUG

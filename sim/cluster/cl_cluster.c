@@ -101,9 +101,14 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
     c->n = cfg->n_nodes;
     c->free_slot = NO_SLOT;
     cl_pool_init(&c->pool, cfg->payload_doubles);
-    c->nodes = calloc((size_t)c->n, sizeof(node));
+    /* 64-byte aligned (the layout of node, cl_internal.h); sizeof(node) is
+     * a multiple of 64, as aligned_alloc wants of the size */
+    if ((size_t)c->n > SIZE_MAX / sizeof(node))
+        goto out_destroy;
+    c->nodes = aligned_alloc(64, (c->n > 0 ? (size_t)c->n : 1) * sizeof(node));
     if (!c->nodes)
         goto out_destroy;
+    memset(c->nodes, 0, (c->n > 0 ? (size_t)c->n : 1) * sizeof(node));
     for (int i = 0; i < c->n; i++)
         if (node_create(c, cfg, i) != 0)
             goto out_destroy;

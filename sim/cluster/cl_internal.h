@@ -8,6 +8,8 @@
 #define CL_INTERNAL_H
 
 #include "cl_cluster.h"
+
+#include <stddef.h>
 #include <gsl/gsl_rng.h>
 
 typedef struct msg_slot {
@@ -88,51 +90,64 @@ typedef struct nic {
     uint8_t   uni;        /* uniform now (cl_net_ps.c) */
 } nic;
 
+/* Hot fields first: at 10^5 nodes and more the node array is far larger
+ * than the last-level cache and nearly every event misses on its node, so
+ * what the FIFO message path and the accounting touch (cl_i_account,
+ * transmit, the downlink queue, the pending count) sits in the first 64
+ * bytes, the uplink backlog and capacities in the next, then the
+ * counters; the step's fields (once per step), the fair-mode and fault
+ * fields and the streams after them.  The array is 64-byte aligned and a
+ * node a whole number of lines (cl_create), so no hot group straddles two
+ * lines. */
 typedef struct node {
-    double   base_s;
-    double   scale;      /* work of a step per base_s (its batch over the base batch) */
-    double   work_scale;   /* the step's work in steps of base_s (1; cl_start_step_work) */
-    cl_noise_spec noise;
-    gsl_rng *rng_compute, *rng_slow, *rng_fault;
-    /* the step in progress: work left (seconds at factor 1) since seg_start */
-    int      computing, paused, want_step;
-    uint32_t step_ver;
-    int      seg_pending;   /* the STEP_DONE of step_ver may still be queued */
-    double   step_started, seg_start, seg_len, work_left;
-    double   factor;     /* current slowdown factor */
-    /* progress marks of the step in progress (borrowed from the caller):
-     * mark k falls when marks[k] of the step's work_total is done */
-    const double *marks;
-    int      n_marks, next_mark;
-    double   work_total;
-    /* network */
-    double   up_cap, down_cap;
-    double   up_free;              /* FIFO: when the uplink is free */
+    /* line 0: every event and message */
+    uint64_t pending;    /* its own scheduled events (target = node) */
+    double   acct_t;     /* time accounting (compute / network / idle / down) */
+    double   up_free;    /* FIFO: when the uplink is free */
     /* FIFO downlink: the messages booked and not yet delivered, in the
      * order their first bits arrive (rx_start, then tseq); dq_cnt is the
      * first of them not yet counted in rx_active (their arrivals are
      * counted lazily, at the next accounting at or after rx_start);
      * dq_base is when the downlink was last free of them */
-    uint32_t dq_head, dq_tail, dq_cnt;
     double   dq_base;
-    pairs    upp;                  /* links by destination */
-    gsl_rng *rng_link, *rng_loss;
-    int      rx_active;            /* transfers in the downlink stage */
-    /* the uplink backlog: messages whose last bit has not left (FIFO: a
-     * ring of their last-bit times, released lazily; fair: counted at
-     * entry and exit of the uplink stage) */
+    uint32_t dq_head, dq_tail, dq_cnt;
+    int      n_down;     /* fault processes holding it down */
+    int      computing;
+    int      rx_active;  /* transfers in the downlink stage */
+    double   up_cap;
+    /* line 1: the uplink backlog: messages whose last bit has not left
+     * (FIFO: a ring of their last-bit times, released lazily; fair:
+     * counted at entry and exit of the uplink stage) */
+    double   down_cap;
     double  *upq;
     size_t   upq_head, upq_len, upq_cap;
     uint64_t upq_n;
+    gsl_rng *rng_link, *rng_loss;
+    /* lines 2-3: the counters */
+    cl_node_stats st;
+    /* the step in progress: work left (seconds at factor 1) since seg_start */
+    int      paused, want_step;
+    uint32_t step_ver;
+    int      seg_pending;   /* the STEP_DONE of step_ver may still be queued */
+    double   step_started, seg_start, seg_len, work_left;
+    double   factor;     /* current slowdown factor */
+    double   base_s;
+    double   scale;      /* work of a step per base_s (its batch over the base batch) */
+    double   work_scale;   /* the step's work in steps of base_s (1; cl_start_step_work) */
+    /* progress marks of the step in progress (borrowed from the caller):
+     * mark k falls when marks[k] of the step's work_total is done */
+    const double *marks;
+    int      n_marks, next_mark;
+    double   work_total;
+    gsl_rng *rng_compute, *rng_slow, *rng_fault;
+    cl_noise_spec noise;
+    pairs    upp;                  /* links by destination */
     /* availability */
-    int      n_down;     /* fault processes holding it down */
     double   down_since;
     uint32_t env_first, env_end;   /* its environment items */
-    /* time accounting (compute / network / idle / down) */
-    double   acct_t;
-    uint64_t pending;    /* its own scheduled events (target = node) */
-    cl_node_stats st;
-} node;
+} __attribute__((aligned(64))) node;
+_Static_assert(offsetof(node, down_cap) == 64 && offsetof(node, st) == 128
+               && sizeof(node) % 64 == 0, "node: hot fields in lines 0 and 1");
 
 /* One (process, node) pair of a slowdown or fault process. */
 typedef struct env_item {

@@ -55,14 +55,27 @@ struct sim_engine {
     int        stop_code;
 };
 
-/* Written with non-short-circuit operators on purpose: the comparison of
- * random times is unpredictable, and a branch per level of the heap costs
- * more than evaluating both halves (3-10% of the hold benchmark's rate
- * against || and &&, gcc 12 -O3). */
+/* (time, seq) as one 128-bit unsigned key: every time is >= 0 (at is
+ * clamped to now, now starts at 0), and the bits of a non-negative double
+ * order as it does, once -0.0 (which equals 0.0) has lost its sign bit.
+ * One compare of two 128-bit integers (cmp, sbb) replaces two compares of
+ * doubles and one of integers: about a third of a sift's instructions
+ * (bench/RESULTS.md, "Start-up and the event path").  No branch: the
+ * comparison of random times is unpredictable. */
+__extension__ typedef unsigned __int128 key128;
+
+static inline key128
+key_of(const sim_event *a)
+{
+    uint64_t tb;
+    memcpy(&tb, &a->time, sizeof tb);
+    return ((key128)(tb & 0x7fffffffffffffffu) << 64) | a->seq;
+}
+
 static inline int
 earlier(const sim_event *a, const sim_event *b)
 {
-    return (a->time < b->time) | ((a->time == b->time) & (a->seq < b->seq));
+    return key_of(a) < key_of(b);
 }
 
 /* Places ev in the hole at i, moving parents down until ev's parent is
@@ -80,8 +93,13 @@ sift_up(sim_event *heap, size_t i, sim_event ev)
     heap[i] = ev;
 }
 
-/* Removes heap[0].  The last record is the one that refills the hole; it
- * is usually among the latest events, so sift-down runs nearly to a leaf. */
+/* Removes heap[0] bottom-up (Wegener): the hole at the top sinks to a
+ * leaf along the earlier child of each level, one comparison a level, and
+ * the last record then rises from that leaf.  The last record is usually
+ * among the latest events (a simulation schedules into the future), so
+ * it rises zero or one level, where the classic sift-down compares it at
+ * every level on the way down.  The order in which events pop is that of
+ * (time, seq), a total order, whatever the heap's shape. */
 static inline void
 remove_top(sim_engine *e)
 {
@@ -89,7 +107,6 @@ remove_top(sim_engine *e)
     size_t n = --e->n;
     if (n == 0)
         return;
-    sim_event last = heap[n];
     int prefetch = n >= PREFETCH_MIN;
     size_t i = 0;
     for (;;) {
@@ -110,12 +127,10 @@ remove_top(sim_engine *e)
         }
         if (c + 1 < n)
             c += (size_t)earlier(&heap[c + 1], &heap[c]);
-        if (!earlier(&heap[c], &last))
-            break;
         heap[i] = heap[c];
         i = c;
     }
-    heap[i] = last;
+    sift_up(heap, i, heap[n]);   /* heap[n], the last record, was not moved */
 }
 
 static inline int
