@@ -215,6 +215,14 @@ for name in $names; do
         --grid 'compute.groups=[{"nodes":[3,7,11,15],"slowdown":5}],[]' \
         --grid 'algorithm={"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10},{"name":"sdfeel-async","lr":0.05,"batch":32,"clusters":4,"local_steps":10,"deadline_s":0.12}'
       "$table" "$dir-async" --speedup 'algorithm={"name":"sdfeel","lr":0.05,"batch":32,"clusters":4,"local_steps":10}' time_to_target_accuracy_s steps_per_s
+      # how much the asynchronous result rests on the staleness discount
+      # (FedAsync's (1 + s)^-a; the papers' rule was not found): a = 0 (none) to 2
+      sweep "$here/sdfeel.json" -o "$dir-staleness" --replicates 3 \
+        --set 'network.links=[{"from":["servers"],"to":["servers"],"latency_s":0.005,"bandwidth_Bps":1.25e7}]' \
+        --set 'compute.groups=[{"nodes":[3,7,11,15],"slowdown":5}]' \
+        --set 'algorithm={"name":"sdfeel-async","lr":0.05,"batch":32,"clusters":4,"local_steps":10,"deadline_s":0.12}' \
+        --grid algorithm.staleness_exponent=0,0.5,1,2
+      "$table" "$dir-staleness" --speedup algorithm.staleness_exponent=0 time_to_target_accuracy_s
       ;;
     comdml)
       # Mohammadabadi et al. 2024: 8 agents whose speeds spread

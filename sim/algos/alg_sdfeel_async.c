@@ -15,7 +15,9 @@
  * for the next one.  Every `deadline_s` seconds server c aggregates the
  * models that came since its last aggregation t: a model of staleness
  * s = t - v weighs w_i = (m_i / m_c) (1 + s)^-a (a = `staleness_exponent`,
- * m_i the client's samples, m_c the cluster's), and y_c <- (1 - sum w_i)
+ * m_i the client's samples, m_c the cluster's; the papers' own staleness
+ * rule could not be found, so this is FedAsync's polynomial function and
+ * mixing form, Xie et al. 2019: docs/algorithms.md), and y_c <- (1 - sum w_i)
  * y_c + sum w_i x_i, so the share of the clients still computing stays
  * with the server's model; with every client fresh and in, it is sdfeel's
  * y_c = sum (m_i / m_c) x_i.  No model in: nothing happens until the next
@@ -57,7 +59,7 @@ static const alg_param_spec params[] = {
     { "deadline_s", ALG_PARAM_REAL, 0.1, 1e-9, 1e300, NULL,
       "seconds between two aggregations of an edge server" },
     { "staleness_exponent", ALG_PARAM_REAL, 0.5, 0, 100, NULL,
-      "a: a model of staleness s weighs (1 + s)^-a of its data share" },
+      "a of FedAsync's (1 + s)^-a: a model of staleness s weighs that much of its data share" },
     ALG_SDG_PARAMS,
     { NULL, 0, 0, 0, 0, NULL, NULL },
 };
@@ -342,7 +344,8 @@ static int sa_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 
 const alg_type alg_sdfeel_async = {
     .name = "sdfeel-async",
-    .summary = "SD-FEEL with deadline-driven, staleness-aware edge aggregation (Sun et al. 2022)",
+    .summary = "SD-FEEL with deadline-driven edge aggregation (Sun et al. 2022), FedAsync's "
+               "staleness weight",
     .state_size = sizeof(sa_state),
     .params = params,
     .n_servers = sa_n_servers,
