@@ -224,7 +224,7 @@ START_TEST(test_faults_adpsgd)
 END_TEST
 
 /* Node 2 leaves at 0.05 s for good and the failure detector is off
- * (detect_s beyond the run): local SGD's gossip synchronisation, which
+ * (detect_s beyond the run's time stop): local SGD's gossip synchronisation, which
  * waits for a down neighbour until it is declared failed (test_fail_coll),
  * cannot finish the round and the report names the down node.  The run
  * ends when no step has completed for longer than the bound 10 x (0.01 +
@@ -242,7 +242,7 @@ START_TEST(test_down_for_good_stalls)
         "   \"events\": [{\"kind\": \"schedule\", \"nodes\": [2], \"down_s\": 0.05}]},"
         " \"algorithm\": {\"name\": \"local-sgd\", \"batch\": 8, \"sync\": \"gossip\","
         "   \"local_steps\": 1},"
-        " \"stop\": {\"steps\": 1000}}";
+        " \"stop\": {\"steps\": 1000, \"time_s\": 5}}";
     snprintf(json, sizeof json, fmt, small, "false");
     run_result res;
     run_json(json, "test.json", NULL, &res);
@@ -263,6 +263,36 @@ START_TEST(test_down_for_good_stalls)
 }
 END_TEST
 
+/* A detector slower than the frozen bound: node 2 leaves at 0.05 s for
+ * good and is declared at 0.05 + 0.5 s, five bounds (0.10100064 s) later.
+ * Gossip local SGD waits for it until then; the declaration is a known
+ * event before the stop, so the run is not reported stalled while it is
+ * pending: the three others re-form and finish their steps.  Without a
+ * time stop the same holds (the declaration is before any stop).  Beyond
+ * the time stop (detect_s 1000 with time_s 5) it stalls as above. */
+START_TEST(test_slow_detector_not_stalled)
+{
+    char json[2048];
+    const char *fmt =
+        "{\"nodes\": 4, %s,"
+        " \"faults\": {\"detect_s\": 0.5,"
+        "   \"events\": [{\"kind\": \"schedule\", \"nodes\": [2], \"down_s\": 0.05}]},"
+        " \"algorithm\": {\"name\": \"local-sgd\", \"batch\": 8, \"sync\": \"gossip\","
+        "   \"local_steps\": 1},"
+        " \"stop\": {\"steps\": 300%s}}";
+    for (int with_time = 0; with_time < 2; with_time++) {
+        snprintf(json, sizeof json, fmt, small, with_time ? ", \"time_s\": 100" : "");
+        run_result res;
+        run_json(json, "test.json", NULL, &res);
+        ck_assert_msg(res.status == RUN_OK, "%s", res.message);
+        ck_assert_str_eq(res.stop_reason, "steps");
+        /* 4 x 300 node steps, node 2's few before 0.05 s: the others ran
+         * past the declaration at 0.55 s */
+        ck_assert_msg(res.sim_time_s > 0.55, "%g", res.sim_time_s);
+    }
+}
+END_TEST
+
 /* The availability trace takes node 2 down on [0.05, 0.15) and node 3 for
  * good at 0.1: with a trace from a file (and the detector off) the run
  * stalls the same way. */
@@ -275,7 +305,7 @@ START_TEST(test_availability_trace)
         "   \"events\": [{\"kind\": \"trace\", \"file\": \"traces/avail.csv\"}]},"
         " \"algorithm\": {\"name\": \"local-sgd\", \"batch\": 8, \"sync\": \"gossip\","
         "   \"local_steps\": 1},"
-        " \"stop\": {\"steps\": 1000}}", small);
+        " \"stop\": {\"steps\": 1000, \"time_s\": 5}}", small);
     run_result res;
     run_json(json, DATA_DIR "x.json", NULL, &res);
     ck_assert_int_eq(res.status, RUN_STALLED);
@@ -593,6 +623,7 @@ int main(void)
     tcase_add_test(tc, test_faults_dpsgd);
     tcase_add_test(tc, test_faults_adpsgd);
     tcase_add_test(tc, test_down_for_good_stalls);
+    tcase_add_test(tc, test_slow_detector_not_stalled);
     tcase_add_test(tc, test_availability_trace);
     tcase_add_test(tc, test_trace_csv);
     tcase_add_test(tc, test_trace_file_errors);

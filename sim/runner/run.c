@@ -75,8 +75,12 @@ static void cb_down(void *vr, int node)
         sim_die_oom();
     /* pending work only for a protocol that reacts: else a run waiting
      * for the node stalls as soon as nothing else can happen */
-    if (r->alg->on_failure)
+    if (r->alg->on_failure) {
         r->detect_pending++;
+        double due = r->down_since[node] + r->detect_s;
+        if (due < r->s->stop_time_s && due > r->decl_due_s)
+            r->decl_due_s = due;
+    }
 }
 
 static void on_detect(run_sim *r, int node)
@@ -276,6 +280,7 @@ static int start(run_sim *r)
     r->failed = calloc((size_t)n, 1);
     r->down_since = calloc((size_t)n, sizeof *r->down_since);
     r->detect_pending = 0;
+    r->decl_due_s = 0;
     if (!r->failed || !r->down_since)
         return -1;
     alg_host_config hc = { .cl = r->cl, .trn = r->trn, .failed = r->failed,

@@ -88,6 +88,10 @@ struct run_sim {
     /* training that stopped: no step completed anywhere for longer than
      * frozen_bound_s (see run_frozen_bound) */
     double        frozen_bound_s, last_step_s;
+    /* the latest declaration of a failure the detector has scheduled
+     * before the run's time stop, for a protocol that reacts to failures:
+     * training is not frozen before it has had the bound to react */
+    double        decl_due_s;
     uint64_t      last_steps;
     /* the failure detector: declared-failed flags, when each node last went
      * down, detection events not yet handled, the delay */

@@ -166,7 +166,10 @@ double run_i_round_bound(const run_sim *r, double msg_bytes, int with_step)
 }
 
 /* Training stopped: steps were completed before, none for longer than the
- * bound.  O(1) per event. */
+ * bound, and none of the failure declarations the detector has scheduled
+ * before the time stop is less than the bound ago (a protocol that waits
+ * for a down node until it is declared failed is waiting for a known
+ * event, however long faults.detect_s is).  O(1) per event. */
 int run_i_frozen(run_sim *r)
 {
     double now = sim_engine_now(r->eng);
@@ -176,7 +179,7 @@ int run_i_frozen(run_sim *r)
         r->last_step_s = now;
         return 0;
     }
-    return now - r->last_step_s > r->frozen_bound_s;
+    return now - r->last_step_s > r->frozen_bound_s && now - r->decl_due_s > r->frozen_bound_s;
 }
 
 /* The interrupt flag is read after the event is handled, so the state an
