@@ -173,13 +173,15 @@ END_TEST
  * frozen layers' final values, rounds 10 and 20 having begun) and at the
  * end. */
 static alg_type wrapped;
-static double at11[508], at21[508], at_end[508];
+static double at1[508], at11[508], at21[508], at_end[508];
 static long steps0;
 
 static void w_step_done(alg_ctx *ctx, void *st, int node, const double *grad)
 {
     if (node == 0) {
         steps0++;
+        if (steps0 == 1)
+            memcpy(at1, alg_params_const(ctx, 0), sizeof at1);
         if (steps0 == 11)
             memcpy(at11, alg_params_const(ctx, 0), sizeof at11);
         if (steps0 == 21)
@@ -327,6 +329,54 @@ START_TEST(ps_sync_sends_the_suffix)
 }
 END_TEST
 
+/* The criterion: every `window` rounds the next layer freezes when
+ * ||x - x_prev||^2 < threshold^2 ||x_prev||^2.  A huge threshold freezes
+ * at every check: the run is the schedule [10, 20]'s, time for time.  At
+ * the first check (round 10) layer 1 moved by r = ||x10 - x0|| / ||x0||
+ * (measured on a run without freezing): a threshold just above r freezes
+ * it there, just below it does not. */
+START_TEST(criterion_freezes_at_its_checks)
+{
+    char *dir = tmpdir();
+    run_result res, sched;
+    run_to(RUN("") " \"freeze\": {\"after_steps\": [10, 20]}, \"stop\": {\"steps\": 40}}",
+           dir, &sched, 1);
+    const double bytes = col(dir, "bytes_sent");
+    rmdir_all(dir);
+    dir = tmpdir();
+    run_to(RUN("") " \"freeze\": {\"threshold\": 1e300, \"window\": 10},"
+           " \"stop\": {\"steps\": 40}}", dir, &res, 1);
+    ck_assert(memcmp(&res.sim_time_s, &sched.sim_time_s, sizeof(double)) == 0);
+    ck_assert_double_eq(col(dir, "bytes_sent"), bytes);
+    ck_assert_double_eq(col(dir, "frozen_layers"), 2);
+    rmdir_all(dir);
+
+    dir = tmpdir();
+    run_to(RUN("") " \"stop\": {\"steps\": 13}}", dir, &res, 1);
+    rmdir_all(dir);
+    double d = 0, sq = 0;
+    for (int k = 0; k < 336; k++) {
+        d += (at11[k] - at1[k]) * (at11[k] - at1[k]);
+        sq += at1[k] * at1[k];
+    }
+    const double r = sqrt(d / sq);
+    ck_assert(r > 0);
+    double x11[508];
+    memcpy(x11, at11, sizeof x11);
+    for (int above = 1; above >= 0; above--) {
+        char json[4096];
+        snprintf(json, sizeof json, "%s \"freeze\": {\"threshold\": %.17g, \"window\": 10},"
+                 " \"stop\": {\"steps\": 13}}", RUN(""), r * (above ? 1 + 1e-6 : 1 - 1e-6));
+        dir = tmpdir();
+        run_to(json, dir, &res, 1);
+        ck_assert(memcmp(at11, x11, sizeof x11) == 0);   /* the same run up to round 10 */
+        ck_assert_double_eq(col(dir, "frozen_layers"), above);
+        ck_assert_int_eq(memcmp(at_end, x11, 336 * sizeof(double)) == 0, above);
+        rmdir_all(dir);
+    }
+}
+END_TEST
+
 /* Without freezing the same run trains every layer at full cost: the
  * freeze section is what the run above measured. */
 START_TEST(run_without_freeze_is_full)
@@ -399,7 +449,16 @@ START_TEST(errors_are_located)
                      "count (4): layers freeze front first, one at a time, got 4");
     ck_assert_int_eq(scn_load_string("{\"nodes\": 2, " ALG "\"freeze\": {}}", "t.json", NULL, 0, &s,
                                      &err), -1);
-    ck_assert_str_eq(err.msg, "t.json: /freeze: error: missing required key \"after_steps\"");
+    ck_assert_str_eq(err.msg, "t.json: /freeze: error: give \"after_steps\" (a schedule) or "
+                     "\"threshold\" (the criterion)");
+    ck_assert_int_eq(scn_load_string("{\"nodes\": 2, " ALG "\"freeze\": {\"after_steps\": [4],"
+                                     " \"window\": 5}}", "t.json", NULL, 0, &s, &err), -1);
+    ck_assert_str_eq(err.msg, "t.json: /freeze/window: error: is a key of the criterion, not of "
+                     "a schedule (\"after_steps\")");
+    expect_prepare_error(RUN("") " \"freeze\": {\"threshold\": 0.1, \"max_layers\": 3},"
+                         " \"stop\": {\"steps\": 8}}",
+        "test.json: /freeze/max_layers: error: the criterion may freeze 3 layers, the model has "
+        "2 that may freeze (an MLP's hidden layers; its output layer always trains)");
     ck_assert_int_eq(scn_load_string("{\"nodes\": 2, " ALG "\"freeze\": {\"after_steps\": []}}",
                                      "t.json", NULL, 0, &s, &err), -1);
     ck_assert_str_eq(err.msg, "t.json: /freeze/after_steps: error: must list 1 to 8 step "
@@ -417,6 +476,7 @@ static Suite *suite(void)
     tcase_add_test(tc, frozen_trainer_is_fixed_layers);
     tcase_add_test(tc, run_time_bytes_memory_exact);
     tcase_add_test(tc, ps_sync_sends_the_suffix);
+    tcase_add_test(tc, criterion_freezes_at_its_checks);
     tcase_add_test(tc, run_without_freeze_is_full);
     tcase_add_test(tc, freezing_from_the_start_fits);
     tcase_add_test(tc, errors_are_located);

@@ -25,6 +25,14 @@ struct alg_host {
     int          n_all;
     const uint64_t *fz_after;   /* the freeze schedule (n_fz counts) */
     size_t       n_fz;
+    /* the criterion: the counts decided so far (fz_after points here),
+     * the next check, the candidate layer's values at the last one */
+    double       fz_tau;
+    uint64_t     fz_window, fz_next;
+    size_t       fz_max;
+    uint64_t     fz_dec[MDL_MAX_HIDDEN];
+    double      *fz_snap;
+    int          fz_have_snap;
     double      *fz_share;  /* n_all: step work of the node's frozen stage over
                                a full step's; NULL until a node freezes */
 };
@@ -44,6 +52,13 @@ int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
     h->n_all = ctx->n_all;
     h->fz_after = cfg->freeze_after;
     h->n_fz = cfg->n_freeze;
+    if (cfg->freeze_threshold > 0) {
+        h->fz_after = h->fz_dec;
+        h->n_fz = 0;
+        h->fz_tau = cfg->freeze_threshold;
+        h->fz_window = cfg->freeze_window;
+        h->fz_max = cfg->freeze_max < MDL_MAX_HIDDEN ? cfg->freeze_max : MDL_MAX_HIDDEN;
+    }
     ctx->host = h;
     return 0;
 }
@@ -57,6 +72,7 @@ void alg_host_detach(alg_ctx *ctx)
         gsl_rng_free(h->rng[i]);
     free(h->rng);
     free(h->fz_share);
+    free(h->fz_snap);
     free(h);
     ctx->host = NULL;
 }
@@ -251,11 +267,44 @@ void alg_set_batch(alg_ctx *ctx, int node, size_t b)
     cl_set_step_scale(ctx->host->cl, node, step_scale(ctx->host, node));
 }
 
-int alg_freezing(const alg_ctx *ctx) { return ctx->host->n_fz > 0; }
+int alg_freezing(const alg_ctx *ctx) { return ctx->host->n_fz > 0 || ctx->host->fz_tau > 0; }
+
+/* The criterion at count: the first node to reach a check (every node
+ * of a synchronous protocol holds the same model there) compares the
+ * candidate layer with its values at the previous check; the decision is
+ * the host's, so every node, one taken back too, reads the same counts. */
+static void decide(alg_host *h, int node, uint64_t count)
+{
+    if (h->n_fz >= h->fz_max || count != h->fz_next)
+        return;
+    const mdl_model *m = trn_model(h->trn);
+    const double *x = trn_params_const(h->trn, node);
+    if (!h->fz_snap && !(h->fz_snap = malloc(trn_n_params(h->trn) * sizeof(double))))
+        sim_die_oom();
+    size_t lo = mdl_freeze_prefix(m, h->n_fz), hi = mdl_freeze_prefix(m, h->n_fz + 1);
+    if (h->fz_have_snap) {
+        double d = 0.0, s = 0.0;
+        for (size_t k = lo; k < hi; k++) {
+            const double e = x[k] - h->fz_snap[k];
+            d += e * e;
+            s += h->fz_snap[k] * h->fz_snap[k];
+        }
+        if (d < h->fz_tau * h->fz_tau * s) {
+            h->fz_dec[h->n_fz++] = count;
+            lo = hi;
+            hi = mdl_freeze_prefix(m, h->n_fz + 1);
+        }
+    }
+    memcpy(h->fz_snap + lo, x + lo, (hi - lo) * sizeof(double));
+    h->fz_have_snap = 1;
+    h->fz_next += h->fz_window;
+}
 
 size_t alg_freeze_round(alg_ctx *ctx, int node, uint64_t count)
 {
     alg_host *h = ctx->host;
+    if (h->fz_tau > 0)
+        decide(h, node, count);
     size_t f = 0;
     while (f < h->n_fz && h->fz_after[f] <= count)
         f++;

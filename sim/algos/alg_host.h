@@ -52,6 +52,13 @@ typedef struct alg_host_config {
      * n_freeze (increasing); n_freeze 0: no freezing */
     const uint64_t *freeze_after;
     size_t          n_freeze;
+    /* ... or the criterion (freeze_threshold > 0, freeze_after NULL):
+     * every freeze_window counts the next layer (up to freeze_max) is
+     * frozen when ||x - x_prev||^2 < threshold^2 ||x_prev||^2 over its
+     * parameters, x_prev their values at the previous check */
+    double          freeze_threshold;
+    uint64_t        freeze_window;
+    size_t          freeze_max;
 } alg_host_config;
 
 /* Creates ctx->host for ctx->n_all nodes (ctx->seed, ctx->P and

@@ -286,7 +286,10 @@ static int start(run_sim *r)
     alg_host_config hc = { .cl = r->cl, .trn = r->trn, .failed = r->failed,
                            .bytes_per_param = s->bytes_per_param / s->compression_ratio,
                            .message_bytes = s->model_message_bytes / s->compression_ratio,
-                           .freeze_after = s->freeze_after, .n_freeze = s->n_freeze };
+                           .freeze_after = s->freeze_after, .n_freeze = s->n_freeze,
+                           .freeze_threshold = s->freeze_threshold,
+                           .freeze_window = s->freeze_window,
+                           .freeze_max = run_i_freeze_max(r) };
     r->ctx.seed = s->seed;   /* the streams are created on first use (alg_rng) */
     if (alg_host_attach(&r->ctx, &hc) != 0 || run_i_memory_begin(r) != 0)
         return -1;

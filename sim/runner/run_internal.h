@@ -242,6 +242,9 @@ void   run_i_limits_reset(run_sim *r);
  * with err set); per execution: begin (-1 when out of memory), each step
  * begun, a node's nodes.csv columns, end. */
 int  run_i_check_freeze(const run_sim *r, scn_error *err);
+/* The layers the criterion may freeze: freeze.max_layers, or every
+ * hidden layer of the MLP (0 for other models). */
+size_t run_i_freeze_max(const run_sim *r);
 int  run_i_memory_begin(run_sim *r);
 void run_i_memory_step(run_sim *r, int node);
 void run_i_memory_row(const run_sim *r, int node, out_node_row *row);

@@ -46,6 +46,13 @@ static void capacity_ptr(const scn_scenario *s, int i, char *out, size_t n)
         snprintf(out, n, "/compute/memory_bytes");
 }
 
+size_t run_i_freeze_max(const run_sim *r)
+{
+    if (r->s->freeze_max_layers)
+        return r->s->freeze_max_layers;
+    return r->model ? mdl_freeze_max(r->model) : 0;
+}
+
 int run_i_check_freeze(const run_sim *r, scn_error *err)
 {
     const scn_scenario *s = r->s;
@@ -62,6 +69,14 @@ int run_i_check_freeze(const run_sim *r, scn_error *err)
         run_i_value_error(err, s, s->has_freeze ? "/freeze" : "/compute/memory_bytes",
                           "the memory model and freezing need the model's layers: not "
                           "with model \"none\" (timing only)");
+        return -1;
+    }
+    if (s->freeze_threshold > 0 && (run_i_freeze_max(r) > mdl_freeze_max(r->model) ||
+                                    mdl_freeze_max(r->model) == 0)) {
+        snprintf(m, sizeof m, "the criterion may freeze %zu layers, the model has %zu that "
+                 "may freeze (an MLP's hidden layers; its output layer always trains)",
+                 run_i_freeze_max(r), mdl_freeze_max(r->model));
+        run_i_value_error(err, s, s->freeze_max_layers ? "/freeze/max_layers" : "/freeze", m);
         return -1;
     }
     if (s->has_freeze && s->n_freeze > mdl_freeze_max(r->model)) {

@@ -365,6 +365,13 @@ typedef struct scn_scenario {
     int       has_freeze;
     uint64_t *freeze_after;
     size_t    n_freeze;
+    /* ... or by the criterion (freeze_threshold > 0, freeze_after NULL):
+     * every freeze_window rounds the next layer freezes when its
+     * parameters moved by less than threshold (relative) since the last
+     * check, up to freeze_max_layers layers (0: every hidden layer) */
+    double    freeze_threshold;
+    uint64_t  freeze_window;
+    size_t    freeze_max_layers;
     /* device memory per node (compute.memory_bytes, groups override):
      * > 0, 0 when absent (no capacity) */
     double    memory_bytes;

@@ -1,6 +1,6 @@
 /* scn_freeze.c -- the freeze section of a scenario (progressive freezing
- * of the MLP's front layers, docs/models.md): its keys, their checks and
- * their resolved form.  Whether the model has that many layers to freeze
+ * of the MLP's front layers, docs/models.md): a schedule or the
+ * criterion's keys, their checks and their resolved form.  Whether the model has that many layers to freeze
  * and whether the protocol can freeze are the runner's checks
  * (run_memory.c), since only it knows both; this file builds nothing.
  */
@@ -10,9 +10,24 @@
 
 #define FREEZE_MAX_COUNT 2147483647LL   /* a collective's round bound, 2^31 - 1 */
 
+/* The criterion's keys (threshold given). */
+static int v_criterion(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
+{
+    long long w = 50, m = 0;
+    if (scn_i_opt_num(c, o, p, "threshold", GT0, &s->freeze_threshold, NULL) ||
+        scn_i_opt_int(c, o, p, "window", 1, FREEZE_MAX_COUNT, &w, NULL) ||
+        scn_i_opt_int(c, o, p, "max_layers", 1, MDL_MAX_HIDDEN, &m, NULL))
+        return -1;
+    s->freeze_window = (uint64_t)w;
+    s->freeze_max_layers = (size_t)m;
+    s->has_freeze = 1;
+    return 0;
+}
+
 int scn_i_v_freeze(scn_ctx *c, json_t *root, scn_scenario *s)
 {
-    static const char *const keys[] = {"after_steps", NULL};
+    static const char *const keys[] = {"after_steps", "threshold", "window", "max_layers",
+                                       NULL};
     char p[PTR_MAX], ap[PTR_MAX], ep[PTR_MAX];
     json_t *o, *a;
 
@@ -20,9 +35,28 @@ int scn_i_v_freeze(scn_ctx *c, json_t *root, scn_scenario *s)
         return -1;
     if (!o)
         return 0;
-    if (scn_i_need_key(c, o, p, "after_steps", NULL))
-        return -1;
     a = json_object_get(o, "after_steps");
+    const int crit = json_object_get(o, "threshold") != NULL;
+    if (a && crit)
+        return scn_i_fail(c, p, "give \"after_steps\" (a schedule) or \"threshold\" (the "
+                          "criterion), not both");
+    if (!a && !crit) {
+        const char *k = json_object_get(o, "window") ? "window"
+                      : json_object_get(o, "max_layers") ? "max_layers" : NULL;
+        if (k) {
+            scn_i_ptr_key(ep, p, k);
+            return scn_i_fail(c, ep, "is a key of the criterion: give \"threshold\" too");
+        }
+        return scn_i_fail(c, p, "give \"after_steps\" (a schedule) or \"threshold\" (the "
+                          "criterion)");
+    }
+    if (crit)
+        return v_criterion(c, o, p, s);
+    if (json_object_get(o, "window") || json_object_get(o, "max_layers")) {
+        scn_i_ptr_key(ep, p, json_object_get(o, "window") ? "window" : "max_layers");
+        return scn_i_fail(c, ep, "is a key of the criterion, not of a schedule "
+                          "(\"after_steps\")");
+    }
     scn_i_ptr_key(ap, p, "after_steps");
     if (!json_is_array(a))
         return scn_i_fail(c, ap, "must be an array of step counts, got %s",
@@ -56,6 +90,13 @@ void scn_i_resolved_freeze(json_t *root, const scn_scenario *s, int *oom)
     json_t *o = scn_i_section(root, "freeze", oom), *a;
     if (!o)
         return;
+    if (s->freeze_threshold > 0) {
+        scn_i_add(o, "threshold", json_real(s->freeze_threshold), oom);
+        scn_i_add(o, "window", json_integer((json_int_t)s->freeze_window), oom);
+        if (s->freeze_max_layers)
+            scn_i_add(o, "max_layers", json_integer((json_int_t)s->freeze_max_layers), oom);
+        return;
+    }
     if (!(a = json_array())) {
         *oom = 1;
         return;
