@@ -130,3 +130,19 @@ uint64_t mdl_optim_updates(const mdl_optim *o, int node)
 {
     return o->k[node];
 }
+
+mdl_optim_terms mdl_optim_terms_get(mdl_optim *o, int node, double g_div)
+{
+    const mdl_optim_spec *sp = &o->spec;
+    mdl_optim_terms e = { .a = -sp->lr / g_div, .lr = mdl_optim_lr(sp, o->k[node]),
+                          .inv = 1.0 / g_div, .wd = sp->weight_decay, .mu = sp->momentum };
+    if (o->plain)
+        e.kind = MDL_OPTIM_PLAIN;
+    else if (!o->buf)
+        e.kind = MDL_OPTIM_DECAY;
+    else
+        e.kind = sp->nesterov ? MDL_OPTIM_NESTEROV : MDL_OPTIM_MOMENTUM;
+    if (o->buf)
+        e.b = o->buf + (size_t)node * o->P;
+    return e;
+}

@@ -74,4 +74,22 @@ void mdl_optim_reset_momentum(mdl_optim *o, int node);
 /* Updates node has applied so far. */
 uint64_t mdl_optim_updates(const mdl_optim *o, int node);
 
+/* Node's next update (not counted) as its per-element terms, for a caller
+ * that fuses it into a pass of its own (the trainer's mix): with
+ * d = g[i] * inv + wd * x[i] evaluated left to right, as in
+ * mdl_optim_step_range,
+ *   PLAIN:    x[i] += a * g[i], one fused multiply-add (cblas_daxpy's
+ *             element, a = -lr / g_div)
+ *   DECAY:    x[i] -= lr * d                       (no momentum)
+ *   MOMENTUM: b[i] = mu * b[i] + g[i] * inv + wd * x[i];  x[i] -= lr * b[i]
+ *   NESTEROV: b[i] = mu * b[i] + d;  x[i] -= lr * (d + mu * b[i])
+ * b is node's momentum buffer (NULL without momentum). */
+typedef enum { MDL_OPTIM_PLAIN, MDL_OPTIM_DECAY, MDL_OPTIM_MOMENTUM, MDL_OPTIM_NESTEROV } mdl_optim_kind;
+typedef struct mdl_optim_terms {
+    mdl_optim_kind kind;
+    double         a, lr, inv, wd, mu;
+    double        *b;
+} mdl_optim_terms;
+mdl_optim_terms mdl_optim_terms_get(mdl_optim *o, int node, double g_div);
+
 #endif

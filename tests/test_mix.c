@@ -7,7 +7,9 @@
  * signed zeros that tell "added to a zero" from "written".  With threads
  * the mix is deferred into the node's next step's job: the parameters,
  * the gradient computed after it and a second node's mix that reads the
- * first one's snapshot must be the same bits as on one thread.
+ * first one's snapshot must be the same bits as on one thread.  Where the
+ * machine allows it the mix is one fused loop (trn_fuse.c); every
+ * optimizer form is compared there.
  */
 #include <check.h>
 #include <math.h>
@@ -37,7 +39,7 @@ typedef struct fixture {
     trn_trainer  *t;
 } fixture;
 
-static void setup(fixture *f, int threads)
+static void setup_spec(fixture *f, int threads, const mdl_optim_spec *spec)
 {
     memset(f, 0, sizeof *f);
     mdl_synth_spec sp = { .n_train = 64, .n_test = 8, .d = D, .n_classes = C, .separation = 1 };
@@ -47,11 +49,13 @@ static void setup(fixture *f, int threads)
     ck_assert_ptr_nonnull(f->model);
     ck_assert_uint_eq(mdl_n_params(f->model), P);
     trn_config tc = { .n_nodes = N, .seed = 9, .model = f->model, .train = &f->train,
-                      .part = &f->part, .batch = 8, .optim = opt, .threads = threads };
+                      .part = &f->part, .batch = 8, .optim = *spec, .threads = threads };
     f->t = trn_create(&tc);
     ck_assert_ptr_nonnull(f->t);
     ck_assert_int_eq(trn_init_params(f->t), 0);
 }
+
+static void setup(fixture *f, int threads) { setup_spec(f, threads, &opt); }
 
 static void teardown(fixture *f)
 {
@@ -155,6 +159,46 @@ START_TEST(mix_is_the_unfused_passes)
         mdl_optim_destroy(o);
         teardown(&f);
     }
+}
+END_TEST
+
+/* Every form of the optimizer (plain SGD: daxpy; weight decay without
+ * momentum; heavy ball; Nesterov), on one thread and deferred on two, and
+ * on this machine the mix is the fused loop (trn_fuse.c), so that loop is
+ * what the comparisons check: a wrong kernel fails its probe and the
+ * assertion, one the probe misses fails the bits. */
+START_TEST(mix_every_optimizer_form)
+{
+    static const mdl_optim_spec specs[] = {
+        { .lr = 0.05 },
+        { .lr = 0.05, .weight_decay = 1e-3, .warmup_steps = 4 },
+        { .lr = 0.05, .momentum = 0.9, .warmup_steps = 4 },
+        { .lr = 0.05, .momentum = 0.9, .nesterov = 1, .weight_decay = 1e-3 },
+    };
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++)
+        for (int threads = 1; threads <= 2; threads++) {
+            fixture f;
+            setup_spec(&f, threads, &specs[k]);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+            __builtin_cpu_init();
+            if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+                ck_assert_msg(trn_mix_fused(f.t), "spec %zu: the fused mix is not used", k);
+#endif
+            mdl_optim *o = mdl_optim_create(&specs[k], 1, P);
+            ck_assert_ptr_nonnull(o);
+            static round_in in[3];
+            static double ref[P], out[P], ref_out[P];
+            for (int r = 0; r < 3; r++) {   /* the momentum and the warm-up carry over */
+                make_round(&in[r], 40 + (unsigned)r);
+                reference(o, ref, &in[r], 1, ref_out);
+                mix(f.t, 1, &in[r], in[r].own, 1, out, NULL);
+                ck_assert_msg(same(trn_params_const(f.t, 1), ref), "spec %zu round %d, %d threads",
+                              k, r, threads);
+                ck_assert_msg(same(out, ref_out), "spec %zu copy of round %d", k, r);
+            }
+            mdl_optim_destroy(o);
+            teardown(&f);
+        }
 }
 END_TEST
 
@@ -264,6 +308,7 @@ int main(void)
     TCase *tc = tcase_create("mix");
     tcase_add_test(tc, mix_is_the_unfused_passes);
     tcase_add_test(tc, sum_is_the_old_passes);
+    tcase_add_test(tc, mix_every_optimizer_form);
     tcase_add_test(tc, deferred_mix_runs_before_the_gradient);
     tcase_add_test(tc, mix_waits_for_the_snapshot_it_reads);
     suite_add_tcase(s, tc);

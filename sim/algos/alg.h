@@ -294,6 +294,12 @@ void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own
  * A protocol may then sum its neighbours' models as they arrive (the
  * payloads are still in cache) and mix the sum: the same bits. */
 int  alg_mix_deferred(const alg_ctx *ctx);
+/* Whether a protocol should keep its neighbours' payloads for
+ * alg_mix_apply rather than sum them as they arrive: when the mix is
+ * deferred (--threads) or runs as one fused loop, which reads each kept
+ * model once (cheaper than the sum's passes on arrival).  The same bits
+ * either way. */
+int  alg_mix_keeps(const alg_ctx *ctx);
 /* alg_mix_apply with one term, sum (weight 1), zeroed in the same pass:
  * x <- sum + own_w own, the update and the copy, never deferred when
  * alg_mix_deferred is 0. */

@@ -157,9 +157,10 @@ static int dp_init(alg_ctx *ctx, void *state, int node)
     dp_state *st = state;
     st->mixed = UINT64_MAX;
     /* with threads the mix runs in the next step's job and reads the kept
-     * neighbour buffers there; on one thread the models are summed as they
+     * neighbour buffers there; on one thread too where the mix is one fused
+     * loop (it reads each model once); else the models are summed as they
      * arrive, while still in cache (the same bits) */
-    st->mbox.ctx = alg_mix_deferred(ctx) ? ctx : NULL;
+    st->mbox.ctx = alg_mix_keeps(ctx) ? ctx : NULL;
     return alg_mbox_init(&st->mbox, ctx->P);
 }
 

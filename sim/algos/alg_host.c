@@ -370,6 +370,10 @@ void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own
 }
 
 int alg_mix_deferred(const alg_ctx *ctx) { return trn_mix_deferred(ctx->host->trn); }
+int alg_mix_keeps(const alg_ctx *ctx)
+{
+    return trn_mix_deferred(ctx->host->trn) || trn_mix_fused(ctx->host->trn);
+}
 
 void alg_mix_sum(const alg_ctx *ctx, int node, double own_w, const double *own, double *sum,
                  const double *g, double g_div, double *copy_to)

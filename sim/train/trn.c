@@ -57,6 +57,10 @@ static void run_job(mdl_model *m, const trn_trainer *t, job *j)
  * bits are theirs whatever the pieces. */
 static void run_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo, size_t hi)
 {
+    if (t->fuse) {   /* the same bits in one pass */
+        trn_fuse_mix(t, node, m, lo, hi);
+        return;
+    }
     double *x = t->params + (size_t)node * t->P;
     /* a sum built as the models arrived goes in one piece: its passes are
      * those of the unfused round, whose long streams the hardware prefetches
@@ -179,6 +183,7 @@ trn_trainer *trn_create(const trn_config *cfg)
         t->loss[i] = NAN;
     t->opt = mdl_optim_create(&cfg->optim, t->n, t->P);
     t->no_math = calloc((size_t)t->n, 1);
+    t->fuse = trn_fuse_probe();
     if (!t->params || !t->grads || !t->loss || !t->opt || !t->no_math)
         goto out_destroy;
     if (cfg->model) {
@@ -205,10 +210,10 @@ static void print_pool_stats(trn_trainer *t)
     fprintf(stderr,
             "dtsim: pool: %d threads, %ld tasks, %ld run by the loop when joined, %ld helped"
             " while waiting; waits for a worker: %ld at a step's end, %ld for a neighbour's"
-            " mix, %ld for the node's own parameters, %ld other; %.3f s asleep\n",
+            " mix, %ld for the node's own parameters, %ld other; %.3f s asleep; mix %s\n",
             t->cfg.threads, s.submitted, s.ran_here, s.helped, t->waits[TRN_WAIT_STEP],
             t->waits[TRN_WAIT_NBR_MIX], t->waits[TRN_WAIT_PARAMS], t->waits[TRN_WAIT_OTHER],
-            s.blocked_s);
+            s.blocked_s, t->fuse ? "fused" : "in BLAS passes");
 }
 
 void trn_destroy(trn_trainer *t)
@@ -575,6 +580,7 @@ static void defer(trn_trainer *t, int i, const trn_mix_terms *m)
 }
 
 int trn_mix_deferred(const trn_trainer *t) { return t->pool && !t->copy; }
+int trn_mix_fused(const trn_trainer *t) { return t->fuse; }
 
 void trn_mix(trn_trainer *t, int i, const trn_mix_terms *m)
 {

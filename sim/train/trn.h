@@ -238,6 +238,10 @@ void trn_mix(trn_trainer *t, int node, const trn_mix_terms *m);
 /* Whether trn_mix defers (threads, and no protocol wrote parameters
  * mid-step so far); it runs at once otherwise. */
 int  trn_mix_deferred(const trn_trainer *t);
+/* Whether trn_mix runs as one loop per element (trn_fuse.c: this machine's
+ * daxpy and optimizer were found to give that loop's bits) rather than as
+ * BLAS passes; the results are the same bits either way. */
+int  trn_mix_fused(const trn_trainer *t);
 
 /* With threads, a step's loss is known when its job is joined, so the
  * record may come later than the step's start and need not be the first

@@ -133,8 +133,16 @@ struct trn_trainer {
     /* progressive freezing (trn_freeze.c), NULL until a node freezes:
      * frozen layers and the frozen prefix's parameters per node */
     size_t        *fz, *fz_off;
+    int            fuse;     /* run_mix by trn_fuse_mix (trn_fuse_probe passed) */
     long           waits[TRN_WAIT_SITES];   /* the loop's waits for a worker, by site */
 };
+
+/* trn_fuse.c: run_mix over [lo, hi) in one loop per element (the same
+ * bits), for a trainer whose t->fuse is set; trn_fuse_probe: 1 when this
+ * machine's cblas_daxpy and optimizer give the kernel's bits (checked on
+ * small vectors for every optimizer form), so the trainer may fuse. */
+void trn_fuse_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo, size_t hi);
+int  trn_fuse_probe(void);
 
 /* trn.c: node i's next batch (the next B indices of its shuffled
  * partition, reshuffled at an epoch boundary); draws from its data
