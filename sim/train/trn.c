@@ -96,13 +96,7 @@ static void run_vec(trn_trainer *t, size_t lo, size_t hi)
         run_mix(t, v->node, v->mix, lo, hi);
         return;
     }
-    if (v->kind == VEC_OPTIM) {
-        mdl_optim_step_range(t->opt, v->node, v->x, v->g, v->g_div, lo, hi);
-        return;
-    }
-    if (v->y0 && v->y0 != v->y)
-        memcpy(v->y + lo, v->y0 + lo, (hi - lo) * sizeof(double));
-    cblas_daxpy((int)(hi - lo), v->a, v->x + lo, 1, v->y + lo, 1);
+    mdl_optim_step_range(t->opt, v->node, v->x, v->g, v->g_div, lo, hi);   /* VEC_OPTIM */
 }
 
 static void run_task(void *vt, int task, int thread)
@@ -529,18 +523,6 @@ void trn_apply(trn_trainer *t, int i, double *x, const double *g, double g_div)
 }
 
 void trn_reset_momentum(trn_trainer *t, int i) { mdl_optim_reset_momentum(t->opt, i); }
-
-void trn_axpy(trn_trainer *t, double a, const double *x, double *y, const double *y0)
-{
-    if (!split(t)) {
-        if (y0 && y0 != y)
-            memcpy(y, y0, t->P * sizeof(double));
-        cblas_daxpy((int)t->P, a, x, 1, y, 1);
-        return;
-    }
-    t->vec = (vec_op){ .kind = VEC_AXPY, .x = (double *)x, .a = a, .y = y, .y0 = y0 };
-    spread(t);
-}
 
 /* With threads: keeps a copy of m as node i's deferred mix, once the
  * buffers it reads that other nodes' mixes write are final. */

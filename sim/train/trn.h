@@ -33,7 +33,7 @@ typedef struct trn_config {
      * threads (the caller's and N - 1 workers), on the parameters as
      * they were when the step began (see trn_params), joined when its
      * gradient is asked for; evaluations, optimizer updates and
-     * trn_axpy are spread likewise.  Every result is the same bits for
+     * round mixes are spread likewise.  Every result is the same bits for
      * every N. */
     int                  threads;
 } trn_config;
@@ -183,20 +183,15 @@ int trn_evaluate(trn_trainer *t, const double *params, const mdl_dataset *ds,
 
 /* Node's next optimizer update of x with the gradient g / g_div (see
  * mdl_optim_step): with the default optimizer exactly x <- x - (lr /
- * g_div) g. */
+ * g_div) g.  With threads, and for models of at least 16,384 parameters,
+ * it is cut into blocks spread over the threads (blocks start at
+ * multiples of 64), each element computed as in one pass over the whole
+ * vector, so the result is the same bits for every N. */
 void trn_apply(trn_trainer *t, int node, double *x, const double *g, double g_div);
 
 /* mdl_optim_reset_momentum of node's optimizer. */
 void trn_reset_momentum(trn_trainer *t, int node);
 
-/* y <- y0 + a x (y0 not NULL: y0 copied first; it may not overlap y
- * unless it is y) or y += a x (y0 NULL), over n_params doubles: the
- * averaging of a protocol round.  With threads, and for models of at least
- * 16,384 parameters, this and trn_apply are cut into blocks spread over
- * the threads, each element computed as in one memcpy + cblas_daxpy over
- * the whole vector (blocks start at multiples of 64), so the result is
- * the same bits for every N. */
-void trn_axpy(trn_trainer *t, double a, const double *x, double *y, const double *y0);
 
 /* One round's mix and update of node's parameters x in one pass:
  *   x <- (0 + w_0 x_0 + ... + w_{n-1} x_{n-1}) + own_w own

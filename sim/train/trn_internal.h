@@ -45,20 +45,17 @@ typedef struct eval_job {
     mdl_eval_part     *parts;   /* nc, grown to the largest evaluation */
 } eval_job;
 
-/* An element-wise pass over a model (an optimizer update, y <- y0 + a x)
+/* An element-wise pass over a model (an optimizer update, a round's mix)
  * cut into blocks of bs elements, bs a multiple of MDL_OPTIM_BLOCK: block
  * b is pool task vec_base + b.  Every element takes the same operations
  * whatever the cut, so the result is the same bits for every N. */
-enum { VEC_OPTIM, VEC_AXPY, VEC_MIX };
+enum { VEC_OPTIM, VEC_MIX };
 typedef struct vec_op {
     int           kind;
     int           node;     /* VEC_OPTIM, VEC_MIX */
-    double       *x;        /* VEC_OPTIM: updated; VEC_AXPY: read */
+    double       *x;        /* VEC_OPTIM: updated */
     const double *g;
     double        g_div;
-    double        a;        /* VEC_AXPY */
-    double       *y;
-    const double *y0;       /* NULL: y += a x */
     const trn_mix_terms *mix;   /* VEC_MIX */
     size_t        bs;
 } vec_op;
