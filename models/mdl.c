@@ -264,6 +264,33 @@ void mdl_evaluate(mdl_model *m, const double *params, const mdl_dataset *ds,
         *accuracy = n > 0 && m->n_classes > 0 ? (double)correct / (double)n : NAN;
 }
 
+double mdl_i_softmax_xent(double *Z, const int *y, size_t n, size_t C, size_t *n_correct)
+{
+    double sum = 0.0;
+    size_t correct = 0;
+    for (size_t i = 0; i < n; i++) {
+        double *z = Z + i * C;
+        size_t best = 0;
+        for (size_t k = 1; k < C; k++)
+            if (z[k] > z[best])
+                best = k;
+        const double zmax = z[best];
+        const double zy = z[y[i]] - zmax;
+        double s = 0.0;
+        for (size_t k = 0; k < C; k++) {
+            z[k] = exp(z[k] - zmax);
+            s += z[k];
+        }
+        for (size_t k = 0; k < C; k++)
+            z[k] /= s;
+        sum += log(s) - zy;
+        correct += best == (size_t)y[i];
+    }
+    if (n_correct)
+        *n_correct = correct;
+    return sum;
+}
+
 double mdl_i_l2(double l2, const double *w, size_t n, double *grad)
 {
     if (l2 == 0.0)

@@ -27,6 +27,14 @@ struct mdl_model {
                            (mdl_set_frozen, mdl_freeze.h) */
 };
 
+/* The softmax of each of the n rows of Z (n x C) in place (the largest
+ * logit subtracted first), returning the sum of the rows' cross-entropies
+ * against the labels y and, when n_correct is not NULL, the number of rows
+ * whose largest logit is the label.  The one sequence of operations every
+ * softmax output of the models uses (softmax, MLP, its split and its
+ * pipeline stages), so their losses are the same bits. */
+double mdl_i_softmax_xent(double *Z, const int *y, size_t n, size_t C, size_t *n_correct);
+
 /* Returns l2/2 * ||w||^2 over the n weights w and, when grad is not NULL,
  * adds l2 * w to grad (n).  O(n). */
 double mdl_i_l2(double l2, const double *w, size_t n, double *grad);

@@ -56,24 +56,7 @@ static double forward(const mdl_model *m, double *Z, const double *params,
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)C, (int)d,
                 1.0, X, (int)d, W, (int)d, 1.0, Z, (int)C);
 
-    for (size_t i = 0; i < n; i++) {
-        double *z = Z + i * C;
-        size_t best = 0;
-        for (size_t k = 1; k < C; k++)
-            if (z[k] > z[best])
-                best = k;
-        const double zmax = z[best];
-        const double zy = z[y[i]] - zmax;
-        double s = 0.0;
-        for (size_t k = 0; k < C; k++) {
-            z[k] = exp(z[k] - zmax);
-            s += z[k];
-        }
-        for (size_t k = 0; k < C; k++)
-            z[k] /= s;
-        sum += log(s) - zy;
-        correct += best == (size_t)y[i];
-    }
+    sum = mdl_i_softmax_xent(Z, y, n, C, &correct);
     *n_correct = correct;
     return sum;
 }

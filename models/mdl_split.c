@@ -213,25 +213,7 @@ static double forward(mdl_split *w, const chain *c, const double *const *p, cons
     }
     const size_t C = (size_t)w->n_classes, in = c->in[c->nl - 1];
     affine(w->out, A, p[c->nl - 1], p[c->nl - 1] + C * in, n, in, C);
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double *z = w->out + i * C;
-        size_t best = 0;
-        for (size_t k = 1; k < C; k++)
-            if (z[k] > z[best])
-                best = k;
-        const double zmax = z[best];
-        const double zy = z[y[i]] - zmax;
-        double s = 0.0;
-        for (size_t k = 0; k < C; k++) {
-            z[k] = exp(z[k] - zmax);
-            s += z[k];
-        }
-        for (size_t k = 0; k < C; k++)
-            z[k] /= s;
-        sum += log(s) - zy;
-    }
-    return sum;
+    return mdl_i_softmax_xent(w->out, y, n, C, NULL);
 }
 
 /* The backward pass of chain c after forward: layer k's gradient to g[k]

@@ -87,25 +87,7 @@ double mdl_stage_forward(const mdl_model *m, const double *x, size_t a, size_t b
         return 0.0;
     /* the softmax in place and the cross-entropies, as mdl_mlp.c's forward */
     const size_t C = (size_t)ar->n_classes;
-    double *P = acts_of(ar, acts, a, b, n), sum = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double *z = P + i * C;
-        size_t best = 0;
-        for (size_t k = 1; k < C; k++)
-            if (z[k] > z[best])
-                best = k;
-        const double zmax = z[best];
-        const double zy = z[y[i]] - zmax;
-        double s = 0.0;
-        for (size_t k = 0; k < C; k++) {
-            z[k] = exp(z[k] - zmax);
-            s += z[k];
-        }
-        for (size_t k = 0; k < C; k++)
-            z[k] /= s;
-        sum += log(s) - zy;
-    }
-    return sum;
+    return mdl_i_softmax_xent(acts_of(ar, acts, a, b, n), y, n, C, NULL);
 }
 
 /* G .*= act'(A), act' read from the activation A. */
