@@ -293,6 +293,30 @@ START_TEST(test_slow_detector_not_stalled)
 }
 END_TEST
 
+/* The same through a slow re-formation (the case that first showed it):
+ * 8 workers, all-reduce in 4 sequential buckets over links of 10 ms, node
+ * 3 down on [2.994, 4.99) and declared at 3.494; the 7 others re-run the
+ * round, 4 x 2 x 6 ring stages of 10 ms, done at about 3.97 s, after the
+ * bound (1.35 s) counted from the last step (2.615 s) but before it
+ * counted from the declaration.  The run ends by time. */
+START_TEST(test_slow_reformation_not_stalled)
+{
+    const char *json =
+        "{\"seed\": 5, \"nodes\": 8, \"compute\": {\"step_time_s\": 0.125},"
+        " \"network\": {\"latency_s\": 0.01, \"bandwidth_Bps\": 1e9},"
+        " \"model\": {\"kind\": \"none\", \"message_bytes\": 1000},"
+        " \"faults\": {\"detect_s\": 0.5, \"events\": [{\"kind\": \"schedule\","
+        "   \"nodes\": [3], \"down_s\": 2.994, \"up_s\": 4.99}]},"
+        " \"algorithm\": {\"name\": \"allreduce\", \"bucket_bytes\": 250,"
+        "   \"bucket_collectives\": \"sequential\"},"
+        " \"stop\": {\"time_s\": 9.98}, \"metrics\": {\"every_s\": 1}}";
+    run_result res;
+    run_json(json, "test.json", NULL, &res);
+    ck_assert_msg(res.status == RUN_OK, "%s", res.message);
+    ck_assert_str_eq(res.stop_reason, "time");
+}
+END_TEST
+
 /* The availability trace takes node 2 down on [0.05, 0.15) and node 3 for
  * good at 0.1: with a trace from a file (and the detector off) the run
  * stalls the same way. */
@@ -624,6 +648,7 @@ int main(void)
     tcase_add_test(tc, test_faults_adpsgd);
     tcase_add_test(tc, test_down_for_good_stalls);
     tcase_add_test(tc, test_slow_detector_not_stalled);
+    tcase_add_test(tc, test_slow_reformation_not_stalled);
     tcase_add_test(tc, test_availability_trace);
     tcase_add_test(tc, test_trace_csv);
     tcase_add_test(tc, test_trace_file_errors);
