@@ -264,6 +264,18 @@ void mdl_evaluate(mdl_model *m, const double *params, const mdl_dataset *ds,
         *accuracy = n > 0 && m->n_classes > 0 ? (double)correct / (double)n : NAN;
 }
 
+void mdl_i_act_grad(mdl_activation act, double *G, const double *A, size_t len)
+{
+    if (act == MDL_ACT_RELU) {
+        for (size_t k = 0; k < len; k++)
+            if (!(A[k] > 0.0))
+                G[k] = 0.0;
+    } else {
+        for (size_t k = 0; k < len; k++)
+            G[k] *= 1.0 - A[k] * A[k];
+    }
+}
+
 double mdl_i_softmax_xent(double *Z, const int *y, size_t n, size_t C, size_t *n_correct)
 {
     double sum = 0.0;

@@ -35,6 +35,12 @@ struct mdl_model {
  * pipeline stages), so their losses are the same bits. */
 double mdl_i_softmax_xent(double *Z, const int *y, size_t n, size_t C, size_t *n_correct);
 
+/* G (len) <- G .* act'(Z), act' read from the activations A = act(Z):
+ * ReLU zeroes G where A is not positive, tanh multiplies by 1 - A^2.  The
+ * one backward step through a hidden activation (MLP, its split, its
+ * pipeline stages). */
+void mdl_i_act_grad(mdl_activation act, double *G, const double *A, size_t len);
+
 /* Returns l2/2 * ||w||^2 over the n weights w and, when grad is not NULL,
  * adds l2 * w to grad (n).  O(n). */
 double mdl_i_l2(double l2, const double *w, size_t n, double *grad);

@@ -210,14 +210,7 @@ static double loss_grad(const mdl_model *m, void *vws, const double *params,
         double *Gp = G == w->g[0] ? w->g[1] : w->g[0];
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)in, (int)out,
                     1.0, G, (int)out, W, (int)in, 0.0, Gp, (int)in);
-        if (a->act == MDL_ACT_RELU) {
-            for (size_t k = 0; k < n * in; k++)
-                if (!(A[k] > 0.0))
-                    Gp[k] = 0.0;
-        } else {
-            for (size_t k = 0; k < n * in; k++)
-                Gp[k] *= 1.0 - A[k] * A[k];
-        }
+        mdl_i_act_grad(a->act, Gp, A, n * in);
         G = Gp;
     }
     return sum * inv_n + penalty;

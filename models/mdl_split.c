@@ -249,14 +249,7 @@ static double backward(mdl_split *w, const chain *c, const double *const *p, dou
         double *Gp = G == w->g[0] ? w->g[1] : w->g[0];
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)in, (int)out,
                     1.0, G, (int)out, W, (int)in, 0.0, Gp, (int)in);
-        if (w->act == MDL_ACT_RELU) {
-            for (size_t q = 0; q < n * in; q++)
-                if (!(A[q] > 0.0))
-                    Gp[q] = 0.0;
-        } else {
-            for (size_t q = 0; q < n * in; q++)
-                Gp[q] *= 1.0 - A[q] * A[q];
-        }
+        mdl_i_act_grad(w->act, Gp, A, n * in);
         G = Gp;
     }
     return penalty;

@@ -91,18 +91,6 @@ double mdl_stage_forward(const mdl_model *m, const double *x, size_t a, size_t b
 }
 
 /* G .*= act'(A), act' read from the activation A. */
-static void act_grad(const mdl_arch *ar, double *G, const double *A, size_t len)
-{
-    if (ar->act == MDL_ACT_RELU) {
-        for (size_t k = 0; k < len; k++)
-            if (!(A[k] > 0.0))
-                G[k] = 0.0;
-    } else {
-        for (size_t k = 0; k < len; k++)
-            G[k] *= 1.0 - A[k] * A[k];
-    }
-}
-
 double mdl_stage_backward(const mdl_model *m, const double *x, size_t a, size_t b,
                           const double *in, const double *acts, const int *y, size_t n,
                           const double *gout, double *g, double *gin, double *scratch)
@@ -125,7 +113,7 @@ double mdl_stage_backward(const mdl_model *m, const double *x, size_t a, size_t 
         }
     } else {
         memcpy(G, gout, n * wb * sizeof *G);
-        act_grad(ar, G, Ab, n * wb);
+        mdl_i_act_grad(ar->act, G, Ab, n * wb);
     }
     double penalty = 0.0;
     for (size_t l = b; l >= a; l--) {
@@ -151,7 +139,7 @@ double mdl_stage_backward(const mdl_model *m, const double *x, size_t a, size_t 
         double *Gp = G == buf[0] ? buf[1] : buf[0];
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)inw, (int)out, 1.0, G,
                     (int)out, W, (int)inw, 0.0, Gp, (int)inw);
-        act_grad(ar, Gp, A, n * inw);
+        mdl_i_act_grad(ar->act, Gp, A, n * inw);
         G = Gp;
     }
     return penalty;
