@@ -73,17 +73,10 @@ typedef struct sd_state {
 static int n_clusters(const alg_ctx *ctx) { return (int)ctx->param[P_CLUSTERS]; }
 static int sd_n_servers(const alg_ctx *ctx) { return n_clusters(ctx); }
 
-/* Cluster c holds workers [c n / C, (c+1) n / C). */
-static int cluster_lo(const alg_ctx *ctx, int c) { return (int)((long)c * ctx->n / n_clusters(ctx)); }
-static int cluster_of(const alg_ctx *ctx, int w)
-{
-    int C = n_clusters(ctx), c = (int)((long)w * C / ctx->n);
-    while (c + 1 < C && cluster_lo(ctx, c + 1) <= w)
-        c++;
-    while (cluster_lo(ctx, c) > w)
-        c--;
-    return c;
-}
+/* The clusters (alg_sdgraph.h): workers [c n / C, (c+1) n / C). */
+static int cluster_lo(const alg_ctx *ctx, int c) { return alg_sdc_lo(ctx->n, n_clusters(ctx), c); }
+static int cluster_hi(const alg_ctx *ctx, int c) { return alg_sdc_hi(ctx->n, n_clusters(ctx), c); }
+static int cluster_of(const alg_ctx *ctx, int w) { return alg_sdc_of(ctx->n, n_clusters(ctx), w); }
 static int server_of(const alg_ctx *ctx, int c) { return ctx->n + c; }
 static int is_server(const alg_ctx *ctx, int node) { return node >= ctx->n; }
 
@@ -92,43 +85,10 @@ static int n_server_nbrs(const alg_ctx *ctx, int c) { return alg_sdg_degree(grap
 
 static int sd_check(const alg_ctx *ctx, char *err, size_t size)
 {
-    if (n_clusters(ctx) > ctx->n) {
-        snprintf(err, size, "sdfeel needs at least one worker per cluster: %d clusters, %d "
-                 "workers", n_clusters(ctx), ctx->n);
-        return -1;
-    }
-    return alg_sdg_check(ctx, P_SDG, n_clusters(ctx), err, size);
+    return alg_sdc_check(ctx, "sdfeel", P_SDG, n_clusters(ctx), err, size);
 }
 
-static int cluster_hi(const alg_ctx *ctx, int c)
-{
-    return c + 1 < n_clusters(ctx) ? cluster_lo(ctx, c + 1) : ctx->n;
-}
-
-static int sd_shared_init(alg_ctx *ctx)
-{
-    int C = n_clusters(ctx);
-    alg_sdg *g = calloc(1, sizeof *g);
-    double *m = calloc((size_t)C, sizeof *m);
-    ctx->shared = g;
-    if (!g || !m) {
-        free(m);
-        return -1;
-    }
-    for (int w = 0; w < ctx->n; w++)
-        m[cluster_of(ctx, w)] += (double)alg_local_samples(ctx, w);
-    int rc = alg_sdg_init(g, ctx, P_SDG, C, m);
-    free(m);
-    return rc;
-}
-
-static void sd_shared_fini(alg_ctx *ctx)
-{
-    if (ctx->shared)
-        alg_sdg_fini(ctx->shared);
-    free(ctx->shared);
-    ctx->shared = NULL;
-}
+static int sd_shared_init(alg_ctx *ctx) { return alg_sdc_shared_init(ctx, P_SDG, n_clusters(ctx)); }
 
 static int sd_init(alg_ctx *ctx, void *state, int node)
 {
@@ -469,7 +429,7 @@ const alg_type alg_sdfeel = {
     .n_servers = sd_n_servers,
     .check = sd_check,
     .shared_init = sd_shared_init,
-    .shared_fini = sd_shared_fini,
+    .shared_fini = alg_sdc_shared_fini,
     .init = sd_init,
     .on_start = sd_on_start,
     .on_step_done = sd_on_step_done,

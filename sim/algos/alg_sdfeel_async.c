@@ -85,64 +85,21 @@ static const alg_sdg *graph(const alg_ctx *ctx) { return ctx->shared; }
 static int is_server(const alg_ctx *ctx, int node) { return node >= ctx->n; }
 static int server_of(const alg_ctx *ctx, int c) { return ctx->n + c; }
 
-/* Cluster c holds workers [c n / C, (c+1) n / C), as in sdfeel. */
-static int cluster_lo(const alg_ctx *ctx, int c) { return (int)((long)c * ctx->n / n_clusters(ctx)); }
-static int cluster_hi(const alg_ctx *ctx, int c)
+/* The clusters of sdfeel (alg_sdgraph.h). */
+static int cluster_lo(const alg_ctx *ctx, int c) { return alg_sdc_lo(ctx->n, n_clusters(ctx), c); }
+static int cluster_hi(const alg_ctx *ctx, int c) { return alg_sdc_hi(ctx->n, n_clusters(ctx), c); }
+static int cluster_of(const alg_ctx *ctx, int w) { return alg_sdc_of(ctx->n, n_clusters(ctx), w); }
+static double cluster_samples(const alg_ctx *ctx, int c)
 {
-    return c + 1 < n_clusters(ctx) ? cluster_lo(ctx, c + 1) : ctx->n;
-}
-static int cluster_of(const alg_ctx *ctx, int w)
-{
-    int C = n_clusters(ctx), c = (int)((long)w * C / ctx->n);
-    while (c + 1 < C && cluster_lo(ctx, c + 1) <= w)
-        c++;
-    while (cluster_lo(ctx, c) > w)
-        c--;
-    return c;
+    return alg_sdc_samples(ctx, n_clusters(ctx), c);
 }
 
 static int sa_check(const alg_ctx *ctx, char *err, size_t size)
 {
-    if (n_clusters(ctx) > ctx->n) {
-        snprintf(err, size, "sdfeel-async needs at least one worker per cluster: %d clusters, "
-                 "%d workers", n_clusters(ctx), ctx->n);
-        return -1;
-    }
-    return alg_sdg_check(ctx, P_SDG, n_clusters(ctx), err, size);
+    return alg_sdc_check(ctx, "sdfeel-async", P_SDG, n_clusters(ctx), err, size);
 }
 
-static double cluster_samples(const alg_ctx *ctx, int c)
-{
-    double m = 0;
-    for (int w = cluster_lo(ctx, c); w < cluster_hi(ctx, c); w++)
-        m += (double)alg_local_samples(ctx, w);
-    return m;
-}
-
-static int sa_shared_init(alg_ctx *ctx)
-{
-    int C = n_clusters(ctx);
-    alg_sdg *g = calloc(1, sizeof *g);
-    double *m = calloc((size_t)C, sizeof *m);
-    ctx->shared = g;
-    if (!g || !m) {
-        free(m);
-        return -1;
-    }
-    for (int c = 0; c < C; c++)
-        m[c] = cluster_samples(ctx, c);
-    int rc = alg_sdg_init(g, ctx, P_SDG, C, m);
-    free(m);
-    return rc;
-}
-
-static void sa_shared_fini(alg_ctx *ctx)
-{
-    if (ctx->shared)
-        alg_sdg_fini(ctx->shared);
-    free(ctx->shared);
-    ctx->shared = NULL;
-}
+static int sa_shared_init(alg_ctx *ctx) { return alg_sdc_shared_init(ctx, P_SDG, n_clusters(ctx)); }
 
 static int sa_init(alg_ctx *ctx, void *state, int node)
 {
@@ -351,7 +308,7 @@ const alg_type alg_sdfeel_async = {
     .n_servers = sa_n_servers,
     .check = sa_check,
     .shared_init = sa_shared_init,
-    .shared_fini = sa_shared_fini,
+    .shared_fini = alg_sdc_shared_fini,
     .init = sa_init,
     .timer_rate = sa_timer_rate,
     .on_start = sa_on_start,

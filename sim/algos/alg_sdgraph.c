@@ -8,7 +8,9 @@
  * P_cd = min(pi_c / (deg_c + 1), pi_d / (deg_d + 1)) / pi_c for a
  * neighbour d and P_cc = 1 - sum_d P_cd: pi_c P_cd = pi_d P_dc, so pi^T P
  * = pi^T and x <- P x tends to sum_c pi_c x_c on a connected graph (equal
- * shares give the graph's weights).  It sends nothing.
+ * shares give the graph's weights).  Also the clusters both SD-FEEL
+ * protocols share: which workers a cluster holds, its data size, the
+ * checks and the shared graph built from them.  It sends nothing.
  */
 #include "alg_sdgraph.h"
 
@@ -153,4 +155,61 @@ void alg_sdg_fini(alg_sdg *s)
     free(s->self);
     free(s->uniform);
     memset(s, 0, sizeof *s);
+}
+
+int alg_sdc_lo(int n, int C, int c) { return (int)((long)c * n / C); }
+
+int alg_sdc_hi(int n, int C, int c) { return c + 1 < C ? alg_sdc_lo(n, C, c + 1) : n; }
+
+int alg_sdc_of(int n, int C, int w)
+{
+    int c = (int)((long)w * C / n);
+    while (c + 1 < C && alg_sdc_lo(n, C, c + 1) <= w)
+        c++;
+    while (alg_sdc_lo(n, C, c) > w)
+        c--;
+    return c;
+}
+
+double alg_sdc_samples(const alg_ctx *ctx, int C, int c)
+{
+    double m = 0;
+    for (int w = alg_sdc_lo(ctx->n, C, c); w < alg_sdc_hi(ctx->n, C, c); w++)
+        m += (double)alg_local_samples(ctx, w);
+    return m;
+}
+
+int alg_sdc_check(const alg_ctx *ctx, const char *protocol, int base, int C, char *err,
+                  size_t size)
+{
+    if (C > ctx->n) {
+        snprintf(err, size, "%s needs at least one worker per cluster: %d clusters, %d workers",
+                 protocol, C, ctx->n);
+        return -1;
+    }
+    return alg_sdg_check(ctx, base, C, err, size);
+}
+
+int alg_sdc_shared_init(alg_ctx *ctx, int base, int C)
+{
+    alg_sdg *g = calloc(1, sizeof *g);
+    double *m = calloc((size_t)C, sizeof *m);
+    ctx->shared = g;
+    if (!g || !m) {
+        free(m);
+        return -1;
+    }
+    for (int c = 0; c < C; c++)
+        m[c] = alg_sdc_samples(ctx, C, c);
+    int rc = alg_sdg_init(g, ctx, base, C, m);
+    free(m);
+    return rc;
+}
+
+void alg_sdc_shared_fini(alg_ctx *ctx)
+{
+    if (ctx->shared)
+        alg_sdg_fini(ctx->shared);
+    free(ctx->shared);
+    ctx->shared = NULL;
 }

@@ -56,4 +56,22 @@ static inline int alg_sdg_degree(const alg_sdg *s, int c) { return (int)(s->off[
 /* Position of server d among c's neighbours, or -1. */
 int  alg_sdg_index(const alg_sdg *s, int c, int d);
 
+/* ---- the clusters of sdfeel and sdfeel-async ----
+ * The n workers are split into C blocks of consecutive nodes: cluster c
+ * holds workers [floor(c n / C), floor((c + 1) n / C)); its edge server is
+ * node n + c. */
+int    alg_sdc_lo(int n, int C, int c);
+int    alg_sdc_hi(int n, int C, int c);
+int    alg_sdc_of(int n, int C, int w);
+/* Cluster c's data: its workers' sample counts summed in worker order. */
+double alg_sdc_samples(const alg_ctx *ctx, int C, int c);
+/* At least one worker per cluster (the error names the protocol) and a
+ * server graph alg_sdg_check accepts. */
+int    alg_sdc_check(const alg_ctx *ctx, const char *protocol, int base, int C, char *err,
+                     size_t size);
+/* ctx->shared = the server graph (an alg_sdg) with the clusters' data
+ * sizes as the data weights; -1 when out of memory. */
+int    alg_sdc_shared_init(alg_ctx *ctx, int base, int C);
+void   alg_sdc_shared_fini(alg_ctx *ctx);
+
 #endif
