@@ -23,13 +23,20 @@
  * messages n x width values (plus the labels, forward), and the math is
  * alg_pipeline_math.c's.
  *
- * What it does not do: data-parallel replicas of a stage, restarting a
+ * Replicas (pipeline x data parallel): with algorithm.replicas r the
+ * nodes are p r, node i running stage i mod p of replica i / p; each
+ * replica is a whole pipeline on its own mini-batches, and the r nodes
+ * of a stage all-reduce its gradient at each update (alg_pipeline_dp.c).
+ * One partition serves every replica, priced at each stage's slowest
+ * node.
+ *
+ * What it does not do: go on without a lost replica, restarting a
  * mini-batch after a failure.
  *
- * Failures: a stage that goes down (declared failed, or back up) stops the
- * pipeline for good: every stage abandons its work and starts no more, so
+ * Failures: a node that goes down (declared failed, or back up) stops the
+ * pipeline for good: every node abandons its work and starts no more, so
  * the run ends as stalled (at once, or at the frozen bound while the
- * network retransmits to the down stage), each stage's wait naming the
+ * network retransmits to the down node), each node's wait naming the
  * stage and the instant (docs/algorithms.md).
  */
 #include "alg_pipeline_int.h"
@@ -56,12 +63,18 @@ static const alg_param_spec params[] = {
       "timing-only model: equal layers the model is cut into (0: one per stage)" },
     { "act_bytes", ALG_PARAM_REAL, 1e5, 0, 1e15, NULL,
       "timing-only model: bytes of one activation (or activation gradient) message" },
+    { "replicas", ALG_PARAM_INT, 1, 1, 65536, NULL,
+      "r: data-parallel replicas of the pipeline, node i running stage i mod p of replica i / p" },
+    { "collective", ALG_PARAM_CHOICE, ALG_COLL_RING, 0, 0, alg_coll_kind_names,
+      "replicas > 1: the all-reduce pattern of a stage's gradient among its r nodes" },
     { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
+static int n_replicas(const alg_ctx *ctx) { return (int)ctx->param[PP_REPLICAS]; }
+
 static int n_stages(const alg_ctx *ctx)
 {
-    return ctx->param[PP_STAGES] > 0 ? (int)ctx->param[PP_STAGES] : ctx->n;
+    return ctx->param[PP_STAGES] > 0 ? (int)ctx->param[PP_STAGES] : ctx->n / n_replicas(ctx);
 }
 
 static int n_layers(const alg_ctx *ctx)
@@ -78,8 +91,14 @@ static size_t ring_of(const alg_ctx *ctx)
 
 static int check(const alg_ctx *ctx, char *err, size_t size)
 {
-    const int p = n_stages(ctx);
-    if (p != ctx->n) {
+    const int p = n_stages(ctx), r = n_replicas(ctx);
+    if (r > 1 && (p < 1 || (long long)p * r != ctx->n)) {
+        snprintf(err, size, "algorithm.stages x algorithm.replicas is %d x %d but the scenario has "
+                 "%d nodes (node = replica x stages + stage: set nodes to their product, or "
+                 "stages to 0 with nodes a multiple of the replicas)", p, r, ctx->n);
+        return -1;
+    }
+    if (p != ctx->n / r) {
         snprintf(err, size, "algorithm.stages is %d but the scenario has %d nodes (one stage per "
                  "node: set nodes to the stages, or stages to 0)", p, ctx->n);
         return -1;
@@ -137,6 +156,7 @@ static int shared_init(alg_ctx *ctx)
     sh->m = (int)ctx->param[PP_MICRO];
     sh->sched = (int)ctx->param[PP_SCHEDULE];
     sh->L = n_layers(ctx);
+    sh->r = n_replicas(ctx);
     sh->R = ring_of(ctx);
     const int L = sh->L, p = sh->p;
     sh->fwd = calloc((size_t)L, sizeof *sh->fwd);
@@ -156,8 +176,13 @@ static int shared_init(alg_ctx *ctx)
             }
             cost[l] = sh->fwd[l] + sh->bwd[l];
         }
+        /* one partition for every replica: a stage is as slow as its slowest node */
         for (int s = 0; s < p; s++)
-            sec[s] = alg_step_time_s(ctx, s) / sh->m;
+            for (int q = 0; q < sh->r; q++) {
+                const double t = alg_step_time_s(ctx, q * p + s) / sh->m;
+                if (t > sec[s])
+                    sec[s] = t;
+            }
         sh->slowest_s = pp_partition((int)ctx->param[PP_PARTITION] == PART_BALANCED, L, p, cost,
                                      sec, sh->lo, wd, wi);
         for (int s = 0; s < p; s++) {
@@ -169,6 +194,8 @@ static int shared_init(alg_ctx *ctx)
             sh->stage_fwd[s] = f / sh->m;
             sh->stage_bwd[s] = b / sh->m;
             if (ctx->P == 0) {
+                /* the stage's whole gradient: its layers' share of the model's message */
+                sh->stage_msg[s] = alg_part_bytes(ctx, 0, (double)(sh->lo[s + 1] - sh->lo[s]) / L);
                 sh->act_bytes[s] = ctx->param[PP_ACT_BYTES];
                 sh->in_bytes[s] = ctx->param[PP_ACT_BYTES];
             } else {
@@ -183,6 +210,8 @@ static int shared_init(alg_ctx *ctx)
         sh->K = (size_t)sh->m + (size_t)p;
         if (ctx->P && !(sh->eval = calloc(ctx->P, sizeof *sh->eval)))
             rc = -1;
+        if (rc == 0)
+            rc = pp_dp_init(ctx);
     }
     free(cost);
     free(sec);
@@ -196,6 +225,7 @@ static void shared_fini(alg_ctx *ctx)
     pp_shared *sh = ctx->shared;
     if (!sh)
         return;
+    pp_dp_fini(ctx);
     free(sh->fwd);
     free(sh->bwd);
     free(sh->eval);
@@ -225,12 +255,12 @@ static void fini(alg_ctx *ctx, void *state, int node)
     pp_math_fini(st);
 }
 
-/* Stage s starts its next operation if it is idle and the input is in. */
-static void try_run(alg_ctx *ctx, int s)
+void pp_try_run(alg_ctx *ctx, int node)
 {
     pp_shared *sh = ctx->shared;
-    pp_stage *st = alg_state(ctx, s);
-    if (sh->stopped || st->busy)
+    pp_stage *st = alg_state(ctx, node);
+    const int s = pp_stage_of(sh, node);
+    if (sh->stopped || st->busy || st->reducing)
         return;
     pp_op op = pp_op_at(sh->sched, sh->p, sh->m, s, st->next);
     unsigned char *flag = NULL;
@@ -246,13 +276,13 @@ static void try_run(alg_ctx *ctx, int s)
     st->cur = op;
     st->busy = 1;
     st->t_start = alg_now(ctx);
-    alg_start_work(ctx, s, op.backward ? sh->stage_bwd[s] : sh->stage_fwd[s]);
+    alg_start_work(ctx, node, op.backward ? sh->stage_bwd[s] : sh->stage_fwd[s]);
 }
 
 static void on_start(alg_ctx *ctx, void *state, int node)
 {
     (void)state;
-    try_run(ctx, node);
+    pp_try_run(ctx, node);
 }
 
 static void iteration_done(pp_shared *sh, double now)
@@ -265,13 +295,25 @@ static void iteration_done(pp_shared *sh, double now)
     sh->t_iter0 = now;
 }
 
-static void on_step_done(alg_ctx *ctx, void *state, int s, const double *grad)
+/* Node applied an update: replica 0's stage 0 ends an iteration at its
+ * mini-batch's last. */
+void pp_updated(alg_ctx *ctx, int node)
+{
+    pp_shared *sh = ctx->shared;
+    pp_stage *st = alg_state(ctx, node);
+    st->updates++;
+    if (node == 0 && st->bwd_done % (uint64_t)sh->m == 0)
+        iteration_done(sh, alg_now(ctx));
+}
+
+static void on_step_done(alg_ctx *ctx, void *state, int node, const double *grad)
 {
     (void)grad;
     pp_shared *sh = ctx->shared;
     pp_stage *st = state;
     if (!st->busy || sh->stopped)
         return;
+    const int s = pp_stage_of(sh, node);
     const double now = alg_now(ctx);
     st->busy = 0;
     if (st->cur.mb < (uint64_t)sh->m)
@@ -279,22 +321,23 @@ static void on_step_done(alg_ctx *ctx, void *state, int s, const double *grad)
     st->busy_s += now - st->t_start;
     if (st->mt) {
         if (st->cur.backward)
-            pp_math_backward(ctx, s, st->cur.mb);
+            pp_math_backward(ctx, node, st->cur.mb);
         else
-            pp_math_forward(ctx, s, st->cur.mb);
+            pp_math_forward(ctx, node, st->cur.mb);
     }
     if (!st->cur.backward) {
         st->fwd_done++;
         if (++st->in_flight > st->peak_in_flight)
             st->peak_in_flight = st->in_flight;
         if (s < sh->p - 1)
-            alg_send(ctx, s, s + 1, PTAG_ACT, st->cur.mb, NULL, sh->act_bytes[s] + sh->lab_bytes);
+            alg_send(ctx, node, node + 1, PTAG_ACT, st->cur.mb, NULL,
+                     sh->act_bytes[s] + sh->lab_bytes);
     } else {
         st->bwd_done++;
         st->in_flight--;
         assert(st->in_flight >= 0);
         if (s > 0)
-            alg_send(ctx, s, s - 1, PTAG_GRAD, st->cur.mb, NULL, sh->act_bytes[s - 1]);
+            alg_send(ctx, node, node - 1, PTAG_GRAD, st->cur.mb, NULL, sh->act_bytes[s - 1]);
         else {
             sh->done_mb++;
             if ((sh->done_mb & (sh->done_mb - 1)) == 0) {
@@ -303,24 +346,28 @@ static void on_step_done(alg_ctx *ctx, void *state, int s, const double *grad)
                     k++;
                 sh->t_pow[k] = now;
             }
-            if (sh->done_mb % (uint64_t)sh->m == 0)
-                iteration_done(sh, now);
         }
     }
     st->next++;
-    try_run(ctx, s);
+    /* the update point: the mini-batch's last backward, PipeDream's every one */
+    if (st->cur.backward
+        && (sh->sched == SCHED_PIPEDREAM || st->bwd_done % (uint64_t)sh->m == 0))
+        pp_dp_update(ctx, node);
+    pp_try_run(ctx, node);
 }
 
 static void on_message(alg_ctx *ctx, void *state, int node, const cl_msg *msg)
 {
     pp_shared *sh = ctx->shared;
     pp_stage *st = state;
+    if (pp_dp_on_message(ctx, node, msg))
+        return;
     unsigned char *flag = msg->tag == PTAG_ACT ? &st->fwd_in[msg->round % sh->R]
                                                : &st->grad_in[msg->round % sh->R];
     assert(msg->tag == PTAG_ACT || msg->tag == PTAG_GRAD);
     assert(!*flag);   /* the ring is wider than any window of pending inputs */
     *flag = 1;
-    try_run(ctx, node);
+    pp_try_run(ctx, node);
 }
 
 /* A stage lost: nothing more can run (its stashed activations, its
@@ -333,12 +380,13 @@ static void stop_pipeline(alg_ctx *ctx, int by)
     sh->stopped = 1;
     sh->stopped_by = by;
     sh->stopped_at = alg_now(ctx);
-    for (int s = 0; s < sh->p; s++) {
-        pp_stage *st = alg_state(ctx, s);
+    for (int i = 0; i < ctx->n; i++) {
+        pp_stage *st = alg_state(ctx, i);
         if (st->busy)
-            alg_abort_step(ctx, s);
+            alg_abort_step(ctx, i);
         st->busy = 0;
     }
+    pp_dp_abort(ctx);
 }
 
 static void on_failure(alg_ctx *ctx, int peer, int failed)
@@ -358,32 +406,45 @@ static void describe_wait(const alg_ctx *ctx, const void *state, int node, char 
 {
     const pp_shared *sh = ctx->shared;
     const pp_stage *st = state;
-    if (sh->stopped) {
+    if (sh->stopped && sh->r == 1) {
         snprintf(buf, size, "nothing: the pipeline stopped when stage %d went down (t=%.10g s)",
                  sh->stopped_by, sh->stopped_at);
         return;
     }
-    pp_op op = pp_op_at(sh->sched, sh->p, sh->m, node, st->next);
+    if (sh->stopped) {
+        snprintf(buf, size, "nothing: the pipeline stopped when node %d (stage %d of replica %d) "
+                 "went down (t=%.10g s)", sh->stopped_by, pp_stage_of(sh, sh->stopped_by),
+                 pp_replica_of(sh, sh->stopped_by), sh->stopped_at);
+        return;
+    }
+    if (st->reducing) {
+        pp_dp_describe_wait(ctx, node, buf, size);
+        return;
+    }
+    const int s = pp_stage_of(sh, node);
+    pp_op op = pp_op_at(sh->sched, sh->p, sh->m, s, st->next);
     if (st->busy)
         snprintf(buf, size, "its %s of micro-batch %llu", st->cur.backward ? "backward" : "forward",
                  (unsigned long long)st->cur.mb);
     else
         snprintf(buf, size, "the %s of micro-batch %llu from stage %d",
                  op.backward ? "activation gradient" : "activations", (unsigned long long)op.mb,
-                 op.backward ? node + 1 : node - 1);
+                 op.backward ? s + 1 : s - 1);
 }
 
 static int stats(const alg_ctx *ctx, const char **keys, double *values, int max)
 {
     const pp_shared *sh = ctx->shared;
     double peak_max = 0, busy = 0, stash = 0;
-    for (int s = 0; s < sh->p; s++) {
-        const pp_stage *st = alg_state(ctx, s);
+    for (int i = 0; i < ctx->n; i++) {
+        const pp_stage *st = alg_state(ctx, i);
+        const int s = pp_stage_of(sh, i);
         if (st->peak_in_flight > peak_max)
             peak_max = (double)st->peak_in_flight;
         if (st->peak_in_flight * sh->in_bytes[s] > stash)
             stash = (double)st->peak_in_flight * sh->in_bytes[s];
-        busy += st->busy_first;
+        if (i < sh->p)   /* replica 0's stages: the iteration's bubble */
+            busy += st->busy_first;
     }
     const pp_stage *s0 = alg_state(ctx, 0), *sl = alg_state(ctx, sh->p - 1);
     /* the throughput between the last two powers of two of completions */
@@ -400,12 +461,12 @@ static int stats(const alg_ctx *ctx, const char **keys, double *values, int max)
     const char *k[] = { "iterations", "first_iteration_s", "mean_iteration_s", "bubble_fraction",
                         "micro_batches_done", "throughput_mb_per_s", "peak_in_flight_first",
                         "peak_in_flight_last", "peak_in_flight_max", "stash_bytes_max",
-                        "weight_versions_max", "slowest_stage_s", "stopped_by_stage" };
+                        "weight_versions_max", "slowest_stage_s", "stopped_by_stage", "replicas" };
     const double v[] = {
         (double)sh->iters, sh->first_iter_s, sh->iters ? sh->sum_iter_s / (double)sh->iters : 0,
         sh->iters ? 1.0 - busy / (sh->p * sh->first_iter_s) : 0, (double)sh->done_mb, thr,
         (double)s0->peak_in_flight, (double)sl->peak_in_flight, peak_max, stash, versions,
-        sh->slowest_s, sh->stopped ? sh->stopped_by : -1 };
+        sh->slowest_s, sh->stopped ? pp_stage_of(sh, sh->stopped_by) : -1, sh->r };
     return alg_stats_copy(k, v, (int)(sizeof v / sizeof v[0]), keys, values, max);
 }
 
@@ -413,10 +474,11 @@ static const char *const node_columns[] = {
     "first_layer", "last_layer", "forwards", "backwards", "peak_in_flight", "stash_bytes",
     "weight_versions", "busy_s", NULL };
 
-static void node_figures(const alg_ctx *ctx, int s, double *v)
+static void node_figures(const alg_ctx *ctx, int node, double *v)
 {
     const pp_shared *sh = ctx->shared;
-    const pp_stage *st = alg_state(ctx, s);
+    const pp_stage *st = alg_state(ctx, node);
+    const int s = pp_stage_of(sh, node);
     const double peak = (double)st->peak_in_flight;
     v[0] = sh->lo[s] + 1;
     v[1] = sh->lo[s + 1];

@@ -1,7 +1,8 @@
 /* alg_pipeline_int.h -- what the files of the pipeline protocol share
  * privately (alg_pipeline.c: events, messages and figures;
  * alg_pipeline_sched.c: the order of a stage's operations and the stage
- * partition): the schedules, the per-stage and shared state and the
+ * partition; alg_pipeline_math.c: the MLP's stages; alg_pipeline_dp.c:
+ * the replicas' all-reduce of a stage's gradient): the schedules, the per-stage and shared state and the
  * calls between them.  Not for other protocols; the tests read the
  * shared state through it.
  */
@@ -9,11 +10,13 @@
 #define ALG_PIPELINE_INT_H
 
 #include "alg.h"
+#include "alg_coll.h"
 
-enum { PP_STAGES, PP_MICRO, PP_SCHEDULE, PP_PARTITION, PP_LAYERS, PP_ACT_BYTES };
+enum { PP_STAGES, PP_MICRO, PP_SCHEDULE, PP_PARTITION, PP_LAYERS, PP_ACT_BYTES, PP_REPLICAS,
+       PP_COLLECTIVE };
 enum { SCHED_GPIPE, SCHED_1F1B, SCHED_PIPEDREAM, SCHED_2BW };
 enum { PART_BALANCED, PART_EQUAL };
-enum { PTAG_ACT = 1, PTAG_GRAD = 2 };
+enum { PTAG_ACT = 1, PTAG_GRAD = 2, PTAG_COLL = 3 };
 #define PP_MAX_LAYERS 4096
 
 /* One operation of a stage: the forward or the backward pass of its
@@ -75,11 +78,15 @@ typedef struct pp_stage {
     uint64_t fwd_done, bwd_done;
     double   busy_first;  /* seconds of work on mini-batch 0's micro-batches */
     double   busy_s;      /* seconds of work done */
+    int      reducing;    /* in its stage's all-reduce (replicas > 1): blocked */
+    uint64_t updates;     /* updates applied (the all-reduce's round) */
     pp_math *mt;
 } pp_stage;
 
+/* Node i runs stage i mod p of replica i / p (alg_pipeline.c). */
 typedef struct pp_shared {
     int     p, m, sched, L;
+    int     r;            /* replicas: nodes = p r */
     int     lo[PP_MAX_LAYERS + 1];
     double *fwd, *bwd;    /* L: per-sample work shares of each layer */
     double  stage_fwd[PP_MAX_LAYERS], stage_bwd[PP_MAX_LAYERS];  /* shares of a step */
@@ -87,6 +94,9 @@ typedef struct pp_shared {
     double  in_bytes[PP_MAX_LAYERS];    /* one micro-batch's input activations of stage s */
     double  lab_bytes;    /* the labels riding with each activation message (MLP) */
     double  slowest_s;    /* the partition's predicted slowest stage, s per micro-batch */
+    double  stage_msg[PP_MAX_LAYERS];   /* timing-only: bytes of stage s's whole gradient */
+    alg_coll **coll;      /* replicas > 1: stage s's all-reduce among its r nodes */
+    int     *members;     /* p x r: the nodes of each stage, in replica order */
     size_t  R;            /* ring of flags per stage */
     int     stopped;      /* a stage went down: the pipeline stopped for good */
     int     stopped_by;
@@ -94,19 +104,48 @@ typedef struct pp_shared {
     size_t  K;            /* math slots */
     double *eval;         /* P: the stages' parts assembled, the model evaluated */
     /* figures */
-    uint64_t done_mb;     /* micro-batches whose backward stage 0 finished */
+    uint64_t done_mb;     /* micro-batches whose backward stage 0 finished (every replica) */
+    uint64_t done_mb0;    /* ... replica 0's */
     double   t_pow[64];   /* time of the 2^k-th of them */
     double   t_iter0, first_iter_s, sum_iter_s;
     uint64_t iters;
 } pp_shared;
 
-/* alg_pipeline_math.c: a stage's math, run as its forward or backward
+/* alg_pipeline.c: node's stage and replica; node starts its next
+ * operation if it is idle, not reducing, and the input is in; node
+ * applied an update (its iteration's figures). */
+static inline int pp_stage_of(const pp_shared *sh, int node) { return node % sh->p; }
+static inline int pp_replica_of(const pp_shared *sh, int node) { return node / sh->p; }
+void pp_try_run(alg_ctx *ctx, int node);
+void pp_updated(alg_ctx *ctx, int node);
+
+/* alg_pipeline_math.c: a node's math, run as its forward or backward
  * of micro-batch mb ends (the weights then are those it began with: a
- * stage's weights change only at its own backward's end). */
-int  pp_math_init(alg_ctx *ctx, pp_stage *st, int s);
+ * stage's weights change only at its own update).  pp_math_backward
+ * computes the micro-batch's gradient and adds it to the mini-batch's
+ * sum (PipeDream: the gradient alone); pp_math_contrib is that sum (the
+ * stage's len parameters); pp_math_apply applies sum (len doubles; NULL:
+ * the node's own) divided by g_div (micro-batches times replicas). */
+int  pp_math_init(alg_ctx *ctx, pp_stage *st, int node);
 void pp_math_fini(pp_stage *st);
-void pp_math_forward(alg_ctx *ctx, int s, uint64_t mb);
-void pp_math_backward(alg_ctx *ctx, int s, uint64_t mb);
+void pp_math_forward(alg_ctx *ctx, int node, uint64_t mb);
+void pp_math_backward(alg_ctx *ctx, int node, uint64_t mb);
+const double *pp_math_contrib(const alg_ctx *ctx, int node, size_t *len);
+void pp_math_apply(alg_ctx *ctx, int node, const double *sum, double g_div);
 const double *pp_math_eval(const alg_ctx *ctx);
+
+/* alg_pipeline_dp.c: the replicas' all-reduce of a stage's gradient.
+ * pp_dp_init creates one collective per stage (replicas > 1; nothing
+ * otherwise); pp_dp_update is node's update point (its mini-batch's last
+ * backward; PipeDream's every backward): with one replica it applies the
+ * update at once, with more it starts the stage's all-reduce and blocks
+ * the node until the mean over the replicas is applied; pp_dp_on_message
+ * takes the collective's messages (1) or not (0). */
+int  pp_dp_init(alg_ctx *ctx);
+void pp_dp_fini(alg_ctx *ctx);
+void pp_dp_update(alg_ctx *ctx, int node);
+int  pp_dp_on_message(alg_ctx *ctx, int node, const cl_msg *msg);
+void pp_dp_abort(alg_ctx *ctx);
+void pp_dp_describe_wait(const alg_ctx *ctx, int node, char *buf, size_t size);
 
 #endif

@@ -1,0 +1,124 @@
+/* alg_pipeline_dp.c -- pipeline x data parallel: r replicas of the
+ * pipeline, node i running stage i mod p of replica i / p, each replica
+ * on its own mini-batches; at a stage's update point (the last backward
+ * of its mini-batch for gpipe, 1f1b and 2bw; every backward for
+ * pipedream) the r nodes of the stage all-reduce the stage's summed
+ * gradient over the network (alg_coll.c: ring, recursive doubling or
+ * tree among those r nodes, messages of the stage's parameters x bytes
+ * per parameter, or with the timing-only model the stage's share of
+ * model.message_bytes) and each applies the mean over the replicas; the
+ * stage starts its next operation only then (PipeDream-Flush and DAPPLE
+ * with data parallelism; PipeDream-2BW's gradient averaged over the
+ * stage's replicas per mini-batch, applied with its one-version delay).
+ * With one replica the update is applied at once (no message).  It
+ * decides neither the schedule nor the math (alg_pipeline.c,
+ * alg_pipeline_math.c); a failure stops the whole run (alg_pipeline.c).
+ */
+#include "alg_pipeline_int.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The stage's all-reduce is complete at node: the mean is applied and
+ * the node goes on. */
+static void reduced(alg_ctx *ctx, int node, int s, const double *sum, size_t len)
+{
+    pp_shared *sh = ctx->shared;
+    pp_stage *st = alg_state(ctx, node);
+    (void)s;
+    (void)len;
+    assert(st->reducing);
+    st->reducing = 0;
+    const double per = sh->sched == SCHED_PIPEDREAM ? 1.0 : (double)sh->m;
+    if (st->mt)
+        pp_math_apply(ctx, node, sum, per * sh->r);
+    pp_updated(ctx, node);
+    pp_try_run(ctx, node);
+}
+
+int pp_dp_init(alg_ctx *ctx)
+{
+    pp_shared *sh = ctx->shared;
+    if (sh->r == 1)
+        return 0;
+    sh->coll = calloc((size_t)sh->p, sizeof *sh->coll);
+    sh->members = malloc((size_t)sh->p * (size_t)sh->r * sizeof *sh->members);
+    if (!sh->coll || !sh->members)
+        return -1;
+    const alg_coll_kind kind = (alg_coll_kind)(int)ctx->param[PP_COLLECTIVE];
+    for (int s = 0; s < sh->p; s++) {
+        for (int q = 0; q < sh->r; q++)
+            sh->members[s * sh->r + q] = q * sh->p + s;
+        size_t len = 0;
+        if (ctx->P)
+            len = alg_layer_param_off(ctx, sh->lo[s + 1] + 1) - alg_layer_param_off(ctx, sh->lo[s] + 1);
+        sh->coll[s] = alg_coll_create_part(ctx, kind, len, PTAG_COLL + (uint32_t)s, reduced, s,
+                                           sh->stage_msg[s]);
+        if (!sh->coll[s])
+            return -1;
+    }
+    return 0;
+}
+
+void pp_dp_fini(alg_ctx *ctx)
+{
+    pp_shared *sh = ctx->shared;
+    if (sh->coll)
+        for (int s = 0; s < sh->p; s++)
+            alg_coll_destroy(ctx, sh->coll[s]);
+    free(sh->coll);
+    free(sh->members);
+    sh->coll = NULL;
+    sh->members = NULL;
+}
+
+void pp_dp_update(alg_ctx *ctx, int node)
+{
+    pp_shared *sh = ctx->shared;
+    pp_stage *st = alg_state(ctx, node);
+    if (sh->r == 1) {
+        if (st->mt)
+            pp_math_apply(ctx, node, NULL, sh->sched == SCHED_PIPEDREAM ? 1.0 : (double)sh->m);
+        pp_updated(ctx, node);
+        return;
+    }
+    const int s = pp_stage_of(sh, node);
+    static const double none = 0;
+    size_t len = 0;
+    const double *g = st->mt ? pp_math_contrib(ctx, node, &len) : &none;
+    st->reducing = 1;
+    alg_coll_start_len(ctx, sh->coll[s], node, st->updates, sh->members + (size_t)s * sh->r,
+                       sh->r, g, len);
+}
+
+int pp_dp_on_message(alg_ctx *ctx, int node, const cl_msg *msg)
+{
+    pp_shared *sh = ctx->shared;
+    if (!sh->coll || msg->tag < PTAG_COLL)
+        return 0;
+    return alg_coll_on_message(ctx, sh->coll[pp_stage_of(sh, node)], node, msg);
+}
+
+/* The run stopped: every collective abandoned (its mail released). */
+void pp_dp_abort(alg_ctx *ctx)
+{
+    pp_shared *sh = ctx->shared;
+    if (!sh->coll)
+        return;
+    for (int s = 0; s < sh->p; s++)
+        alg_coll_new_epoch(ctx, sh->coll[s]);
+    for (int i = 0; i < ctx->n; i++)
+        ((pp_stage *)alg_state(ctx, i))->reducing = 0;
+}
+
+void pp_dp_describe_wait(const alg_ctx *ctx, int node, char *buf, size_t size)
+{
+    const pp_shared *sh = ctx->shared;
+    const pp_stage *st = alg_state(ctx, node);
+    char w[256];
+    alg_coll_describe_wait(sh->coll[pp_stage_of(sh, node)], node, w, sizeof w);
+    snprintf(buf, size, "the all-reduce of stage %d's gradient (update %llu): %s",
+             pp_stage_of(sh, node), (unsigned long long)st->updates, w);
+}
