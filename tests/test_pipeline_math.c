@@ -213,6 +213,9 @@ static void check_sync_dp(const char *sched, int R)
     }
     ck_assert_int_le(iters * m, n_mb_logged);
     ck_assert(memcmp(rows_log[0][0], rows_log[1][0], n_cap * D * sizeof(double)) != 0);
+    ck_assert_double_eq_tol(res.last.epochs, stat_of(&res, "micro_batches_done") * n_cap / 2048,
+                            1e-15);
+    ck_assert_double_ge(stat_of(&res, "micro_batches_done"), (double)bwd_cap[0] + 4 * m);
     mdl_model *model = make_model((size_t)(R * B));
     static double hist[64][MAXP];
     double g[MAXP], X[MAXR * MAXN * D * 4];
@@ -307,6 +310,10 @@ START_TEST(test_math_bytes)
         want += (double)bwd_cap[s] * (n_cap * w[s - 1] * 4);
     ck_assert_uint_eq(n_cap, 4);
     ck_assert_double_eq(res.last.bytes_sent, want);
+    /* epochs: the samples of the micro-batches done over the 2048 of the
+     * training set (not the stages' operations times the batch) */
+    ck_assert_double_eq(stat_of(&res, "micro_batches_done"), (double)bwd_cap[0]);
+    ck_assert_double_eq_tol(res.last.epochs, (double)bwd_cap[0] * 4 / 2048, 1e-15);
 }
 END_TEST
 

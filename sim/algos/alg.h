@@ -126,6 +126,11 @@ typedef struct alg_type {
      * docs/reliability.md); called once the parameters are set (ctx->n,
      * ctx->param).  NULL: none (timers only per step or per round). */
     double (*timer_rate)(const alg_ctx *ctx);
+    /* Samples trained on so far, for metrics.csv's epochs (this over the
+     * training set's size), by a protocol whose steps are not whole steps
+     * of alg_batch samples (a pipeline stage's pass of one micro-batch).
+     * NULL: every node's steps times alg_batch. */
+    double (*samples_done)(const alg_ctx *ctx);
     /* Time a node spends after each step before its next, on protocol
      * work outside the step (SymSGD's combiner update), as a multiple of
      * the step's duration, for the watchdog's bound on a round

@@ -490,6 +490,14 @@ static void node_figures(const alg_ctx *ctx, int node, double *v)
     v[7] = st->busy_s;
 }
 
+/* The samples of the micro-batches whose backward stage 0 finished, in
+ * every replica: what the pipelines have trained on. */
+static double samples_done(const alg_ctx *ctx)
+{
+    const pp_shared *sh = ctx->shared;
+    return (double)sh->done_mb * (double)(ctx->batch / (size_t)sh->m);
+}
+
 static const double *eval_params(const alg_ctx *ctx)
 {
     return pp_math_eval(ctx);
@@ -504,6 +512,7 @@ const alg_type alg_pipeline = {
     .check = check,
     .eval_params = eval_params,
     .memory_bytes = memory_bytes,
+    .samples_done = samples_done,
     .shared_init = shared_init,
     .shared_fini = shared_fini,
     .init = init,
