@@ -170,9 +170,101 @@ START_TEST(test_partition_slowest_replica)
 }
 END_TEST
 
-/* A node of a replica crashing stops the run (no recovery without
- * replicas either), the report naming its stage and replica. */
-START_TEST(test_crash_names_replica)
+/* p = 2, r = 2, m = 2, free links: tf = 0.3 / 12 = 0.025, T = 9 tf =
+ * 0.225.  Node 3 (stage 1 of replica 1) goes down for good at T + 4 tf
+ * = 0.325, in its backward of mini-batch 1; declared at 0.575.  Until
+ * then replica 0 finished mini-batch 1's backwards (node 1 at T + 7 tf,
+ * node 0 at 2 T) and waits in its stages' all-reduces; at 0.575 replica
+ * 1 is dropped, each all-reduce re-forms over replica 0 alone (nobody
+ * had completed it: re-run, k = 1, at once), so iteration 2 ends at
+ * 0.575 and replica 0 goes on alone in T per iteration: stopped at
+ * 0.575 + 3 T + tf / 2 the run ends by time with 5 iterations, every
+ * node of replica 0 at 5 updates, 2 m micro-batches of replica 1's first
+ * mini-batch and 5 m of replica 0's done. */
+static const char *crash_json(double down_s, double up_s, int r, const char *sched,
+                              double time_s)
+{
+    static char json[2048];
+    char up[64] = "";
+    if (up_s > 0)
+        snprintf(up, sizeof up, ", \"up_s\": %.17g", up_s);
+    snprintf(json, sizeof json,
+        "{\"seed\": 1, \"nodes\": %d,"
+        " \"compute\": {\"step_time_s\": 0.3},"
+        " \"network\": {\"latency_s\": 0, \"bandwidth_Bps\": 1e15},"
+        " \"topology\": {\"kind\": \"ring\"},"
+        " \"model\": {\"kind\": \"none\", \"message_bytes\": 1000},"
+        " \"faults\": {\"detect_s\": 0.25, \"events\": [{\"kind\": \"schedule\", \"nodes\": [3],"
+        "   \"down_s\": %.17g%s}]},"
+        " \"algorithm\": {\"name\": \"pipeline\", \"micro_batches\": 2, \"replicas\": %d,"
+        "   \"schedule\": \"%s\", \"act_bytes\": 0},"
+        " \"stop\": {\"time_s\": %.17g}}", 2 * r, down_s, up, r, sched, time_s);
+    return json;
+}
+
+START_TEST(test_crash_drops_replica)
+{
+    const double tf = 0.025, T = 9 * tf, td = T + 4 * tf + 0.25, stop = td + 3 * T + tf / 2;
+    run_result res;
+    wrapped = alg_pipeline;
+    wrapped.stats = capture;
+    run_options opt = { .algorithm = &wrapped };
+    run_json(crash_json(T + 4 * tf, 0, 2, "gpipe", stop), &opt, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    ck_assert_double_eq_tol(res.last.time_s, stop, 1e-12);
+    ck_assert_double_eq(stat_of(&res, "iterations"), 5);
+    ck_assert_msg(fabs(stat_of(&res, "first_iteration_s") - T) < 1e-12, "%.17g",
+                  stat_of(&res, "first_iteration_s") - T);
+    ck_assert_double_eq_tol(stat_of(&res, "mean_iteration_s"), (td + 3 * T) / 5, 1e-12);
+    ck_assert_double_eq(stat_of(&res, "micro_batches_done"), 2 + 5 * 2);
+    ck_assert_double_eq(stat_of(&res, "replicas_live"), 1);
+    ck_assert_double_eq(stat_of(&res, "replicas_dropped"), 1);
+    ck_assert_double_eq(stat_of(&res, "stopped_by_stage"), -1);
+    ck_assert_uint_eq(cap_upd[0], 5);
+    ck_assert_uint_eq(cap_upd[1], 5);
+    ck_assert_uint_eq(cap_upd[2], 1);   /* replica 1 applied mini-batch 0 only */
+    ck_assert_uint_eq(cap_upd[3], 1);
+}
+END_TEST
+
+/* The same crash with the node back at 1.0 (declared at 0.575): replica
+ * 1 rejoins at once at round J = 1 + replica 0's stage 0 updates then
+ * (iteration 3 ended at 0.8, so J = 4), each of its stages waiting for
+ * its stage's parameters after 4 updates (a message on free links: at
+ * once for stage 1, which has them; stage 0 gets them at 1.025, when
+ * replica 0's stage 0 applies update 4); from mini-batch 4 on both
+ * replicas all-reduce again (on free links at no cost): stage 0 of
+ * replica 1 starts mini-batch 4 at 1.025 as replica 0's does, so every
+ * later iteration is T again and both replicas apply the same updates. */
+START_TEST(test_replica_rejoins)
+{
+    const double tf = 0.025, T = 9 * tf, td = T + 4 * tf + 0.25, stop = td + 5 * T + tf / 2;
+    run_result res;
+    wrapped = alg_pipeline;
+    wrapped.stats = capture;
+    run_options opt = { .algorithm = &wrapped };
+    run_json(crash_json(T + 4 * tf, 1.0, 2, "gpipe", stop), &opt, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    ck_assert_double_eq(stat_of(&res, "iterations"), 7);
+    ck_assert_double_eq_tol(stat_of(&res, "mean_iteration_s"), (td + 5 * T) / 7, 1e-12);
+    ck_assert_double_eq(stat_of(&res, "replicas_live"), 2);
+    ck_assert_double_eq(stat_of(&res, "replicas_rejoined"), 1);
+    for (int k = 0; k < 4; k++)
+        ck_assert_uint_eq(cap_upd[k], 7);
+    /* replica 0: mini-batches 0 .. 6; replica 1: 0, then 4 .. 6 */
+    ck_assert_double_eq(stat_of(&res, "micro_batches_done"), 2 * 7 + 2 * (1 + 3));
+    /* an asynchronous schedule's dropped replica stays out */
+    run_json(crash_json(T + 4 * tf, 1.0, 2, "2bw", 3), &opt, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    ck_assert_double_eq(stat_of(&res, "replicas_live"), 1);
+    ck_assert_double_eq(stat_of(&res, "replicas_rejoined"), 0);
+}
+END_TEST
+
+/* With one replica a crash still stops the run (tests/test_pipeline.c);
+ * with every replica gone too, the report naming the last node's stage
+ * and replica. */
+START_TEST(test_last_replica_stops)
 {
     const char *json =
         "{\"seed\": 1, \"nodes\": 8,"
@@ -181,14 +273,15 @@ START_TEST(test_crash_names_replica)
         " \"topology\": {\"kind\": \"ring\"},"
         " \"model\": {\"kind\": \"none\", \"message_bytes\": 1000},"
         " \"faults\": {\"detect_s\": 0.25, \"events\": [{\"kind\": \"schedule\", \"nodes\": [6],"
-        "   \"down_s\": 0.5}]},"
+        "   \"down_s\": 0.5}, {\"kind\": \"schedule\", \"nodes\": [1], \"down_s\": 0.9}]},"
         " \"algorithm\": {\"name\": \"pipeline\", \"micro_batches\": 8, \"replicas\": 2},"
         " \"stop\": {\"time_s\": 100}}";
     run_result res;
     run_json(json, NULL, &res);
     ck_assert_int_eq(res.status, RUN_STALLED);
-    ck_assert_double_eq(stat_of(&res, "stopped_by_stage"), 2);
-    ck_assert_msg(strstr(res.message, "node 6 (stage 2 of replica 1) went down") != NULL, "%s",
+    ck_assert_double_eq(stat_of(&res, "stopped_by_stage"), 1);
+    ck_assert_double_eq(stat_of(&res, "replicas_dropped"), 2);
+    ck_assert_msg(strstr(res.message, "node 1 (stage 1 of replica 0) went down") != NULL, "%s",
                   res.message);
 }
 END_TEST
@@ -224,7 +317,9 @@ int main(void)
     tcase_add_test(tc, test_one_replica_plain);
     tcase_add_test(tc, test_async_replicas);
     tcase_add_test(tc, test_partition_slowest_replica);
-    tcase_add_test(tc, test_crash_names_replica);
+    tcase_add_test(tc, test_crash_drops_replica);
+    tcase_add_test(tc, test_replica_rejoins);
+    tcase_add_test(tc, test_last_replica_stops);
     tcase_add_test(tc, test_dp_errors);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -39,6 +39,7 @@ static double rows_log[MAXR][MAXMB][MAXN * D];   /* by replica */
 static int    y_log[MAXR][MAXMB][MAXN];
 static double xall[MAXS * MAXR][MAXP];            /* every node's parameters at the end */
 static uint64_t upd_cap[MAXS * MAXR];
+static int alive_cap[MAXR];
 static double x0[MAXP], xcap[MAXP];
 static int    lo_cap[MAXS + 1];
 static uint64_t bwd_cap[MAXS], fwd_cap[MAXS];
@@ -83,6 +84,8 @@ static int w_stats(const alg_ctx *ctx, const char **keys, double *values, int ma
         bwd_cap[s] = ((const pp_stage *)alg_state(ctx, s))->bwd_done;
         fwd_cap[s] = ((const pp_stage *)alg_state(ctx, s))->fwd_done;
     }
+    for (int q = 0; q < MAXR; q++)
+        alive_cap[q] = !sh->alive || (q < sh->r && sh->alive[q]);
     for (int i = 0; i < ctx->n && i < MAXS * MAXR; i++) {
         memcpy(xall[i], alg_params_const(ctx, i), ctx->P * sizeof *xall[i]);
         upd_cap[i] = ((const pp_stage *)alg_state(ctx, i))->updates;
@@ -93,6 +96,8 @@ static int w_stats(const alg_ctx *ctx, const char **keys, double *values, int ma
 
 static int threads_opt = 1;
 static int replicas_opt = 1;
+static const char *faults_opt = "";
+static double latency_opt = 0.0002;
 static double lr_opt = 0.2;
 
 static void run_math(int p, int m, int batch, const char *sched, double time_s, run_result *res)
@@ -101,14 +106,14 @@ static void run_math(int p, int m, int batch, const char *sched, double time_s, 
     snprintf(json, sizeof json,
         "{\"seed\": 4, \"nodes\": %d,"
         " \"compute\": {\"step_time_s\": 0.01, \"groups\": [{\"nodes\": [1], \"slowdown\": 1.7}]},"
-        " \"network\": {\"latency_s\": 0.0002, \"bandwidth_Bps\": 1e8, \"bytes_per_param\": 4},"
-        " \"topology\": {\"kind\": \"ring\"},"
+        " \"network\": {\"latency_s\": %.17g, \"bandwidth_Bps\": 1e8, \"bytes_per_param\": 4},"
+        " \"topology\": {\"kind\": \"ring\"}%s,"
         " \"model\": {\"kind\": \"mlp\", \"hidden\": [12, 10, 8], \"activation\": \"tanh\","
         "   \"l2\": 0.001},"
         " \"data\": {\"train\": 2048, \"test\": 256, \"features\": %d, \"classes\": %d},"
         " \"algorithm\": {\"name\": \"pipeline\", \"micro_batches\": %d, \"schedule\": \"%s\","
         "   \"batch\": %d, \"lr\": %.17g, \"replicas\": %d},"
-        " \"stop\": {\"time_s\": %.17g}}", p * replicas_opt, D, C, m, sched, batch, lr_opt,
+        " \"stop\": {\"time_s\": %.17g}}", p * replicas_opt, latency_opt, faults_opt, D, C, m, sched, batch, lr_opt,
         replicas_opt, time_s);
     wrapped = alg_pipeline;
     wrapped.on_start = w_on_start;
@@ -274,6 +279,53 @@ START_TEST(test_replicas_lr0)
             ck_assert_int_eq(memcmp(xall[i], x0, P_cap * sizeof *x0), 0);
         }
     }
+}
+END_TEST
+
+/* A crash of a node of replica 2 (of 3) at many instants, some inside a
+ * stage's all-reduce (latency 3 ms, 1e8 B/s): the run never stalls,
+ * the survivors of a stage with as many updates hold the same bits
+ * (those whose round another had completed took its sum: the path is
+ * taken at some instants), and with the node back at 0.2 s the replica
+ * rejoins and holds its stages' bits again. */
+START_TEST(test_crash_survivors_agree)
+{
+    static char faults[256];
+    int forwarded = 0;
+    for (int k = 0; k < 48; k++) {
+        const int back = k % 2;
+        snprintf(faults, sizeof faults,
+                 ", \"faults\": {\"detect_s\": 0.01, \"events\": [{\"kind\": \"schedule\","
+                 " \"nodes\": [9], \"down_s\": %.17g%s}]}", 0.05 + 0.0011 * k,
+                 back ? ", \"up_s\": 0.3" : "");
+        faults_opt = faults;
+        replicas_opt = 3;
+        latency_opt = 0.003;
+        run_result res;
+        run_math(4, 4, 16, k % 3 == 2 ? "1f1b" : "gpipe", 0.6, &res);
+        replicas_opt = 1;
+        latency_opt = 0.0002;
+        faults_opt = "";
+        ck_assert_double_eq(stat_of(&res, "replicas_live"), back ? 3 : 2);
+        ck_assert_int_eq(alive_cap[2], back);
+        forwarded += stat_of(&res, "sums_forwarded") > 0;
+        for (int i = 0; i < 12; i++)
+            if (alive_cap[i / 4])
+                ck_assert_uint_ge(upd_cap[i], 5);
+        mdl_model *model = make_model(16);
+        for (int i = 0; i < 12; i++) {
+            const int s = i % 4;
+            const size_t off = mdl_stage_param_off(model, (size_t)lo_cap[s] + 1);
+            const size_t end = mdl_stage_param_off(model, (size_t)lo_cap[s + 1] + 1);
+            for (int j = s; j < i; j += 4)
+                if (alive_cap[i / 4] && alive_cap[j / 4] && upd_cap[j] == upd_cap[i])
+                    ck_assert_msg(memcmp(xall[i] + off, xall[j] + off,
+                                         (end - off) * sizeof(double)) == 0,
+                                  "crash %d: nodes %d and %d differ", k, i, j);
+        }
+        mdl_destroy(model);
+    }
+    ck_assert_int_gt(forwarded, 0);
 }
 END_TEST
 
@@ -517,6 +569,7 @@ int main(void)
     tcase_add_test(tc, test_1f1b_replicas_sgd);
     tcase_add_test(tc, test_replicas_lr0);
     tcase_add_test(tc, test_2bw_replicas);
+    tcase_add_test(tc, test_crash_survivors_agree);
     tcase_add_test(tc, test_pipedream_replicas);
     tcase_add_test(tc, test_1f1b_is_sgd);
     tcase_add_test(tc, test_math_bytes);

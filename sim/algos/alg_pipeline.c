@@ -30,10 +30,12 @@
  * One partition serves every replica, priced at each stage's slowest
  * node.
  *
- * What it does not do: go on without a lost replica, restarting a
- * mini-batch after a failure.
+ * What it does not do: restart a mini-batch of a single pipeline after a
+ * failure.
  *
- * Failures: a node that goes down (declared failed, or back up) stops the
+ * Failures: with replicas, a failed node's replica leaves the group and
+ * the others go on (alg_pipeline_fail.c).  With one replica (or none
+ * left) a node that goes down (declared failed, or back up) stops the
  * pipeline for good: every node abandons its work and starts no more, so
  * the run ends as stalled (at once, or at the frozen bound while the
  * network retransmits to the down node), each node's wait naming the
@@ -212,6 +214,8 @@ static int shared_init(alg_ctx *ctx)
             rc = -1;
         if (rc == 0)
             rc = pp_dp_init(ctx);
+        if (rc == 0)
+            rc = pp_fail_init(ctx);
     }
     free(cost);
     free(sec);
@@ -226,6 +230,7 @@ static void shared_fini(alg_ctx *ctx)
     if (!sh)
         return;
     pp_dp_fini(ctx);
+    pp_fail_fini(ctx);
     free(sh->fwd);
     free(sh->bwd);
     free(sh->eval);
@@ -260,7 +265,7 @@ void pp_try_run(alg_ctx *ctx, int node)
     pp_shared *sh = ctx->shared;
     pp_stage *st = alg_state(ctx, node);
     const int s = pp_stage_of(sh, node);
-    if (sh->stopped || st->busy || st->reducing)
+    if (sh->stopped || st->busy || st->reducing || st->out || st->joining)
         return;
     pp_op op = pp_op_at(sh->sched, sh->p, sh->m, s, st->next);
     unsigned char *flag = NULL;
@@ -302,7 +307,12 @@ void pp_updated(alg_ctx *ctx, int node)
     pp_shared *sh = ctx->shared;
     pp_stage *st = alg_state(ctx, node);
     st->updates++;
-    if (node == 0 && st->bwd_done % (uint64_t)sh->m == 0)
+    pp_fail_updated(ctx, node);
+    /* the first stage 0 (of any replica) to apply its mini-batch's last update */
+    if (pp_stage_of(sh, node) != 0)
+        return;
+    const uint64_t it = sh->sched == SCHED_PIPEDREAM ? st->updates / (uint64_t)sh->m : st->updates;
+    if (it > sh->iters && (sh->sched != SCHED_PIPEDREAM || st->updates % (uint64_t)sh->m == 0))
         iteration_done(sh, alg_now(ctx));
 }
 
@@ -349,9 +359,13 @@ static void on_step_done(alg_ctx *ctx, void *state, int node, const double *grad
         }
     }
     st->next++;
-    /* the update point: the mini-batch's last backward, PipeDream's every one */
+    /* the update point: the mini-batch's last operation (a backward: every
+     * 2 m of gpipe and 1f1b, every m-th backward of 2bw), PipeDream's every
+     * backward */
     if (st->cur.backward
-        && (sh->sched == SCHED_PIPEDREAM || st->bwd_done % (uint64_t)sh->m == 0))
+        && (sh->sched == SCHED_PIPEDREAM
+            || (sh->sched == SCHED_2BW ? st->bwd_done % (uint64_t)sh->m == 0
+                                       : st->next % (2 * (uint64_t)sh->m) == 0)))
         pp_dp_update(ctx, node);
     pp_try_run(ctx, node);
 }
@@ -362,6 +376,8 @@ static void on_message(alg_ctx *ctx, void *state, int node, const cl_msg *msg)
     pp_stage *st = state;
     if (pp_dp_on_message(ctx, node, msg))
         return;
+    if (st->out || msg->round < st->mb_floor)
+        return;   /* for a dropped replica, or from before it rejoined */
     unsigned char *flag = msg->tag == PTAG_ACT ? &st->fwd_in[msg->round % sh->R]
                                                : &st->grad_in[msg->round % sh->R];
     assert(msg->tag == PTAG_ACT || msg->tag == PTAG_GRAD);
@@ -372,7 +388,7 @@ static void on_message(alg_ctx *ctx, void *state, int node, const cl_msg *msg)
 
 /* A stage lost: nothing more can run (its stashed activations, its
  * weights' place in the schedule are gone), so every stage stops. */
-static void stop_pipeline(alg_ctx *ctx, int by)
+void pp_stop_pipeline(alg_ctx *ctx, int by)
 {
     pp_shared *sh = ctx->shared;
     if (sh->stopped)
@@ -391,14 +407,13 @@ static void stop_pipeline(alg_ctx *ctx, int by)
 
 static void on_failure(alg_ctx *ctx, int peer, int failed)
 {
-    if (failed)
-        stop_pipeline(ctx, peer);
+    pp_fail_declared(ctx, peer, failed);
 }
 
 static void on_return(alg_ctx *ctx, void *state, int node)
 {
     (void)state;
-    stop_pipeline(ctx, node);
+    pp_fail_return(ctx, node);
 }
 
 static void describe_wait(const alg_ctx *ctx, const void *state, int node, char *buf,
@@ -415,6 +430,16 @@ static void describe_wait(const alg_ctx *ctx, const void *state, int node, char 
         snprintf(buf, size, "nothing: the pipeline stopped when node %d (stage %d of replica %d) "
                  "went down (t=%.10g s)", sh->stopped_by, pp_stage_of(sh, sh->stopped_by),
                  pp_replica_of(sh, sh->stopped_by), sh->stopped_at);
+        return;
+    }
+    if (st->out) {
+        snprintf(buf, size, "nothing: replica %d left the data-parallel group (a node of it "
+                 "failed)", pp_replica_of(sh, node));
+        return;
+    }
+    if (st->joining) {
+        snprintf(buf, size, "stage %d's parameters after %llu updates from a live replica",
+                 pp_stage_of(sh, node), (unsigned long long)st->updates);
         return;
     }
     if (st->reducing) {
@@ -461,12 +486,15 @@ static int stats(const alg_ctx *ctx, const char **keys, double *values, int max)
     const char *k[] = { "iterations", "first_iteration_s", "mean_iteration_s", "bubble_fraction",
                         "micro_batches_done", "throughput_mb_per_s", "peak_in_flight_first",
                         "peak_in_flight_last", "peak_in_flight_max", "stash_bytes_max",
-                        "weight_versions_max", "slowest_stage_s", "stopped_by_stage", "replicas" };
+                        "weight_versions_max", "slowest_stage_s", "stopped_by_stage", "replicas",
+                        "replicas_live", "replicas_dropped", "replicas_rejoined",
+                        "sums_forwarded" };
     const double v[] = {
         (double)sh->iters, sh->first_iter_s, sh->iters ? sh->sum_iter_s / (double)sh->iters : 0,
         sh->iters ? 1.0 - busy / (sh->p * sh->first_iter_s) : 0, (double)sh->done_mb, thr,
         (double)s0->peak_in_flight, (double)sl->peak_in_flight, peak_max, stash, versions,
-        sh->slowest_s, sh->stopped ? pp_stage_of(sh, sh->stopped_by) : -1, sh->r };
+        sh->slowest_s, sh->stopped ? pp_stage_of(sh, sh->stopped_by) : -1, sh->r,
+        sh->alive ? sh->live : 1, sh->dropped, sh->rejoined, (double)sh->sums_sent };
     return alg_stats_copy(k, v, (int)(sizeof v / sizeof v[0]), keys, values, max);
 }
 

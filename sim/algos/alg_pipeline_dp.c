@@ -12,7 +12,8 @@
  * stage's replicas per mini-batch, applied with its one-version delay).
  * With one replica the update is applied at once (no message).  It
  * decides neither the schedule nor the math (alg_pipeline.c,
- * alg_pipeline_math.c); a failure stops the whole run (alg_pipeline.c).
+ * alg_pipeline_math.c) nor what a failure does (alg_pipeline_fail.c:
+ * the members of a round are the live replicas joined by then).
  */
 #include "alg_pipeline_int.h"
 
@@ -21,21 +22,60 @@
 #include <stdlib.h>
 #include <string.h>
 
+double pp_stage_bytes(const alg_ctx *ctx, int s)
+{
+    const pp_shared *sh = ctx->shared;
+    if (!ctx->P)
+        return sh->stage_msg[s];
+    return alg_param_bytes(ctx, alg_layer_param_off(ctx, sh->lo[s + 1] + 1)
+                                - alg_layer_param_off(ctx, sh->lo[s] + 1));
+}
+
+void pp_dp_reduced(alg_ctx *ctx, int node, const double *sum, int k)
+{
+    pp_shared *sh = ctx->shared;
+    pp_stage *st = alg_state(ctx, node);
+    assert(st->reducing);
+    st->reducing = 0;
+    pp_fail_completed(ctx, node, sum, st->mt ? st->mt->len : 0, k);
+    const double per = sh->sched == SCHED_PIPEDREAM ? 1.0 : (double)sh->m;
+    if (st->mt)
+        pp_math_apply(ctx, node, sum, per * k);
+    pp_updated(ctx, node);
+    pp_try_run(ctx, node);
+}
+
 /* The stage's all-reduce is complete at node: the mean is applied and
  * the node goes on. */
 static void reduced(alg_ctx *ctx, int node, int s, const double *sum, size_t len)
 {
-    pp_shared *sh = ctx->shared;
-    pp_stage *st = alg_state(ctx, node);
     (void)s;
     (void)len;
-    assert(st->reducing);
-    st->reducing = 0;
-    const double per = sh->sched == SCHED_PIPEDREAM ? 1.0 : (double)sh->m;
-    if (st->mt)
-        pp_math_apply(ctx, node, sum, per * sh->r);
-    pp_updated(ctx, node);
-    pp_try_run(ctx, node);
+    pp_dp_reduced(ctx, node, sum, ((pp_stage *)alg_state(ctx, node))->red_k);
+}
+
+int pp_dp_members(alg_ctx *ctx, int s, uint64_t round)
+{
+    pp_shared *sh = ctx->shared;
+    int k = 0;
+    for (int q = 0; q < sh->r; q++)
+        if (!sh->alive || (sh->alive[q] && sh->join[q] <= round))
+            sh->members[s * sh->r + k++] = q * sh->p + s;
+    return k;
+}
+
+void pp_dp_start(alg_ctx *ctx, int node)
+{
+    pp_shared *sh = ctx->shared;
+    pp_stage *st = alg_state(ctx, node);
+    const int s = pp_stage_of(sh, node);
+    static const double none = 0;
+    size_t len = 0;
+    const double *g = st->mt ? pp_math_contrib(ctx, node, &len) : &none;
+    st->reducing = 1;
+    st->red_k = pp_dp_members(ctx, s, st->updates);
+    alg_coll_start_len(ctx, sh->coll[s], node, st->updates, sh->members + (size_t)s * sh->r,
+                       st->red_k, g, len);
 }
 
 int pp_dp_init(alg_ctx *ctx)
@@ -84,20 +124,14 @@ void pp_dp_update(alg_ctx *ctx, int node)
         pp_updated(ctx, node);
         return;
     }
-    const int s = pp_stage_of(sh, node);
-    static const double none = 0;
-    size_t len = 0;
-    const double *g = st->mt ? pp_math_contrib(ctx, node, &len) : &none;
-    st->reducing = 1;
-    alg_coll_start_len(ctx, sh->coll[s], node, st->updates, sh->members + (size_t)s * sh->r,
-                       sh->r, g, len);
+    pp_dp_start(ctx, node);
 }
 
 int pp_dp_on_message(alg_ctx *ctx, int node, const cl_msg *msg)
 {
     pp_shared *sh = ctx->shared;
     if (!sh->coll || msg->tag < PTAG_COLL)
-        return 0;
+        return pp_fail_on_message(ctx, node, msg);
     return alg_coll_on_message(ctx, sh->coll[pp_stage_of(sh, node)], node, msg);
 }
 

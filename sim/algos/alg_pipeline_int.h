@@ -16,7 +16,8 @@ enum { PP_STAGES, PP_MICRO, PP_SCHEDULE, PP_PARTITION, PP_LAYERS, PP_ACT_BYTES, 
        PP_COLLECTIVE };
 enum { SCHED_GPIPE, SCHED_1F1B, SCHED_PIPEDREAM, SCHED_2BW };
 enum { PART_BALANCED, PART_EQUAL };
-enum { PTAG_ACT = 1, PTAG_GRAD = 2, PTAG_COLL = 3 };
+/* stage s's all-reduce: PTAG_COLL + s */
+enum { PTAG_ACT = 1, PTAG_GRAD = 2, PTAG_SUM = 3, PTAG_PARAMS = 4, PTAG_COLL = 5 };
 #define PP_MAX_LAYERS 4096
 
 /* One operation of a stage: the forward or the backward pass of its
@@ -79,7 +80,11 @@ typedef struct pp_stage {
     double   busy_first;  /* seconds of work on mini-batch 0's micro-batches */
     double   busy_s;      /* seconds of work done */
     int      reducing;    /* in its stage's all-reduce (replicas > 1): blocked */
+    int      red_k;       /* ... among this many replicas */
     uint64_t updates;     /* updates applied (the all-reduce's round) */
+    int      out;         /* its replica was dropped (alg_pipeline_fail.c) */
+    int      joining;     /* its replica rejoins: it waits for its stage's parameters */
+    uint64_t mb_floor;    /* micro-batches below it are of before a rejoin: ignored */
     pp_math *mt;
 } pp_stage;
 
@@ -97,6 +102,15 @@ typedef struct pp_shared {
     double  stage_msg[PP_MAX_LAYERS];   /* timing-only: bytes of stage s's whole gradient */
     alg_coll **coll;      /* replicas > 1: stage s's all-reduce among its r nodes */
     int     *members;     /* p x r: the nodes of each stage, in replica order */
+    /* failures with replicas (alg_pipeline_fail.c) */
+    unsigned char *alive; /* r: the replica is in the data-parallel group */
+    uint64_t *join;       /* r: a rejoined replica's first round */
+    int      live;        /* replicas alive */
+    int      dropped, rejoined;   /* replicas dropped and taken back so far */
+    double **last_sum;    /* p: the last round a stage completed, its sum (len doubles) */
+    uint64_t *last_round; /* p: that round + 1 (0: none) */
+    int     *last_k;      /* p: among how many replicas */
+    uint64_t sums_sent;   /* completed sums sent to a survivor left behind */
     size_t  R;            /* ring of flags per stage */
     int     stopped;      /* a stage went down: the pipeline stopped for good */
     int     stopped_by;
@@ -147,5 +161,28 @@ void pp_dp_update(alg_ctx *ctx, int node);
 int  pp_dp_on_message(alg_ctx *ctx, int node, const cl_msg *msg);
 void pp_dp_abort(alg_ctx *ctx);
 void pp_dp_describe_wait(const alg_ctx *ctx, int node, char *buf, size_t size);
+/* The members of stage s's round (live replicas joined by then, in
+ * replica order) into sh->members + s r; returns how many. */
+int  pp_dp_members(alg_ctx *ctx, int s, uint64_t round);
+/* Node starts (again) its stage's all-reduce of its current round. */
+void pp_dp_start(alg_ctx *ctx, int node);
+/* Node's all-reduce is complete with sum (len doubles) over k replicas. */
+void pp_dp_reduced(alg_ctx *ctx, int node, const double *sum, int k);
+/* Wire bytes of stage s's whole gradient (or parameters). */
+double pp_stage_bytes(const alg_ctx *ctx, int s);
+
+/* alg_pipeline_fail.c: failures with replicas.  pp_fail_init allocates
+ * (replicas > 1); pp_fail_declared is on_failure's, pp_fail_return
+ * on_return's; pp_fail_on_message takes PTAG_SUM and PTAG_PARAMS (1) or
+ * not (0).  With one replica every failure stops the run
+ * (pp_stop_pipeline). */
+int  pp_fail_init(alg_ctx *ctx);
+void pp_fail_fini(alg_ctx *ctx);
+void pp_fail_declared(alg_ctx *ctx, int peer, int failed);
+void pp_fail_return(alg_ctx *ctx, int node);
+int  pp_fail_on_message(alg_ctx *ctx, int node, const cl_msg *msg);
+void pp_fail_completed(alg_ctx *ctx, int node, const double *sum, size_t len, int k);
+void pp_fail_updated(alg_ctx *ctx, int node);
+void pp_stop_pipeline(alg_ctx *ctx, int by);
 
 #endif
