@@ -62,6 +62,13 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
  * of a round must give the same len. */
 void alg_coll_start_len(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
                         const int *members, int k, const double *contrib, size_t len);
+/* The same, with the timing-only model's bytes of this round's whole
+ * vector given (>= 0; e.g. a pipeline stage's share of the model, stages
+ * of different sizes sharing one collective); every member of a round
+ * must give the same.  With a model, as alg_coll_start_len. */
+void alg_coll_start_timed(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
+                          const int *members, int k, const double *contrib, size_t len,
+                          double timing_bytes);
 /* Returns 1 when m is a message of this collective (consumed, payload
  * referenced as needed), 0 otherwise. */
 int  alg_coll_on_message(alg_ctx *ctx, alg_coll *co, int node, const cl_msg *m);

@@ -47,9 +47,8 @@ void pp_dp_reduced(alg_ctx *ctx, int node, const double *sum, int k)
 
 /* The stage's all-reduce is complete at node: the mean is applied and
  * the node goes on. */
-static void reduced(alg_ctx *ctx, int node, int s, const double *sum, size_t len)
+static void reduced(alg_ctx *ctx, int node, const double *sum, size_t len)
 {
-    (void)s;
     (void)len;
     pp_dp_reduced(ctx, node, sum, ((pp_stage *)alg_state(ctx, node))->red_k);
 }
@@ -74,8 +73,8 @@ void pp_dp_start(alg_ctx *ctx, int node)
     const double *g = st->mt ? pp_math_contrib(ctx, node, &len) : &none;
     st->reducing = 1;
     st->red_k = pp_dp_members(ctx, s, st->updates);
-    alg_coll_start_len(ctx, sh->coll[s], node, st->updates, sh->members + (size_t)s * sh->r,
-                       st->red_k, g, len);
+    alg_coll_start_timed(ctx, sh->coll, node, st->updates, sh->members + (size_t)s * sh->r,
+                         st->red_k, g, len, sh->stage_msg[s]);
 }
 
 int pp_dp_init(alg_ctx *ctx)
@@ -83,32 +82,27 @@ int pp_dp_init(alg_ctx *ctx)
     pp_shared *sh = ctx->shared;
     if (sh->r == 1)
         return 0;
-    sh->coll = calloc((size_t)sh->p, sizeof *sh->coll);
     sh->members = malloc((size_t)sh->p * (size_t)sh->r * sizeof *sh->members);
-    if (!sh->coll || !sh->members)
+    if (!sh->members)
         return -1;
-    const alg_coll_kind kind = (alg_coll_kind)(int)ctx->param[PP_COLLECTIVE];
-    for (int s = 0; s < sh->p; s++) {
-        for (int q = 0; q < sh->r; q++)
-            sh->members[s * sh->r + q] = q * sh->p + s;
-        size_t len = 0;
-        if (ctx->P)
-            len = alg_layer_param_off(ctx, sh->lo[s + 1] + 1) - alg_layer_param_off(ctx, sh->lo[s] + 1);
-        sh->coll[s] = alg_coll_create_part(ctx, kind, len, PTAG_COLL + (uint32_t)s, reduced, s,
-                                           sh->stage_msg[s]);
-        if (!sh->coll[s])
-            return -1;
+    /* one collective for every stage (a node is in its own stage's only),
+     * as long as the largest stage */
+    size_t len = 0;
+    for (int s = 0; s < sh->p && ctx->P; s++) {
+        const size_t ls = alg_layer_param_off(ctx, sh->lo[s + 1] + 1)
+                        - alg_layer_param_off(ctx, sh->lo[s] + 1);
+        if (ls > len)
+            len = ls;
     }
-    return 0;
+    sh->coll = alg_coll_create(ctx, (alg_coll_kind)(int)ctx->param[PP_COLLECTIVE], len, PTAG_COLL,
+                               reduced);
+    return sh->coll ? 0 : -1;
 }
 
 void pp_dp_fini(alg_ctx *ctx)
 {
     pp_shared *sh = ctx->shared;
-    if (sh->coll)
-        for (int s = 0; s < sh->p; s++)
-            alg_coll_destroy(ctx, sh->coll[s]);
-    free(sh->coll);
+    alg_coll_destroy(ctx, sh->coll);
     free(sh->members);
     sh->coll = NULL;
     sh->members = NULL;
@@ -130,9 +124,9 @@ void pp_dp_update(alg_ctx *ctx, int node)
 int pp_dp_on_message(alg_ctx *ctx, int node, const cl_msg *msg)
 {
     pp_shared *sh = ctx->shared;
-    if (!sh->coll || msg->tag < PTAG_COLL)
+    if (!sh->coll || msg->tag != PTAG_COLL)
         return pp_fail_on_message(ctx, node, msg);
-    return alg_coll_on_message(ctx, sh->coll[pp_stage_of(sh, node)], node, msg);
+    return alg_coll_on_message(ctx, sh->coll, node, msg);
 }
 
 /* The run stopped: every collective abandoned (its mail released). */
@@ -141,8 +135,7 @@ void pp_dp_abort(alg_ctx *ctx)
     pp_shared *sh = ctx->shared;
     if (!sh->coll)
         return;
-    for (int s = 0; s < sh->p; s++)
-        alg_coll_new_epoch(ctx, sh->coll[s]);
+    alg_coll_new_epoch(ctx, sh->coll);
     for (int i = 0; i < ctx->n; i++)
         ((pp_stage *)alg_state(ctx, i))->reducing = 0;
 }
@@ -152,7 +145,7 @@ void pp_dp_describe_wait(const alg_ctx *ctx, int node, char *buf, size_t size)
     const pp_shared *sh = ctx->shared;
     const pp_stage *st = alg_state(ctx, node);
     char w[256];
-    alg_coll_describe_wait(sh->coll[pp_stage_of(sh, node)], node, w, sizeof w);
+    alg_coll_describe_wait(sh->coll, node, w, sizeof w);
     snprintf(buf, size, "the all-reduce of stage %d's gradient (update %llu): %s",
              pp_stage_of(sh, node), (unsigned long long)st->updates, w);
 }

@@ -119,11 +119,11 @@ static void serve_params(alg_ctx *ctx, int from, int node)
         alg_buf_put(ctx, b);
 }
 
-/* Stage s's collective re-forms among the live replicas. */
+/* Stage s's all-reduce re-forms among the live replicas (the collective
+ * in a new epoch: nobody is in it). */
 static void reform(alg_ctx *ctx, int s)
 {
     pp_shared *sh = ctx->shared;
-    alg_coll_new_epoch(ctx, sh->coll[s]);
     for (int q = 0; q < sh->r; q++) {
         const int node = q * sh->p + s;
         pp_stage *st = stage_st(ctx, node);
@@ -177,6 +177,7 @@ static void drop_replica(alg_ctx *ctx, int q, int by)
         pp_stop_pipeline(ctx, by);
         return;
     }
+    alg_coll_new_epoch(ctx, sh->coll);
     for (int s = 0; s < sh->p; s++)
         reform(ctx, s);
 }
@@ -268,7 +269,7 @@ int pp_fail_on_message(alg_ctx *ctx, int node, const cl_msg *msg)
         return 1;   /* stale: an earlier round's, or for a dropped replica */
     if (msg->tag == PTAG_SUM) {
         /* it re-ran the round since (its server went): the re-run decides */
-        if (!st->reducing || alg_coll_active(sh->coll[s], node))
+        if (!st->reducing || alg_coll_active(sh->coll, node))
             return 1;
         pp_dp_reduced(ctx, node, st->mt ? msg->payload->data : NULL, sh->last_k[s]);
         return 1;

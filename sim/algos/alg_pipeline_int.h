@@ -16,7 +16,6 @@ enum { PP_STAGES, PP_MICRO, PP_SCHEDULE, PP_PARTITION, PP_LAYERS, PP_ACT_BYTES, 
        PP_COLLECTIVE };
 enum { SCHED_GPIPE, SCHED_1F1B, SCHED_PIPEDREAM, SCHED_2BW };
 enum { PART_BALANCED, PART_EQUAL };
-/* stage s's all-reduce: PTAG_COLL + s */
 enum { PTAG_ACT = 1, PTAG_GRAD = 2, PTAG_SUM = 3, PTAG_PARAMS = 4, PTAG_COLL = 5 };
 #define PP_MAX_LAYERS 4096
 
@@ -100,7 +99,7 @@ typedef struct pp_shared {
     double  lab_bytes;    /* the labels riding with each activation message (MLP) */
     double  slowest_s;    /* the partition's predicted slowest stage, s per micro-batch */
     double  stage_msg[PP_MAX_LAYERS];   /* timing-only: bytes of stage s's whole gradient */
-    alg_coll **coll;      /* replicas > 1: stage s's all-reduce among its r nodes */
+    alg_coll *coll;       /* replicas > 1: the stages' all-reduces, each among its r nodes */
     int     *members;     /* p x r: the nodes of each stage, in replica order */
     /* failures with replicas (alg_pipeline_fail.c) */
     unsigned char *alive; /* r: the replica is in the data-parallel group */
