@@ -53,6 +53,9 @@ typedef struct alg_ctx {
                                    0 when it has none to cut (alg_model_layers) */
     double            lr;       /* base learning rate (the optimizer's) */
     double            momentum; /* the optimizer's momentum (0: plain SGD) */
+    const void       *model;    /* the runner's model (opaque), once built: the layer
+                                   queries (alg_layer_width, ...) answer from it
+                                   before the run starts (model_memory_bytes) */
     int               nesterov; /* ... in Nesterov's form */
     size_t            batch;    /* samples per step (algorithm.batch; alg_batch) */
     uint64_t          seed;     /* the scenario seed the streams derive from */
@@ -120,6 +123,14 @@ typedef struct alg_type {
      * the parameters are set (ctx->n, ctx->param, ctx->path only).  0 when
      * unknown (an unreadable file: check reports it).  NULL: none. */
     double (*memory_bytes)(const alg_ctx *ctx);
+    /* Heap bytes beyond memory_bytes's that depend on the model (its
+     * layers' widths: a pipeline's stashed activations), for the same
+     * check once the model exists: called once with ctx->P, ctx->layers
+     * and the layer queries (alg_layer_width, alg_layer_param_off,
+     * alg_layer_cost, alg_stage_acts_doubles, alg_stage_scratch_doubles)
+     * set, before the run starts (no host: nothing else may be called).
+     * NULL: none. */
+    double (*model_memory_bytes)(const alg_ctx *ctx);
     /* Timer events per second of simulated time that the protocol sets
      * whatever its steps (periodic ticks, e.g. gossip's n / period_s), for
      * the estimate of the run's events before it starts (limits.events,

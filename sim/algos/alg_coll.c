@@ -110,6 +110,16 @@ out_free:
     return NULL;
 }
 
+double alg_coll_memory_bytes(int n, size_t len, int k)
+{
+    /* per node: its record, its sum, a copy of the members (when not all
+     * nodes), a mailbox of 8 (doubled when a round brings more); the list
+     * of everyone; malloc's 16 bytes a block */
+    const double per = sizeof(cnode) + 8.0 * (double)(len ? len : 1) + 16
+                     + (k < n ? 4.0 * k + 16 : 0) + 8.0 * sizeof(mail) + 16 + 4;
+    return sizeof(alg_coll) + (double)n * per;
+}
+
 alg_coll *alg_coll_create_part(const alg_ctx *ctx, alg_coll_kind kind, size_t len, uint32_t tag,
                                alg_coll_part_done done, int id, double timing_bytes)
 {

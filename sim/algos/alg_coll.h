@@ -46,6 +46,10 @@ typedef void (*alg_coll_part_done)(alg_ctx *ctx, int node, int id, const double 
  * message size.  Otherwise as alg_coll_create. */
 alg_coll *alg_coll_create_part(const alg_ctx *ctx, alg_coll_kind kind, size_t len, uint32_t tag,
                                alg_coll_part_done done, int id, double timing_bytes);
+/* Heap bytes of a collective for n nodes and vectors of len doubles whose
+ * rounds run among k members (the memory check before a run; payloads in
+ * flight are the runner's to count). */
+double    alg_coll_memory_bytes(int n, size_t len, int k);
 /* Releases held payloads too.  NULL is fine. */
 void      alg_coll_destroy(alg_ctx *ctx, alg_coll *co);
 

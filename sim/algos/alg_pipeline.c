@@ -74,26 +74,26 @@ static const alg_param_spec params[] = {
 
 static int n_replicas(const alg_ctx *ctx) { return (int)ctx->param[PP_REPLICAS]; }
 
-static int n_stages(const alg_ctx *ctx)
+int pp_n_stages(const alg_ctx *ctx)
 {
     return ctx->param[PP_STAGES] > 0 ? (int)ctx->param[PP_STAGES] : ctx->n / n_replicas(ctx);
 }
 
-static int n_layers(const alg_ctx *ctx)
+int pp_n_layers(const alg_ctx *ctx)
 {
     if (ctx->P != 0)
         return ctx->layers;
-    return ctx->param[PP_LAYERS] > 0 ? (int)ctx->param[PP_LAYERS] : n_stages(ctx);
+    return ctx->param[PP_LAYERS] > 0 ? (int)ctx->param[PP_LAYERS] : pp_n_stages(ctx);
 }
 
-static size_t ring_of(const alg_ctx *ctx)
+size_t pp_ring_of(const alg_ctx *ctx)
 {
-    return 2 * ((size_t)ctx->param[PP_MICRO] + (size_t)n_stages(ctx)) + 2;
+    return 2 * ((size_t)ctx->param[PP_MICRO] + (size_t)pp_n_stages(ctx)) + 2;
 }
 
 static int check(const alg_ctx *ctx, char *err, size_t size)
 {
-    const int p = n_stages(ctx), r = n_replicas(ctx);
+    const int p = pp_n_stages(ctx), r = n_replicas(ctx);
     if (r > 1 && (p < 1 || (long long)p * r != ctx->n)) {
         snprintf(err, size, "algorithm.stages x algorithm.replicas is %d x %d but the scenario has "
                  "%d nodes (node = replica x stages + stage: set nodes to their product, or "
@@ -111,18 +111,18 @@ static int check(const alg_ctx *ctx, char *err, size_t size)
                  "or runs the timing-only model (\"none\"); this model has no layers");
         return -1;
     }
-    if (n_layers(ctx) < p) {
+    if (pp_n_layers(ctx) < p) {
         snprintf(err, size, "%s is %d, fewer than the %d stages (each stage needs a layer)",
                  ctx->P ? "the MLP's weight layers (hidden + 1)" : "algorithm.layers",
-                 n_layers(ctx), p);
+                 pp_n_layers(ctx), p);
         return -1;
     }
     /* the dynamic programme's inner steps, p (L - p + 1)^2 at most: a second or two */
-    const double dp = (double)p * (n_layers(ctx) - p + 1) * (n_layers(ctx) - p + 1);
+    const double dp = (double)p * (pp_n_layers(ctx) - p + 1) * (pp_n_layers(ctx) - p + 1);
     if ((int)ctx->param[PP_PARTITION] == PART_BALANCED && dp > 1e9) {
         snprintf(err, size, "a balanced partition of %d layers on %d stages costs p (L - p + 1)^2 "
                  "= %.3g steps, more than 1e9 (use fewer layers, or partition \"equal\")",
-                 n_layers(ctx), p, dp);
+                 pp_n_layers(ctx), p, dp);
         return -1;
     }
     const int m = (int)ctx->param[PP_MICRO];
@@ -139,27 +139,18 @@ static int check(const alg_ctx *ctx, char *err, size_t size)
     return 0;
 }
 
-/* The flags' rings and the layer tables.  Not counted: the MLP's math
- * buffers (per stage two P-vectors, and K = m + p stashed micro-batches
- * of its layers' activations and, for pipedream, of its weights). */
-static double memory_bytes(const alg_ctx *ctx)
-{
-    return (double)ctx->n * 2.0 * (double)ring_of(ctx) + 2.0 * 8.0 * n_layers(ctx)
-         + (double)sizeof(pp_shared);
-}
-
 static int shared_init(alg_ctx *ctx)
 {
     pp_shared *sh = calloc(1, sizeof *sh);
     if (!sh)
         return -1;
     ctx->shared = sh;
-    sh->p = n_stages(ctx);
+    sh->p = pp_n_stages(ctx);
     sh->m = (int)ctx->param[PP_MICRO];
     sh->sched = (int)ctx->param[PP_SCHEDULE];
-    sh->L = n_layers(ctx);
+    sh->L = pp_n_layers(ctx);
     sh->r = n_replicas(ctx);
-    sh->R = ring_of(ctx);
+    sh->R = pp_ring_of(ctx);
     const int L = sh->L, p = sh->p;
     sh->fwd = calloc((size_t)L, sizeof *sh->fwd);
     sh->bwd = calloc((size_t)L, sizeof *sh->bwd);
@@ -539,7 +530,8 @@ const alg_type alg_pipeline = {
     .params = params,
     .check = check,
     .eval_params = eval_params,
-    .memory_bytes = memory_bytes,
+    .memory_bytes = pp_memory_bytes,
+    .model_memory_bytes = pp_model_memory_bytes,
     .samples_done = samples_done,
     .shared_init = shared_init,
     .shared_fini = shared_fini,

@@ -130,6 +130,16 @@ typedef struct pp_shared {
 static inline int pp_stage_of(const pp_shared *sh, int node) { return node % sh->p; }
 static inline int pp_replica_of(const pp_shared *sh, int node) { return node / sh->p; }
 void pp_try_run(alg_ctx *ctx, int node);
+/* The parameters read: p, the layers the model is cut into, the flags'
+ * ring per node (2 (m + p) + 2). */
+int    pp_n_stages(const alg_ctx *ctx);
+int    pp_n_layers(const alg_ctx *ctx);
+size_t pp_ring_of(const alg_ctx *ctx);
+
+/* alg_pipeline_mem.c: the memory check's count of the protocol's own
+ * buffers (alg_type.memory_bytes, model_memory_bytes). */
+double pp_memory_bytes(const alg_ctx *ctx);
+double pp_model_memory_bytes(const alg_ctx *ctx);
 void pp_updated(alg_ctx *ctx, int node);
 
 /* alg_pipeline_math.c: a node's math, run as its forward or backward
