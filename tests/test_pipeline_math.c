@@ -34,8 +34,12 @@
 
 static const size_t hidden[] = { 12, 10, 8 };
 static int    n_mb_logged, cap_p, cap_m, cap_sched;
-static double rows_log[MAXMB][MAXN * D];
-static int    y_log[MAXMB][MAXN];
+#define MAXR 3
+static double rows_log[MAXR][MAXMB][MAXN * D];   /* by replica */
+static int    y_log[MAXR][MAXMB][MAXN];
+static double xall[MAXS * MAXR][MAXP];            /* every node's parameters at the end */
+static uint64_t upd_cap[MAXS * MAXR];
+static int alive_cap[MAXR];
 static double x0[MAXP], xcap[MAXP];
 static int    lo_cap[MAXS + 1];
 static uint64_t bwd_cap[MAXS], fwd_cap[MAXS];
@@ -52,16 +56,18 @@ static void w_on_start(alg_ctx *ctx, void *state, int node)
 static void w_on_step_done(alg_ctx *ctx, void *state, int node, const double *grad)
 {
     pp_stage *st = state;
-    const int fwd0 = node == 0 && st->busy && !st->cur.backward;
+    const pp_shared *sh = ctx->shared;
+    const int fwd0 = node % sh->p == 0 && st->busy && !st->cur.backward;
+    const int q = node / sh->p;
     const uint64_t mb = st->cur.mb;
     alg_pipeline.on_step_done(ctx, state, node, grad);
-    if (fwd0 && mb < MAXMB) {
-        const pp_shared *sh = ctx->shared;
+    if (fwd0 && mb < MAXMB && q < MAXR) {
         const pp_math *mt = st->mt;
         const size_t k = (size_t)(mb % sh->K);
-        memcpy(rows_log[mb], mt->in + k * mt->n * mt->in_w, mt->n * D * sizeof(double));
-        memcpy(y_log[mb], mt->y + k * mt->n, mt->n * sizeof(int));
-        n_mb_logged = (int)mb + 1;
+        memcpy(rows_log[q][mb], mt->in + k * mt->n * mt->in_w, mt->n * D * sizeof(double));
+        memcpy(y_log[q][mb], mt->y + k * mt->n, mt->n * sizeof(int));
+        if (q == 0)
+            n_mb_logged = (int)mb + 1;
     }
 }
 
@@ -78,11 +84,21 @@ static int w_stats(const alg_ctx *ctx, const char **keys, double *values, int ma
         bwd_cap[s] = ((const pp_stage *)alg_state(ctx, s))->bwd_done;
         fwd_cap[s] = ((const pp_stage *)alg_state(ctx, s))->fwd_done;
     }
+    for (int q = 0; q < MAXR; q++)
+        alive_cap[q] = !sh->alive || (q < sh->r && sh->alive[q]);
+    for (int i = 0; i < ctx->n && i < MAXS * MAXR; i++) {
+        memcpy(xall[i], alg_params_const(ctx, i), ctx->P * sizeof *xall[i]);
+        upd_cap[i] = ((const pp_stage *)alg_state(ctx, i))->updates;
+    }
     n_cap = ((const pp_stage *)alg_state(ctx, 0))->mt->n;
     return alg_pipeline.stats(ctx, keys, values, max);
 }
 
 static int threads_opt = 1;
+static int replicas_opt = 1;
+static const char *faults_opt = "";
+static double latency_opt = 0.0002;
+static double lr_opt = 0.2;
 
 static void run_math(int p, int m, int batch, const char *sched, double time_s, run_result *res)
 {
@@ -90,14 +106,15 @@ static void run_math(int p, int m, int batch, const char *sched, double time_s, 
     snprintf(json, sizeof json,
         "{\"seed\": 4, \"nodes\": %d,"
         " \"compute\": {\"step_time_s\": 0.01, \"groups\": [{\"nodes\": [1], \"slowdown\": 1.7}]},"
-        " \"network\": {\"latency_s\": 0.0002, \"bandwidth_Bps\": 1e8, \"bytes_per_param\": 4},"
-        " \"topology\": {\"kind\": \"ring\"},"
+        " \"network\": {\"latency_s\": %.17g, \"bandwidth_Bps\": 1e8, \"bytes_per_param\": 4},"
+        " \"topology\": {\"kind\": \"ring\"}%s,"
         " \"model\": {\"kind\": \"mlp\", \"hidden\": [12, 10, 8], \"activation\": \"tanh\","
         "   \"l2\": 0.001},"
         " \"data\": {\"train\": 2048, \"test\": 256, \"features\": %d, \"classes\": %d},"
         " \"algorithm\": {\"name\": \"pipeline\", \"micro_batches\": %d, \"schedule\": \"%s\","
-        "   \"batch\": %d, \"lr\": 0.2},"
-        " \"stop\": {\"time_s\": %.17g}}", p, D, C, m, sched, batch, time_s);
+        "   \"batch\": %d, \"lr\": %.17g, \"replicas\": %d},"
+        " \"stop\": {\"time_s\": %.17g}}", p * replicas_opt, latency_opt, faults_opt, D, C, m, sched, batch, lr_opt,
+        replicas_opt, time_s);
     wrapped = alg_pipeline;
     wrapped.on_start = w_on_start;
     wrapped.on_step_done = w_on_step_done;
@@ -153,8 +170,8 @@ static void check_sync(const char *sched)
     memcpy(hist[0], x0, P_cap * sizeof *x0);
     for (int u = 0; u < iters; u++) {
         for (int j = 0; j < m; j++) {
-            memcpy(X + (size_t)j * n_cap * D, rows_log[u * m + j], n_cap * D * sizeof *X);
-            memcpy(Y + (size_t)j * n_cap, y_log[u * m + j], n_cap * sizeof *Y);
+            memcpy(X + (size_t)j * n_cap * D, rows_log[0][u * m + j], n_cap * D * sizeof *X);
+            memcpy(Y + (size_t)j * n_cap, y_log[0][u * m + j], n_cap * sizeof *Y);
         }
         for (int i = 0; i < B; i++)
             idx[i] = (size_t)i;
@@ -179,6 +196,157 @@ static void check_sync(const char *sched)
 START_TEST(test_gpipe_is_sgd) { check_sync("gpipe"); }
 END_TEST
 
+/* r replicas, GPipe or 1F1B: after every mini-batch each node's stage
+ * holds the whole MLP's SGD step on the union of the r replicas' u-th
+ * mini-batches (the mean gradient over r B samples; mdl_loss_grad on the
+ * concatenated rows) to 1e-12, and the nodes of a stage with as many
+ * updates hold the same bits; the replicas read different data. */
+static void check_async(const char *sched, int m);
+
+static void check_sync_dp(const char *sched, int R)
+{
+    const int p = 4, m = 4, B = 16;
+    replicas_opt = R;
+    run_result res;
+    run_math(p, m, B, sched, 0.1, &res);
+    replicas_opt = 1;
+    int iters = 0;
+    for (int i = 0; i < p * R; i++) {
+        ck_assert_uint_ge(upd_cap[i], 4);
+        if ((int)upd_cap[i] > iters)
+            iters = (int)upd_cap[i];
+    }
+    ck_assert_int_le(iters * m, n_mb_logged);
+    ck_assert(memcmp(rows_log[0][0], rows_log[1][0], n_cap * D * sizeof(double)) != 0);
+    ck_assert_double_eq_tol(res.last.epochs, stat_of(&res, "micro_batches_done") * n_cap / 2048,
+                            1e-15);
+    ck_assert_double_ge(stat_of(&res, "micro_batches_done"), (double)bwd_cap[0] + 4 * m);
+    mdl_model *model = make_model((size_t)(R * B));
+    static double hist[64][MAXP];
+    double g[MAXP], X[MAXR * MAXN * D * 4];
+    int Y[MAXR * MAXN * 4];
+    size_t idx[MAXR * MAXN * 4];
+    memcpy(hist[0], x0, P_cap * sizeof *x0);
+    for (int u = 0; u < iters; u++) {
+        for (int q = 0; q < R; q++)
+            for (int j = 0; j < m; j++) {
+                const size_t at = (size_t)(q * m + j) * n_cap;
+                memcpy(X + at * D, rows_log[q][u * m + j], n_cap * D * sizeof *X);
+                memcpy(Y + at, y_log[q][u * m + j], n_cap * sizeof *Y);
+            }
+        for (int i = 0; i < R * B; i++)
+            idx[i] = (size_t)i;
+        mdl_dataset ds = { .n = (size_t)(R * B), .d = D, .n_classes = C, .x = X, .y = Y };
+        mdl_loss_grad(model, hist[u], &ds, idx, (size_t)(R * B), g);
+        for (size_t k = 0; k < P_cap; k++)
+            hist[u + 1][k] = hist[u][k] - 0.2 * g[k];
+    }
+    for (int i = 0; i < p * R; i++) {
+        const int s = i % p, u = (int)upd_cap[i];
+        const size_t off = mdl_stage_param_off(model, (size_t)lo_cap[s] + 1);
+        const size_t end = mdl_stage_param_off(model, (size_t)lo_cap[s + 1] + 1);
+        ck_assert_msg(max_rel_diff(xall[i], hist[u], off, end) < 1e-12, "%s node %d: %g", sched,
+                      i, max_rel_diff(xall[i], hist[u], off, end));
+        ck_assert(max_rel_diff(hist[u], x0, off, end) > 1e-6);
+        for (int j = s; j < i; j += p)
+            if (upd_cap[j] == upd_cap[i])
+                ck_assert_int_eq(memcmp(xall[i] + off, xall[j] + off,
+                                        (end - off) * sizeof(double)), 0);
+    }
+    mdl_destroy(model);
+}
+
+START_TEST(test_gpipe_replicas_sgd) { check_sync_dp("gpipe", 2); check_sync_dp("gpipe", 3); }
+END_TEST
+
+START_TEST(test_1f1b_replicas_sgd) { check_sync_dp("1f1b", 3); }
+END_TEST
+
+/* lr 0 with replicas: every node's parameters stay the initial ones, bit
+ * for bit (the all-reduce and the updates change nothing). */
+START_TEST(test_replicas_lr0)
+{
+    static const char *const sched[] = { "gpipe", "2bw", "pipedream" };
+    for (int k = 0; k < 3; k++) {
+        replicas_opt = 2;
+        lr_opt = 0;
+        run_result res;
+        run_math(4, 4, 16, sched[k], 0.1, &res);
+        replicas_opt = 1;
+        lr_opt = 0.2;
+        for (int i = 0; i < 8; i++) {
+            ck_assert_uint_ge(upd_cap[i], 2);
+            ck_assert_int_eq(memcmp(xall[i], x0, P_cap * sizeof *x0), 0);
+        }
+    }
+}
+END_TEST
+
+/* A crash of a node of replica 2 (of 3) at many instants, some inside a
+ * stage's all-reduce (latency 3 ms, 1e8 B/s): the run never stalls,
+ * the survivors of a stage with as many updates hold the same bits
+ * (those whose round another had completed took its sum: the path is
+ * taken at some instants), and with the node back at 0.2 s the replica
+ * rejoins and holds its stages' bits again. */
+START_TEST(test_crash_survivors_agree)
+{
+    static char faults[256];
+    int forwarded = 0;
+    for (int k = 0; k < 48; k++) {
+        const int back = k % 2;
+        snprintf(faults, sizeof faults,
+                 ", \"faults\": {\"detect_s\": 0.01, \"events\": [{\"kind\": \"schedule\","
+                 " \"nodes\": [9], \"down_s\": %.17g%s}]}", 0.05 + 0.0011 * k,
+                 back ? ", \"up_s\": 0.3" : "");
+        faults_opt = faults;
+        replicas_opt = 3;
+        latency_opt = 0.003;
+        run_result res;
+        run_math(4, 4, 16, k % 3 == 2 ? "1f1b" : "gpipe", 0.6, &res);
+        replicas_opt = 1;
+        latency_opt = 0.0002;
+        faults_opt = "";
+        ck_assert_double_eq(stat_of(&res, "replicas_live"), back ? 3 : 2);
+        ck_assert_int_eq(alive_cap[2], back);
+        forwarded += stat_of(&res, "sums_forwarded") > 0;
+        for (int i = 0; i < 12; i++)
+            if (alive_cap[i / 4])
+                ck_assert_uint_ge(upd_cap[i], 5);
+        mdl_model *model = make_model(16);
+        for (int i = 0; i < 12; i++) {
+            const int s = i % 4;
+            const size_t off = mdl_stage_param_off(model, (size_t)lo_cap[s] + 1);
+            const size_t end = mdl_stage_param_off(model, (size_t)lo_cap[s + 1] + 1);
+            for (int j = s; j < i; j += 4)
+                if (alive_cap[i / 4] && alive_cap[j / 4] && upd_cap[j] == upd_cap[i])
+                    ck_assert_msg(memcmp(xall[i] + off, xall[j] + off,
+                                         (end - off) * sizeof(double)) == 0,
+                                  "crash %d: nodes %d and %d differ", k, i, j);
+        }
+        mdl_destroy(model);
+    }
+    ck_assert_int_gt(forwarded, 0);
+}
+END_TEST
+
+/* The asynchronous schedules with 2 replicas: the hand-built
+ * trajectories with each update the mean over the replicas. */
+START_TEST(test_2bw_replicas)
+{
+    replicas_opt = 2;
+    check_async("2bw", 4);
+    replicas_opt = 1;
+}
+END_TEST
+
+START_TEST(test_pipedream_replicas)
+{
+    replicas_opt = 2;
+    check_async("pipedream", 2);
+    replicas_opt = 1;
+}
+END_TEST
+
 /* The wire: stage s (one layer each, widths 6-12-10-8-3) sends n x w_s
  * values of 4 bytes and n labels of 4 forward, n x w_(s-1) values back;
  * every message sent counts, delivered or not. */
@@ -194,6 +362,10 @@ START_TEST(test_math_bytes)
         want += (double)bwd_cap[s] * (n_cap * w[s - 1] * 4);
     ck_assert_uint_eq(n_cap, 4);
     ck_assert_double_eq(res.last.bytes_sent, want);
+    /* epochs: the samples of the micro-batches done over the 2048 of the
+     * training set (not the stages' operations times the batch) */
+    ck_assert_double_eq(stat_of(&res, "micro_batches_done"), (double)bwd_cap[0]);
+    ck_assert_double_eq_tol(res.last.epochs, (double)bwd_cap[0] * 4 / 2048, 1e-15);
 }
 END_TEST
 
@@ -208,7 +380,7 @@ static double whist[MAXS][MAXMB + 1][MAXP];
 
 static void check_async(const char *sched, int m)
 {
-    const int p = 4, B = 4 * m;
+    const int p = 4, B = 4 * m, R = replicas_opt;
     const int two = strcmp(sched, "2bw") == 0;
     run_result res;
     run_math(p, m, B, sched, 0.6, &res);
@@ -230,7 +402,7 @@ static void check_async(const char *sched, int m)
     ck_assert_int_ge(J, 3 * m);
     ck_assert_int_le(J, n_mb_logged);
     ck_assert_int_le(J, MAXMB);
-    static double acts[MAXS][MAXN * 64], gin[MAXS][MAXN * 64], acc[MAXS][MAXP];
+    static double acts[MAXS][MAXN * 64], gin[MAXS][MAXN * 64], acc[MAXS][MAXP], gsum[MAXS][MAXP];
     double g[MAXP], scratch[2 * MAXN * 16];
     ck_assert_uint_le(mdl_stage_scratch_doubles(model, n), 2 * MAXN * 16);
     memset(acc, 0, sizeof acc);
@@ -244,18 +416,20 @@ static void check_async(const char *sched, int m)
             if (two)
                 ck_assert_int_ge(v[s], upd[s] - 1);   /* two versions are enough */
         }
-        const double *in = rows_log[j];
+        memset(gsum, 0, sizeof gsum);
+        for (int q = 0; q < R; q++) {   /* every replica, on the same versions */
+        const double *in = rows_log[q][j];
         for (int s = 0; s < p; s++) {
             ck_assert_uint_le(mdl_stage_acts_doubles(model, (size_t)a[s], (size_t)b[s], n),
                               MAXN * 64);
-            mdl_stage_forward(model, whist[s][v[s]], (size_t)a[s], (size_t)b[s], in, y_log[j], n,
+            mdl_stage_forward(model, whist[s][v[s]], (size_t)a[s], (size_t)b[s], in, y_log[q][j], n,
                               acts[s]);
             const size_t al = mdl_stage_acts_doubles(model, (size_t)a[s], (size_t)b[s], n);
             const size_t ow = (size_t)(b[s] <= 3 ? (int)hidden[b[s] - 1] : C);
             in = acts[s] + al - n * ow;
         }
         for (int s = p - 1; s >= 0; s--) {
-            const double *sin = s == 0 ? rows_log[j] : NULL;
+            const double *sin = s == 0 ? rows_log[q][j] : NULL;
             if (s > 0) {
                 const size_t al = mdl_stage_acts_doubles(model, (size_t)a[s - 1],
                                                          (size_t)b[s - 1], n);
@@ -264,18 +438,25 @@ static void check_async(const char *sched, int m)
             }
             const size_t len = off[s + 1] - off[s];
             mdl_stage_backward(model, whist[s][v[s]], (size_t)a[s], (size_t)b[s], sin, acts[s],
-                               y_log[j], n, s < p - 1 ? gin[s + 1] : NULL, g,
+                               y_log[q][j], n, s < p - 1 ? gin[s + 1] : NULL, g,
                                s > 0 ? gin[s] : NULL, scratch);
+            for (size_t k = 0; k < len; k++)
+                gsum[s][k] += g[k];
+        }
+        }
+        /* the update: the mean over the replicas (and 2BW's m micro-batches) */
+        for (int s = 0; s < p; s++) {
+            const size_t len = off[s + 1] - off[s];
             if (!two) {
                 for (size_t k = 0; k < len; k++)
-                    whist[s][upd[s] + 1][k] = whist[s][upd[s]][k] - 0.2 * g[k];
+                    whist[s][upd[s] + 1][k] = whist[s][upd[s]][k] - 0.2 / R * gsum[s][k];
                 upd[s]++;
             } else {
                 for (size_t k = 0; k < len; k++)
-                    acc[s][k] += g[k];
+                    acc[s][k] += gsum[s][k];
                 if (j % m == m - 1) {
                     for (size_t k = 0; k < len; k++) {
-                        whist[s][upd[s] + 1][k] = whist[s][upd[s]][k] - 0.2 / m * acc[s][k];
+                        whist[s][upd[s] + 1][k] = whist[s][upd[s]][k] - 0.2 / (m * R) * acc[s][k];
                         acc[s][k] = 0;
                     }
                     upd[s]++;
@@ -283,16 +464,19 @@ static void check_async(const char *sched, int m)
             }
         }
     }
-    for (int s = 0; s < p; s++) {
-        const int u = two ? (int)(bwd_cap[s] / (uint64_t)m) : (int)bwd_cap[s];
+    for (int i = 0; i < p * R; i++) {
+        const int s = i % p, u = (int)upd_cap[i];
+        if (i < p)
+            ck_assert_int_eq(u, two ? (int)(bwd_cap[s] / (uint64_t)m) : (int)bwd_cap[s]);
         ck_assert_int_le(u, upd[s]);
+        ck_assert_int_ge(u, 2);
         double w = 0;
         for (size_t k = 0; k < off[s + 1] - off[s]; k++) {
-            const double d = fabs(xcap[off[s] + k] - whist[s][u][k]) / (1 + fabs(whist[s][u][k]));
+            const double d = fabs(xall[i][off[s] + k] - whist[s][u][k]) / (1 + fabs(whist[s][u][k]));
             if (d > w)
                 w = d;
         }
-        ck_assert_msg(w < 1e-12, "%s stage %d after %d updates: %g", sched, s, u, w);
+        ck_assert_msg(w < 1e-12, "%s node %d (stage %d) after %d updates: %g", sched, i, s, u, w);
     }
     mdl_destroy(model);
 }
@@ -381,6 +565,12 @@ int main(void)
     TCase *tc = tcase_create("exact");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_gpipe_is_sgd);
+    tcase_add_test(tc, test_gpipe_replicas_sgd);
+    tcase_add_test(tc, test_1f1b_replicas_sgd);
+    tcase_add_test(tc, test_replicas_lr0);
+    tcase_add_test(tc, test_2bw_replicas);
+    tcase_add_test(tc, test_crash_survivors_agree);
+    tcase_add_test(tc, test_pipedream_replicas);
     tcase_add_test(tc, test_1f1b_is_sgd);
     tcase_add_test(tc, test_math_bytes);
     tcase_add_test(tc, test_pipedream_stashing);

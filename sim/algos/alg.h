@@ -53,6 +53,9 @@ typedef struct alg_ctx {
                                    0 when it has none to cut (alg_model_layers) */
     double            lr;       /* base learning rate (the optimizer's) */
     double            momentum; /* the optimizer's momentum (0: plain SGD) */
+    const void       *model;    /* the runner's model (opaque), once built: the layer
+                                   queries (alg_layer_width, ...) answer from it
+                                   before the run starts (model_memory_bytes) */
     int               nesterov; /* ... in Nesterov's form */
     size_t            batch;    /* samples per step (algorithm.batch; alg_batch) */
     uint64_t          seed;     /* the scenario seed the streams derive from */
@@ -120,12 +123,25 @@ typedef struct alg_type {
      * the parameters are set (ctx->n, ctx->param, ctx->path only).  0 when
      * unknown (an unreadable file: check reports it).  NULL: none. */
     double (*memory_bytes)(const alg_ctx *ctx);
+    /* Heap bytes beyond memory_bytes's that depend on the model (its
+     * layers' widths: a pipeline's stashed activations), for the same
+     * check once the model exists: called once with ctx->P, ctx->layers
+     * and the layer queries (alg_layer_width, alg_layer_param_off,
+     * alg_layer_cost, alg_stage_acts_doubles, alg_stage_scratch_doubles)
+     * set, before the run starts (no host: nothing else may be called).
+     * NULL: none. */
+    double (*model_memory_bytes)(const alg_ctx *ctx);
     /* Timer events per second of simulated time that the protocol sets
      * whatever its steps (periodic ticks, e.g. gossip's n / period_s), for
      * the estimate of the run's events before it starts (limits.events,
      * docs/reliability.md); called once the parameters are set (ctx->n,
      * ctx->param).  NULL: none (timers only per step or per round). */
     double (*timer_rate)(const alg_ctx *ctx);
+    /* Samples trained on so far, for metrics.csv's epochs (this over the
+     * training set's size), by a protocol whose steps are not whole steps
+     * of alg_batch samples (a pipeline stage's pass of one micro-batch).
+     * NULL: every node's steps times alg_batch. */
+    double (*samples_done)(const alg_ctx *ctx);
     /* Time a node spends after each step before its next, on protocol
      * work outside the step (SymSGD's combiner update), as a multiple of
      * the step's duration, for the watchdog's bound on a round

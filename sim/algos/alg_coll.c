@@ -44,6 +44,7 @@ typedef struct cnode {
     int      cap_members;
     double  *acc;
     size_t   len;      /* this round's vector length (<= co->len) */
+    double   tbytes;   /* this round's timing-only bytes (alg_coll_start_timed); < 0: none */
     int      pc;       /* the program counter: meaning per pattern */
     int      sent;     /* the send of the current pc is done */
     mail    *box;
@@ -109,6 +110,16 @@ out_free:
     return NULL;
 }
 
+double alg_coll_memory_bytes(int n, size_t len, int k)
+{
+    /* per node: its record, its sum, a copy of the members (when not all
+     * nodes), a mailbox of 8 (doubled when a round brings more); the list
+     * of everyone; malloc's 16 bytes a block */
+    const double per = sizeof(cnode) + 8.0 * (double)(len ? len : 1) + 16
+                     + (k < n ? 4.0 * k + 16 : 0) + 8.0 * sizeof(mail) + 16 + 4;
+    return sizeof(alg_coll) + (double)n * per;
+}
+
 alg_coll *alg_coll_create_part(const alg_ctx *ctx, alg_coll_kind kind, size_t len, uint32_t tag,
                                alg_coll_part_done done, int id, double timing_bytes)
 {
@@ -160,18 +171,19 @@ static void send_part(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t
     alg_buf_put(ctx, b);
 }
 
-/* Wire bytes of the whole vector. */
-static double vec_bytes(const alg_ctx *ctx, const alg_coll *co, size_t len)
+/* Wire bytes of node's whole vector this round. */
+static double vec_bytes(const alg_ctx *ctx, const alg_coll *co, int node, size_t len)
 {
-    if (co->timing_bytes >= 0 && alg_timing_only(ctx))
-        return co->timing_bytes;
+    const double tb = co->nodes[node].tbytes >= 0 ? co->nodes[node].tbytes : co->timing_bytes;
+    if (tb >= 0 && alg_timing_only(ctx))
+        return tb;
     return alg_param_bytes(ctx, len);
 }
 
 static void send_all(alg_ctx *ctx, alg_coll *co, int node, int to_pos, uint32_t stage)
 {
     const size_t len = co->nodes[node].len;
-    send_part(ctx, co, node, to_pos, stage, 0, len, vec_bytes(ctx, co, len));
+    send_part(ctx, co, node, to_pos, stage, 0, len, vec_bytes(ctx, co, node, len));
 }
 
 /* The mailed payload of (current round, stage), removed from the box with
@@ -214,11 +226,12 @@ static int mod(int a, int k) { return ((a % k) + k) % k; }
 
 /* Wire bytes of chunk ch of k.  The timing-only model has no parameters
  * to cut, so its message size is cut the same way instead. */
-static double chunk_bytes(const alg_ctx *ctx, const alg_coll *co, size_t len, int ch, int k)
+static double chunk_bytes(const alg_ctx *ctx, const alg_coll *co, int node, size_t len, int ch,
+                          int k)
 {
     if (!alg_timing_only(ctx))
         return alg_param_bytes(ctx, chunk_start(len, ch + 1, k) - chunk_start(len, ch, k));
-    const double full = vec_bytes(ctx, co, len);
+    const double full = vec_bytes(ctx, co, node, len);
     return full * (double)(ch + 1) / k - full * (double)ch / k;
 }
 
@@ -229,7 +242,7 @@ static void ring_send(alg_ctx *ctx, alg_coll *co, int node, int s)
     int ch = s < k - 1 ? mod(p - s, k) : mod(p + 1 - (s - (k - 1)), k);
     size_t a = chunk_start(c->len, ch, k), b = chunk_start(c->len, ch + 1, k);
     send_part(ctx, co, node, (p + 1) % k, (uint32_t)s, a, b - a,
-              chunk_bytes(ctx, co, c->len, ch, k));
+              chunk_bytes(ctx, co, node, c->len, ch, k));
 }
 
 /* pc: stages received so far */
@@ -391,9 +404,17 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
 void alg_coll_start_len(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
                         const int *members, int k, const double *contrib, size_t len)
 {
+    alg_coll_start_timed(ctx, co, node, round, members, k, contrib, len, -1);
+}
+
+void alg_coll_start_timed(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
+                          const int *members, int k, const double *contrib, size_t len,
+                          double timing_bytes)
+{
     cnode *c = &co->nodes[node];
     assert(!c->active && k >= 1 && round <= ROUND_MASK && len <= co->len);
     c->len = len;
+    c->tbytes = timing_bytes;
     c->active = 1;
     c->round = round;
     c->k = k;

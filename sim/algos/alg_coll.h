@@ -46,6 +46,10 @@ typedef void (*alg_coll_part_done)(alg_ctx *ctx, int node, int id, const double 
  * message size.  Otherwise as alg_coll_create. */
 alg_coll *alg_coll_create_part(const alg_ctx *ctx, alg_coll_kind kind, size_t len, uint32_t tag,
                                alg_coll_part_done done, int id, double timing_bytes);
+/* Heap bytes of a collective for n nodes and vectors of len doubles whose
+ * rounds run among k members (the memory check before a run; payloads in
+ * flight are the runner's to count). */
+double    alg_coll_memory_bytes(int n, size_t len, int k);
 /* Releases held payloads too.  NULL is fine. */
 void      alg_coll_destroy(alg_ctx *ctx, alg_coll *co);
 
@@ -62,6 +66,13 @@ void alg_coll_start(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
  * of a round must give the same len. */
 void alg_coll_start_len(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
                         const int *members, int k, const double *contrib, size_t len);
+/* The same, with the timing-only model's bytes of this round's whole
+ * vector given (>= 0; e.g. a pipeline stage's share of the model, stages
+ * of different sizes sharing one collective); every member of a round
+ * must give the same.  With a model, as alg_coll_start_len. */
+void alg_coll_start_timed(alg_ctx *ctx, alg_coll *co, int node, uint64_t round,
+                          const int *members, int k, const double *contrib, size_t len,
+                          double timing_bytes);
 /* Returns 1 when m is a message of this collective (consumed, payload
  * referenced as needed), 0 otherwise. */
 int  alg_coll_on_message(alg_ctx *ctx, alg_coll *co, int node, const cl_msg *m);

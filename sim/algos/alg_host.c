@@ -129,31 +129,38 @@ double alg_step_time(const alg_ctx *ctx, int node)
 
 int alg_model_layers(const alg_ctx *ctx) { return ctx->layers; }
 
+/* The model: the trainer's once the host is attached, the runner's before
+ * (alg_type.model_memory_bytes). */
+static const mdl_model *model_of(const alg_ctx *ctx)
+{
+    return ctx->host ? trn_model(ctx->host->trn) : ctx->model;
+}
+
 int alg_layer_cost(const alg_ctx *ctx, int l, double *fwd, double *bwd)
 {
-    const mdl_model *m = trn_model(ctx->host->trn);
+    const mdl_model *m = model_of(ctx);
     return m && l >= 1 ? mdl_layer_cost(m, (size_t)l, fwd, bwd) : -1;
 }
 
 size_t alg_layer_width(const alg_ctx *ctx, int l)
 {
-    const mdl_model *m = trn_model(ctx->host->trn);
+    const mdl_model *m = model_of(ctx);
     return m && l >= 0 ? mdl_layer_width(m, (size_t)l) : 0;
 }
 
 size_t alg_layer_param_off(const alg_ctx *ctx, int l)
 {
-    return mdl_stage_param_off(trn_model(ctx->host->trn), (size_t)l);
+    return mdl_stage_param_off(model_of(ctx), (size_t)l);
 }
 
 size_t alg_stage_acts_doubles(const alg_ctx *ctx, int a, int b, size_t n)
 {
-    return mdl_stage_acts_doubles(trn_model(ctx->host->trn), (size_t)a, (size_t)b, n);
+    return mdl_stage_acts_doubles(model_of(ctx), (size_t)a, (size_t)b, n);
 }
 
 size_t alg_stage_scratch_doubles(const alg_ctx *ctx, size_t n)
 {
-    return mdl_stage_scratch_doubles(trn_model(ctx->host->trn), n);
+    return mdl_stage_scratch_doubles(model_of(ctx), n);
 }
 
 void alg_draw_rows(alg_ctx *ctx, int node, double *X, int *y)

@@ -10,8 +10,10 @@
  * gradient to the current weights at once (Narayanan et al. 2019); 2BW
  * keeps two versions, a micro-batch's backward on the version its forward
  * used, and applies the mean of every m micro-batches' gradients
- * (Narayanan et al. 2021).  It does not schedule, time or send anything
- * (alg_pipeline.c does).
+ * (Narayanan et al. 2021).  With replicas each node of a stage holds
+ * the stage's weights, the update applies the mean over the replicas
+ * (alg_pipeline_dp.c reduces it).  It does not schedule, time or send
+ * anything (alg_pipeline.c does).
  */
 #include "alg_pipeline_int.h"
 
@@ -21,9 +23,10 @@
 
 static pp_stage *stage(const alg_ctx *ctx, int s) { return alg_state(ctx, s); }
 
-int pp_math_init(alg_ctx *ctx, pp_stage *st, int s)
+int pp_math_init(alg_ctx *ctx, pp_stage *st, int node)
 {
     pp_shared *sh = ctx->shared;
+    const int s = pp_stage_of(sh, node);
     pp_math *mt = st->mt = calloc(1, sizeof *mt);
     if (!mt)
         return -1;
@@ -75,33 +78,35 @@ void pp_math_fini(pp_stage *st)
     st->mt = NULL;
 }
 
-/* Micro-batch mb's input rows of stage s, and its labels (stage 0's). */
-static const double *input_of(const alg_ctx *ctx, int s, uint64_t mb)
+/* Micro-batch mb's input rows at node (of its replica's stage 0: the
+ * rows drawn; of a later stage: the previous node's output), and its
+ * labels (the replica's stage 0's). */
+static const double *input_of(const alg_ctx *ctx, int node, uint64_t mb)
 {
     const pp_shared *sh = ctx->shared;
     const size_t k = (size_t)(mb % sh->K);
-    if (s == 0) {
-        const pp_math *m0 = stage(ctx, 0)->mt;
+    if (pp_stage_of(sh, node) == 0) {
+        const pp_math *m0 = stage(ctx, node)->mt;
         return m0->in + k * m0->n * m0->in_w;
     }
-    const pp_math *mp = stage(ctx, s - 1)->mt;   /* the last layer's output of s - 1 */
+    const pp_math *mp = stage(ctx, node - 1)->mt;   /* the last layer's output of s - 1 */
     return mp->acts + k * mp->acts_len + (mp->acts_len - mp->n * mp->out_w);
 }
 
-static const int *labels_of(const alg_ctx *ctx, uint64_t mb)
+static const int *labels_of(const alg_ctx *ctx, int node, uint64_t mb)
 {
     const pp_shared *sh = ctx->shared;
-    const pp_math *m0 = stage(ctx, 0)->mt;
+    const pp_math *m0 = stage(ctx, node - pp_stage_of(sh, node))->mt;
     return m0->y + (size_t)(mb % sh->K) * m0->n;
 }
 
-/* The weights micro-batch mb's passes use at stage s. */
-static double *weights_of(alg_ctx *ctx, int s, uint64_t mb)
+/* The weights micro-batch mb's passes use at node. */
+static double *weights_of(alg_ctx *ctx, int node, uint64_t mb)
 {
     const pp_shared *sh = ctx->shared;
-    pp_math *mt = stage(ctx, s)->mt;
+    pp_math *mt = stage(ctx, node)->mt;
     const size_t k = (size_t)(mb % sh->K);
-    double *cur = alg_params(ctx, s) + mt->off;
+    double *cur = alg_params(ctx, node) + mt->off;
     if (sh->sched == SCHED_PIPEDREAM)
         return mt->ws + k * mt->len;
     if (sh->sched == SCHED_2BW && mt->ver[k] != mt->v) {
@@ -111,16 +116,19 @@ static double *weights_of(alg_ctx *ctx, int s, uint64_t mb)
     return cur;
 }
 
-void pp_math_forward(alg_ctx *ctx, int s, uint64_t mb)
+void pp_math_forward(alg_ctx *ctx, int node, uint64_t mb)
 {
     pp_shared *sh = ctx->shared;
-    pp_math *mt = stage(ctx, s)->mt;
+    pp_math *mt = stage(ctx, node)->mt;
+    const int s = pp_stage_of(sh, node);
     const size_t k = (size_t)(mb % sh->K);
     if (s == 0 && mb % (uint64_t)sh->m == 0) {
-        /* a new mini-batch, cut into its m micro-batches: mini-batch k from
-         * node k mod p's data stream, so that the pipeline reads every
-         * node's part of the training set in turn */
-        alg_draw_rows(ctx, (int)((mb / (uint64_t)sh->m) % (uint64_t)sh->p), mt->rows, mt->rows_y);
+        /* a new mini-batch, cut into its m micro-batches: replica q's
+         * mini-batch k from node q p + (k mod p)'s data stream, so that
+         * each replica reads its own nodes' parts of the training set in
+         * turn */
+        alg_draw_rows(ctx, node + (int)((mb / (uint64_t)sh->m) % (uint64_t)sh->p), mt->rows,
+                      mt->rows_y);
         for (int j = 0; j < sh->m; j++) {
             const size_t kj = (size_t)((mb + (uint64_t)j) % sh->K);
             memcpy(mt->in + kj * mt->n * mt->in_w, mt->rows + (size_t)j * mt->n * mt->in_w,
@@ -129,11 +137,11 @@ void pp_math_forward(alg_ctx *ctx, int s, uint64_t mb)
         }
     }
     if (sh->sched == SCHED_PIPEDREAM)   /* weight stashing: the version this forward uses */
-        memcpy(mt->ws + k * mt->len, alg_params(ctx, s) + mt->off, mt->len * sizeof *mt->ws);
+        memcpy(mt->ws + k * mt->len, alg_params(ctx, node) + mt->off, mt->len * sizeof *mt->ws);
     if (sh->sched == SCHED_2BW)
         mt->ver[k] = mt->v;
-    const double loss = alg_stage_forward(ctx, s, weights_of(ctx, s, mb), mt->a, mt->b,
-                                          input_of(ctx, s, mb), labels_of(ctx, mb), mt->n,
+    const double loss = alg_stage_forward(ctx, node, weights_of(ctx, node, mb), mt->a, mt->b,
+                                          input_of(ctx, node, mb), labels_of(ctx, node, mb), mt->n,
                                           mt->acts + k * mt->acts_len);
     if (s == sh->p - 1) {
         mt->loss_sum += loss;
@@ -141,37 +149,53 @@ void pp_math_forward(alg_ctx *ctx, int s, uint64_t mb)
     }
 }
 
-void pp_math_backward(alg_ctx *ctx, int s, uint64_t mb)
+void pp_math_backward(alg_ctx *ctx, int node, uint64_t mb)
 {
     pp_shared *sh = ctx->shared;
-    pp_stage *st = stage(ctx, s);
-    pp_math *mt = st->mt;
+    pp_math *mt = stage(ctx, node)->mt;
+    const int s = pp_stage_of(sh, node);
     const size_t k = (size_t)(mb % sh->K);
     const double *gout = NULL;
     if (s < sh->p - 1) {
-        const pp_math *mn = stage(ctx, s + 1)->mt;
+        const pp_math *mn = stage(ctx, node + 1)->mt;
         gout = mn->gin + k * mn->n * mn->in_w;
     }
-    alg_stage_backward(ctx, weights_of(ctx, s, mb), mt->a, mt->b, input_of(ctx, s, mb),
-                       mt->acts + k * mt->acts_len, labels_of(ctx, mb), mt->n, gout,
+    alg_stage_backward(ctx, weights_of(ctx, node, mb), mt->a, mt->b, input_of(ctx, node, mb),
+                       mt->acts + k * mt->acts_len, labels_of(ctx, node, mb), mt->n, gout,
                        mt->g + mt->off, s > 0 ? mt->gin + k * mt->n * mt->in_w : NULL,
                        mt->scratch);
-    double *x = alg_params(ctx, s);
-    const size_t lo = mt->off, hi = mt->off + mt->len;
-    if (sh->sched == SCHED_PIPEDREAM) {
-        alg_sgd_apply_range(ctx, s, x, mt->g, 1, lo, hi, 1);
-        mt->v++;
+    if (sh->sched == SCHED_PIPEDREAM)   /* applied alone (pp_math_apply) */
         return;
-    }
-    for (size_t i = lo; i < hi; i++)
+    for (size_t i = mt->off; i < mt->off + mt->len; i++)
         mt->acc[i] += mt->g[i];
-    /* st->bwd_done counts the backwards before this one */
-    if ((st->bwd_done + 1) % (uint64_t)sh->m != 0)
-        return;
+}
+
+/* PipeDream's sum is the one micro-batch's gradient. */
+static double *sum_of(const pp_shared *sh, pp_math *mt)
+{
+    return sh->sched == SCHED_PIPEDREAM ? mt->g : mt->acc;
+}
+
+const double *pp_math_contrib(const alg_ctx *ctx, int node, size_t *len)
+{
+    pp_math *mt = stage(ctx, node)->mt;
+    *len = mt->len;
+    return sum_of(ctx->shared, mt) + mt->off;
+}
+
+void pp_math_apply(alg_ctx *ctx, int node, const double *sum, double g_div)
+{
+    pp_shared *sh = ctx->shared;
+    pp_math *mt = stage(ctx, node)->mt;
+    double *x = alg_params(ctx, node), *g = sum_of(sh, mt);
+    const size_t lo = mt->off, hi = mt->off + mt->len;
+    if (sum)   /* the replicas' sum, in place of the node's own */
+        memcpy(g + lo, sum, mt->len * sizeof *g);
     if (sh->sched == SCHED_2BW)   /* the version in-flight micro-batches keep */
         memcpy(mt->ws, x + lo, mt->len * sizeof *mt->ws);
-    alg_sgd_apply_range(ctx, s, x, mt->acc, sh->m, lo, hi, 1);
-    memset(mt->acc + lo, 0, mt->len * sizeof *mt->acc);
+    alg_sgd_apply_range(ctx, node, x, g, g_div, lo, hi, 1);
+    if (g == mt->acc)
+        memset(mt->acc + lo, 0, mt->len * sizeof *mt->acc);
     mt->v++;
 }
 

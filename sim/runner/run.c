@@ -515,7 +515,8 @@ static int execute(run_sim *r, const run_options *opt, run_result *res, char *er
     res->n_targets = r->n_tg;
     memcpy(res->targets, r->tg, (size_t)r->n_tg * sizeof *r->tg);
     if (r->alg->stats)
-        res->n_stats = r->alg->stats(&r->ctx, res->stat_keys, res->stat_values, 16);
+        res->n_stats = r->alg->stats(&r->ctx, res->stat_keys, res->stat_values,
+                                     RUN_MAX_STATS);
 
     if (r->opt->out_dir) {
         /* run.json last: its presence marks a complete run */

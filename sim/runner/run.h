@@ -152,6 +152,8 @@ typedef struct run_target {
     int      evaluations;  /* of the metric, to place it */
 } run_target;
 
+#define RUN_MAX_STATS 24   /* figures of run.json's algorithm_stats */
+
 typedef struct run_result {
     run_status status;
     const char *stop_reason;  /* "time", "steps", "target_loss",
@@ -169,8 +171,8 @@ typedef struct run_result {
     topo_stats topo;
     size_t   n_params;
     int      n_stats;           /* the algorithm's own figures (run.json) */
-    const char *stat_keys[16];
-    double   stat_values[16];
+    const char *stat_keys[RUN_MAX_STATS];
+    double   stat_values[RUN_MAX_STATS];
     int      n_targets;
     run_target targets[RUN_MAX_TARGETS];
 } run_result;

@@ -45,7 +45,9 @@ void run_i_evaluate(run_sim *r, out_metrics_row *row)
         /* no model to evaluate and no data to count epochs over */
         row->epochs = row->train_loss = row->test_loss = row->test_accuracy = NAN;
     } else {
-        row->epochs = (double)(cl_total_steps(r->cl) * (uint64_t)trn_batch(r->trn))
+        row->epochs = r->alg->samples_done
+                    ? r->alg->samples_done(&r->ctx) / (double)r->train.n
+                    : (double)(cl_total_steps(r->cl) * (uint64_t)trn_batch(r->trn))
                       / (double)r->train.n;
         if (trn_evaluate(r->trn, model, &r->train, r->eval_idx, r->n_eval, &row->train_loss,
                          &acc) != 0

@@ -264,8 +264,15 @@ run_sim *run_prepare_cached(const scn_scenario *s, run_data_cache *data, scn_err
     /* a learned topology is learned from the partition: data first */
     const int learned = s->topo_kind == TOPO_LEARNED;
     if (run_i_check_memory(r, 0, 0, err) != 0 || (!learned && build_topology(r, err) != 0)
-        || run_i_build_data(r, err) != 0 || (learned && build_topology(r, err) != 0)
-        || run_i_check_memory(r, r->model ? mdl_n_params(r->model) : 0, 0, err) != 0)
+        || run_i_build_data(r, err) != 0 || (learned && build_topology(r, err) != 0))
+        goto out_destroy;
+    /* the model exists: what the protocol holds by its layers' widths too */
+    r->ctx.P = r->model ? mdl_n_params(r->model) : 0;
+    r->ctx.layers = r->model ? (int)mdl_layers(r->model) : 0;
+    r->ctx.model = r->model;
+    if (r->alg->model_memory_bytes)
+        r->alg_bytes += r->alg->model_memory_bytes(&r->ctx);
+    if (run_i_check_memory(r, r->ctx.P, 0, err) != 0)
         goto out_destroy;
 
     r->ctx.g = r->g;
