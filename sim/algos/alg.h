@@ -464,6 +464,13 @@ int    alg_freezing(const alg_ctx *ctx);
  * [0, n) are frozen and the protocol sends only [n, P).  Without a freeze
  * section it does nothing and returns 0. */
 size_t alg_freeze_round(alg_ctx *ctx, int node, uint64_t count);
+/* The frozen prefix of count's stage, as alg_freeze_round would set it,
+ * without setting any node: what a node that computed at count holds
+ * bit for bit as every other node (the prefix of an earlier count is
+ * never larger).  Only for a count the protocol already passed to
+ * alg_freeze_round (the criterion decides a count when it is first
+ * reached).  0 without a freeze section. */
+size_t alg_freeze_prefix_at(const alg_ctx *ctx, uint64_t count);
 /* Node's frozen prefix as last set (0 until then). */
 size_t alg_frozen_params(const alg_ctx *ctx, int node);
 

@@ -329,6 +329,15 @@ size_t alg_freeze_round(alg_ctx *ctx, int node, uint64_t count)
     return trn_frozen_prefix(t, node);
 }
 
+size_t alg_freeze_prefix_at(const alg_ctx *ctx, uint64_t count)
+{
+    const alg_host *h = ctx->host;
+    size_t f = 0;
+    while (f < h->n_fz && h->fz_after[f] <= count)
+        f++;
+    return f ? mdl_freeze_prefix(trn_model(h->trn), f) : 0;
+}
+
 size_t alg_frozen_params(const alg_ctx *ctx, int node)
 {
     return trn_frozen_prefix(ctx->host->trn, node);
@@ -365,7 +374,8 @@ void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own
                    const double *g, double g_div, double *copy_to)
 {
     trn_mix_terms m = { .n = n, .x = xs, .w = w, .from = from, .own_w = own_w, .own = own,
-                        .g = g, .g_div = g_div, .out = copy_to };
+                        .g = g, .g_div = g_div, .out = copy_to,
+                        .lo = trn_frozen_prefix(ctx->host->trn, node) };
     trn_mix(ctx->host->trn, node, &m);
 }
 
@@ -381,7 +391,8 @@ void alg_mix_sum(const alg_ctx *ctx, int node, double own_w, const double *own, 
     const double *xs[1] = { sum };
     const double one = 1.0;
     trn_mix_terms m = { .n = 1, .x = xs, .w = &one, .from = &node, .own_w = own_w, .own = own,
-                        .g = g, .g_div = g_div, .out = copy_to, .clear = sum };
+                        .g = g, .g_div = g_div, .out = copy_to, .clear = sum,
+                        .lo = trn_frozen_prefix(ctx->host->trn, node) };
     trn_mix(ctx->host->trn, node, &m);
 }
 

@@ -59,7 +59,8 @@ int run_i_check_freeze(const run_sim *r, scn_error *err)
     char m[512];
     if (s->has_freeze && !(r->alg->needs & ALG_CAN_FREEZE)) {
         snprintf(m, sizeof m, "algorithm \"%s\" does not freeze layers (the protocols that "
-                 "send only the unfrozen layers: allreduce, ps-sync)", r->alg->name);
+                 "send only the unfrozen layers: allreduce, dpsgd, fedavg, local-sgd, ps-async, "
+                 "ps-sync)", r->alg->name);
         run_i_value_error(err, s, "/freeze", m);
         return -1;
     }
