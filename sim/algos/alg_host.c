@@ -33,6 +33,11 @@ struct alg_host {
     uint64_t     fz_dec[MDL_MAX_HIDDEN];
     double      *fz_snap;
     int          fz_have_snap;
+    /* effective movement (fz_em): the candidate at the last count seen
+     * (fz_seen) and its path length since the window began */
+    int          fz_em;
+    double      *fz_prev, fz_path;
+    uint64_t     fz_seen;
     double      *fz_share;  /* n_all: step work of the node's frozen stage over
                                a full step's; NULL until a node freezes */
 };
@@ -58,6 +63,7 @@ int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
         h->fz_tau = cfg->freeze_threshold;
         h->fz_window = cfg->freeze_window;
         h->fz_max = cfg->freeze_max < MDL_MAX_HIDDEN ? cfg->freeze_max : MDL_MAX_HIDDEN;
+        h->fz_em = cfg->freeze_effective_movement;
     }
     ctx->host = h;
     return 0;
@@ -73,6 +79,7 @@ void alg_host_detach(alg_ctx *ctx)
     free(h->rng);
     free(h->fz_share);
     free(h->fz_snap);
+    free(h->fz_prev);
     free(h);
     ctx->host = NULL;
 }
@@ -273,8 +280,54 @@ int alg_freezing(const alg_ctx *ctx) { return ctx->host->n_fz > 0 || ctx->host->
  * of a synchronous protocol holds the same model there) compares the
  * candidate layer with its values at the previous check; the decision is
  * the host's, so every node, one taken back too, reads the same counts. */
+/* Effective movement (ProFL's and SmartFreeze's pace controller,
+ * docs/models.md): at every count first reached the candidate layer's path
+ * grows by ||x - x_prev||_1; at a check (every window counts) it freezes
+ * when its net movement over the window, ||x - x_start||_1, is below
+ * threshold x the path (0 / 0: it did not move, it freezes).  Every count
+ * is first reached in increasing order (each node passes them in turn). */
+static void decide_em(alg_host *h, int node, uint64_t count)
+{
+    if (h->n_fz >= h->fz_max || (h->fz_have_snap && count <= h->fz_seen))
+        return;
+    const mdl_model *m = trn_model(h->trn);
+    const double *x = trn_params_const(h->trn, node);
+    const size_t P = trn_n_params(h->trn);
+    if ((!h->fz_snap && !(h->fz_snap = malloc(P * sizeof(double))))
+        || (!h->fz_prev && !(h->fz_prev = malloc(P * sizeof(double)))))
+        sim_die_oom();
+    size_t lo = mdl_freeze_prefix(m, h->n_fz), hi = mdl_freeze_prefix(m, h->n_fz + 1);
+    h->fz_seen = count;
+    if (!h->fz_have_snap) {   /* count 0: the first window begins */
+        memcpy(h->fz_snap + lo, x + lo, (hi - lo) * sizeof(double));
+        memcpy(h->fz_prev + lo, x + lo, (hi - lo) * sizeof(double));
+        h->fz_path = 0.0;
+        h->fz_have_snap = 1;
+        h->fz_next = count + h->fz_window;
+        return;
+    }
+    h->fz_path += mdl_freeze_l1(x + lo, h->fz_prev + lo, hi - lo);
+    memcpy(h->fz_prev + lo, x + lo, (hi - lo) * sizeof(double));
+    if (count < h->fz_next)
+        return;
+    const double net = mdl_freeze_l1(x + lo, h->fz_snap + lo, hi - lo);
+    if (net < h->fz_tau * h->fz_path || (net == 0.0 && h->fz_path == 0.0)) {
+        h->fz_dec[h->n_fz++] = count;
+        lo = hi;
+        hi = mdl_freeze_prefix(m, h->n_fz + 1);
+        memcpy(h->fz_prev + lo, x + lo, (hi - lo) * sizeof(double));
+    }
+    memcpy(h->fz_snap + lo, x + lo, (hi - lo) * sizeof(double));
+    h->fz_path = 0.0;
+    h->fz_next = count + h->fz_window;
+}
+
 static void decide(alg_host *h, int node, uint64_t count)
 {
+    if (h->fz_em) {
+        decide_em(h, node, count);
+        return;
+    }
     if (h->n_fz >= h->fz_max || count != h->fz_next)
         return;
     const mdl_model *m = trn_model(h->trn);

@@ -57,6 +57,9 @@ typedef struct alg_host_config {
      * frozen when ||x - x_prev||^2 < threshold^2 ||x_prev||^2 over its
      * parameters, x_prev their values at the previous check */
     double          freeze_threshold;
+    int             freeze_effective_movement;   /* the criterion's measure: 0
+                                                    relative change, 1 effective
+                                                    movement */
     uint64_t        freeze_window;
     size_t          freeze_max;
 } alg_host_config;

@@ -288,6 +288,8 @@ static int start(run_sim *r)
                            .message_bytes = s->model_message_bytes / s->compression_ratio,
                            .freeze_after = s->freeze_after, .n_freeze = s->n_freeze,
                            .freeze_threshold = s->freeze_threshold,
+                           .freeze_effective_movement =
+                               s->freeze_criterion == SCN_FREEZE_EFFECTIVE_MOVEMENT,
                            .freeze_window = s->freeze_window,
                            .freeze_max = run_i_freeze_max(r) };
     r->ctx.seed = s->seed;   /* the streams are created on first use (alg_rng) */
