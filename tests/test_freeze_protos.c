@@ -297,6 +297,62 @@ START_TEST(fedavg_freezes_by_server_rounds)
 }
 END_TEST
 
+/* SmartFreeze's participant selection, its memory part: client 3's 5200
+ * bytes hold stage 1 (5200 exactly) but not full training (9168), so the
+ * server draws it from round 2 on (then the whole model: it holds no
+ * prefix yet); its peak is stage 1's.  Without freezing the run is
+ * refused naming it; a capacity below the last stage, or no client
+ * holding the first, too. */
+START_TEST(fedavg_draws_the_devices_that_fit)
+{
+    after[0] = 2, after[1] = 4;
+    mark[0] = mark[1] = 0;
+    run_result res;
+    /* rounds 0, 1 of 3 clients and 2 .. 6 of 4: 2 x 96 + 5 x 128 = 4 x 208 steps */
+    run_wrapped(&alg_fedavg, RUN("\"fedavg\", \"fraction\": 1",
+                                 ", \"groups\": [{\"nodes\": [3], \"memory_bytes\": 5200}]",
+                                 "{\"steps\": 208}")
+                " \"freeze\": {\"after_steps\": [2, 4]}}", &res, 1);
+    const double to3[7] = { 0, 0, suffix_bytes[0], suffix_bytes[1], suffix_bytes[1],
+                            suffix_bytes[2], suffix_bytes[2] };
+    int models3 = 0;
+    for (int k = 0; k < n_log; k++) {
+        const msg_rec *m = &mlog[k];
+        if (m->tag != ALG_PS_TAG_MODEL || m->to != 3)
+            continue;
+        ck_assert_msg(m->round >= 2 && m->round < 7, "round %d", (int)m->round);
+        ck_assert_double_eq(m->bytes, to3[m->round]);
+        models3++;
+    }
+    ck_assert_int_eq(models3, 5);
+    check_busy(3, 32 * (2 * step_s(1) + 3 * step_s(2)));
+    check_busy(0, 32 * (2 * step_s(0) + 2 * step_s(1) + 3 * step_s(2)));
+    ck_assert_double_eq(col(3, "mem_peak_bytes"), 5200);
+    ck_assert_double_eq(col(3, "mem_exceeded"), 0);
+    ck_assert_double_eq(col(0, "mem_peak_bytes"), 9168);
+    for (int i = 0; i < 4; i++)
+        ck_assert(memcmp(at_end[4], at_end[i], L2 * sizeof(double)) == 0);
+    rm_dir();
+
+    expect_prepare_error(RUN("\"fedavg\"", ", \"groups\": [{\"nodes\": [3], "
+                             "\"memory_bytes\": 5200}]", "{\"steps\": 8}") " \"metrics\": {}}",
+        "test.json: /compute/groups/0/memory_bytes: error: node 3 needs 9168 bytes at its "
+        "first step (parameters 2032, gradients 2032, optimizer 2032, activations 3072; 0 "
+        "frozen layers, batch 16), its capacity is 5200");
+    expect_prepare_error(RUN("\"fedavg\"", ", \"groups\": [{\"nodes\": [3], "
+                             "\"memory_bytes\": 3000}]", "{\"steps\": 8}")
+                         " \"freeze\": {\"after_steps\": [2, 4]}}",
+        "test.json: /compute/groups/0/memory_bytes: error: node 3 needs 3088 bytes even at the "
+        "last stage (parameters 2032, gradients 144, optimizer 144, activations 768; 2 frozen "
+        "layers, batch 16), its capacity is 3000");
+    expect_prepare_error(RUN("\"fedavg\"", ", \"groups\": [{\"nodes\": [\"0-3\"], "
+                             "\"memory_bytes\": 5200}]", "{\"steps\": 8}")
+                         " \"freeze\": {\"after_steps\": [2, 4]}}",
+        "test.json: /compute/groups/0/memory_bytes: error: no worker's capacity holds the first stage (0 "
+        "frozen layers, 9168 bytes with batch 16): no round could begin");
+}
+END_TEST
+
 /* Asynchronous SGD: the count is the server's version; node 0 three
  * times slower, so gradients of an earlier stage reach a later one.  A
  * push is its version's suffix, a reply starts at the pushed version's
@@ -360,6 +416,7 @@ static Suite *suite(void)
     tcase_add_test(tc, dpsgd_freezes_by_its_rounds);
     tcase_add_test(tc, localsgd_freezes_by_sync_rounds);
     tcase_add_test(tc, fedavg_freezes_by_server_rounds);
+    tcase_add_test(tc, fedavg_draws_the_devices_that_fit);
     tcase_add_test(tc, ps_async_freezes_by_versions);
     tcase_add_test(tc, crash_does_not_stall);
     suite_add_tcase(s, tc);

@@ -48,6 +48,10 @@
  * report carries the trainable suffix of its round, and the average is
  * taken over the suffix of the round's stage (reports of the round only).
  * Frozen layers are the server's, constant, bit for bit on every client.
+ * SmartFreeze's participant selector, its memory part: the server draws
+ * only clients whose device holds the round's stage (alg_memory_fits:
+ * compute.memory_bytes against the memory model), so a client too small
+ * for full training joins the rounds from the stage it fits on.
  */
 #include "alg_ps.h"
 
@@ -153,8 +157,8 @@ static void start_round(alg_ctx *ctx)
 {
     fa_shared *sh = fa(ctx);
     int live = 0;
-    for (int i = 0; i < ctx->n; i++)
-        if (!alg_is_failed(ctx, i))
+    for (int i = 0; i < ctx->n; i++)   /* freezing: only devices that hold the round's stage */
+        if (!alg_is_failed(ctx, i) && alg_memory_fits(ctx, i, sh->round))
             sh->cand[live++] = i;
     sh->k = live < sh->k_max ? live : sh->k_max;
     sh->received = 0;
@@ -350,7 +354,7 @@ static int fa_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 
 const alg_type alg_fedavg = {
     .name = "fedavg",
-    .needs = ALG_CAN_FREEZE,
+    .needs = ALG_CAN_FREEZE | ALG_FITS_MEMORY,
     .summary = "federated rounds over sampled clients (McMahan et al. 2017)",
     .state_size = sizeof(fa_state),
     .servers = 1,

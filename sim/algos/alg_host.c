@@ -40,6 +40,9 @@ struct alg_host {
     uint64_t     fz_seen;
     double      *fz_share;  /* n_all: step work of the node's frozen stage over
                                a full step's; NULL until a node freezes */
+    const double *mem_cap;  /* the memory model's capacities, or NULL */
+    int          mem_slots;
+    double       mem_bpv;
 };
 
 int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
@@ -57,6 +60,9 @@ int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
     h->n_all = ctx->n_all;
     h->fz_after = cfg->freeze_after;
     h->n_fz = cfg->n_freeze;
+    h->mem_cap = cfg->mem_capacity;
+    h->mem_slots = cfg->mem_optim_slots;
+    h->mem_bpv = cfg->mem_bytes_per_value;
     if (cfg->freeze_threshold > 0) {
         h->fz_after = h->fz_dec;
         h->n_fz = 0;
@@ -382,13 +388,29 @@ size_t alg_freeze_round(alg_ctx *ctx, int node, uint64_t count)
     return trn_frozen_prefix(t, node);
 }
 
-size_t alg_freeze_prefix_at(const alg_ctx *ctx, uint64_t count)
+/* The layers frozen at count (decided so far, for the criterion). */
+static size_t stage_at(const alg_host *h, uint64_t count)
 {
-    const alg_host *h = ctx->host;
     size_t f = 0;
     while (f < h->n_fz && h->fz_after[f] <= count)
         f++;
-    return f ? mdl_freeze_prefix(trn_model(h->trn), f) : 0;
+    return f;
+}
+
+size_t alg_freeze_prefix_at(const alg_ctx *ctx, uint64_t count)
+{
+    const size_t f = stage_at(ctx->host, count);
+    return f ? mdl_freeze_prefix(trn_model(ctx->host->trn), f) : 0;
+}
+
+int alg_memory_fits(const alg_ctx *ctx, int node, uint64_t count)
+{
+    const alg_host *h = ctx->host;
+    if (!h->mem_cap || !(h->mem_cap[node] > 0) || trn_timing_only(h->trn))
+        return 1;
+    const mdl_memory m = mdl_memory_of(trn_model(h->trn), stage_at(h, count),
+                                       trn_node_batch(h->trn, node), h->mem_slots, h->mem_bpv);
+    return m.total <= h->mem_cap[node];
 }
 
 size_t alg_frozen_params(const alg_ctx *ctx, int node)
