@@ -9,6 +9,8 @@
 #include "mdl_internal.h"
 #include "mdl_split.h"
 
+#include <math.h>
+
 static size_t width(const mdl_arch *a, size_t l)
 {
     if (l == 0)
@@ -39,6 +41,14 @@ double mdl_freeze_flops(const mdl_model *m, size_t f)
     for (size_t l = 1; l <= a->n_hidden + 1; l++)
         s += l <= f ? 2.0 * (double)width(a, l) * (double)width(a, l - 1)
                     : mdl_mlp_layer_flops(a, l, l > f + 1);
+    return s;
+}
+
+double mdl_freeze_l1(const double *a, const double *b, size_t n)
+{
+    double s = 0.0;
+    for (size_t k = 0; k < n; k++)
+        s += fabs(a[k] - b[k]);
     return s;
 }
 

@@ -45,6 +45,10 @@ size_t mdl_frozen(const mdl_model *m);
  * output is consumed at once and kept only as the next layer's input.
  * For the one-layer types (softmax: C outputs, linear and logistic: one)
  * the same with one layer, f = 0. */
+/* ||a - b||_1 over n values, summed in index order (the effective
+ * movement criterion's path and net movement). */
+double mdl_freeze_l1(const double *a, const double *b, size_t n);
+
 typedef struct mdl_memory {
     double params, grads, optim, acts, total;
 } mdl_memory;

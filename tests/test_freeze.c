@@ -431,10 +431,11 @@ START_TEST(errors_are_located)
         "freeze (an MLP's hidden layers; its output layer always trains)");
     expect_prepare_error("{\"nodes\": 4, \"topology\": {\"kind\": \"ring\"},"
                          " \"model\": {\"kind\": \"mlp\", \"hidden\": [8]},"
-                         " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.1},"
+                         " \"algorithm\": {\"name\": \"adpsgd\", \"lr\": 0.1},"
                          " \"freeze\": {\"after_steps\": [5]}, \"stop\": {\"steps\": 8}}",
-        "test.json: /freeze: error: algorithm \"dpsgd\" does not freeze layers (the "
-        "protocols that send only the unfrozen layers: allreduce, ps-sync)");
+        "test.json: /freeze: error: algorithm \"adpsgd\" does not freeze layers (the "
+        "protocols that send only the unfrozen layers: allreduce, dpsgd, fedavg, local-sgd, "
+        "ps-async, ps-sync)");
     expect_prepare_error("{\"nodes\": 4, \"compute\": {\"memory_bytes\": 1e9},"
                          " \"model\": {\"kind\": \"none\", \"message_bytes\": 1000},"
                          " \"algorithm\": {\"name\": \"allreduce\", \"lr\": 0.1},"

@@ -71,7 +71,8 @@ static inline void *alg_state(const alg_ctx *ctx, int node)
     return ctx->states + (size_t)node * ctx->state_size;
 }
 
-enum { ALG_NEEDS_HESSIAN = 1u, ALG_NEEDS_PLAIN_SGD = 2u, ALG_CAN_FREEZE = 4u };
+enum { ALG_NEEDS_HESSIAN = 1u, ALG_NEEDS_PLAIN_SGD = 2u, ALG_CAN_FREEZE = 4u,
+       ALG_FITS_MEMORY = 8u };
 
 typedef struct alg_type {
     const char *name;          /* matched against the scenario */
@@ -105,7 +106,10 @@ typedef struct alg_type {
      * lr (no momentum, decay, schedule or warm-up).  ALG_CAN_FREEZE is a
      * capability, not a need: the protocol calls alg_freeze_round and
      * sends only the unfrozen suffix, so a scenario with a freeze section
-     * may run it (refused otherwise).  0: nothing. */
+     * may run it (refused otherwise).  ALG_FITS_MEMORY, with freezing: a
+     * worker trains a round only when its memory at the round's stage fits
+     * its capacity (alg_memory_fits), so a worker is refused only when it
+     * fits no stage of the freeze section.  0: nothing. */
     unsigned    needs;
     const alg_param_spec *params;  /* NULL, or a table ended by a NULL key */
     /* Creates and destroys ctx->shared (state common to all nodes), after
@@ -480,6 +484,19 @@ int    alg_freezing(const alg_ctx *ctx);
  * [0, n) are frozen and the protocol sends only [n, P).  Without a freeze
  * section it does nothing and returns 0. */
 size_t alg_freeze_round(alg_ctx *ctx, int node, uint64_t count);
+/* The frozen prefix of count's stage, as alg_freeze_round would set it,
+ * without setting any node: what a node that computed at count holds
+ * bit for bit as every other node (the prefix of an earlier count is
+ * never larger).  Only for a count the protocol already passed to
+ * alg_freeze_round (the criterion decides a count when it is first
+ * reached).  0 without a freeze section. */
+size_t alg_freeze_prefix_at(const alg_ctx *ctx, uint64_t count);
+/* Whether node's training memory at count's stage (models/mdl_freeze.h:
+ * parameters, gradients and optimizer state of the unfrozen layers,
+ * activations of its batch) fits its capacity (compute.memory_bytes): 1
+ * without a capacity.  For a protocol with ALG_FITS_MEMORY, which lets
+ * only such nodes train a round (fedavg's participant selection). */
+int    alg_memory_fits(const alg_ctx *ctx, int node, uint64_t count);
 /* Node's frozen prefix as last set (0 until then). */
 size_t alg_frozen_params(const alg_ctx *ctx, int node);
 

@@ -26,6 +26,12 @@
  * (W on the live nodes stays symmetric and doubly stochastic, so with lr 0
  * the live sum is preserved); declared back, it rejoins at the round after
  * the furthest any live node has begun (docs/algorithms.md).
+ *
+ * Progressive freezing (the freeze section): a node's stage is that of its
+ * own round (alg_freeze_round at the round's start), so the round-k models
+ * a node mixes were all sent at round k's stage; a message costs the
+ * trainable suffix and the mix and update run over it only, every node's
+ * frozen layers staying its own, bit for bit (alg_mix_apply).
  */
 #include "alg_nbr.h"
 
@@ -79,6 +85,7 @@ static void send_own(alg_ctx *ctx, dp_state *st, int i)
 /* next: x_i^k already copied into a buffer, or NULL to take a snapshot. */
 static void start_round(alg_ctx *ctx, dp_state *st, int i, cl_buf *next)
 {
+    alg_freeze_round(ctx, i, st->round);   /* nothing without a freeze section */
     st->own = next ? next : alg_snapshot(ctx, i);
     st->x_moved = 0;
     send_own(ctx, st, i);
@@ -265,6 +272,7 @@ static void dp_describe_wait(const alg_ctx *ctx, const void *state, int i,
 
 const alg_type alg_dpsgd = {
     .name = "dpsgd",
+    .needs = ALG_CAN_FREEZE,
     .summary = "synchronous averaging with the topology's neighbours (Lian et al. 2017)",
     .state_size = sizeof(dp_state),
     .params = params,

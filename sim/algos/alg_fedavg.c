@@ -35,6 +35,23 @@
  * deadline timer is lost while it is down and re-armed (or the round closed
  * if the deadline passed) when it is declared back.  A server down for good
  * leaves every client idle and the run ends as stalled.
+ *
+ * Progressive freezing (the freeze section; SmartFreeze is a federated
+ * framework): the count is the server's round.  The server fixes round r's
+ * stage as it draws the round (alg_freeze_round on itself) and a client
+ * trains the round's local steps at the stage of the round it got.  The
+ * server sends a client the model from the prefix it knows the client
+ * holds bit for bit (held[c], the stage of the last round the client
+ * reported for: a client not heard from yet, or back from a failure, gets
+ * the whole model, one that reported at the current stage only the
+ * trainable suffix); the
+ * report carries the trainable suffix of its round, and the average is
+ * taken over the suffix of the round's stage (reports of the round only).
+ * Frozen layers are the server's, constant, bit for bit on every client.
+ * SmartFreeze's participant selector, its memory part: the server draws
+ * only clients whose device holds the round's stage (alg_memory_fits:
+ * compute.memory_bytes against the memory model), so a client too small
+ * for full training joins the rounds from the stage it fits on.
  */
 #include "alg_ps.h"
 
@@ -65,6 +82,7 @@ typedef struct fa_shared {
     int    k_max;
     double weight;        /* samples of the models summed so far */
     double started_s;     /* when the round began */
+    size_t *held;         /* per client: the frozen prefix it holds bit for bit */
     uint64_t round, abandoned;
 } fa_shared;
 
@@ -89,7 +107,8 @@ static int fa_shared_init(alg_ctx *ctx)
     sh->cand = malloc((size_t)ctx->n * sizeof(int));
     sh->pick = malloc((size_t)sh->k_max * sizeof(int));
     sh->open = calloc((size_t)ctx->n, 1);
-    if (!sh->cand || !sh->pick || !sh->open)
+    sh->held = calloc((size_t)ctx->n, sizeof *sh->held);
+    if (!sh->cand || !sh->pick || !sh->open || !sh->held)
         return -1;
     return 0;
 }
@@ -101,6 +120,7 @@ static void fa_shared_fini(alg_ctx *ctx)
         free(sh->cand);
         free(sh->pick);
         free(sh->open);
+        free(sh->held);
     }
     alg_ps_shared_fini(ctx);
 }
@@ -112,14 +132,33 @@ static void arm_deadline(alg_ctx *ctx, double delay_s)
                   ALG_PS_TIMER_OWN | (uint32_t)(sh->round & 0x7fffffffu));
 }
 
+/* Freezing: round r's stage on the server, and each drawn client the
+ * model from the prefix it holds on (a suffix buffer of P - held). */
+static void send_stage(alg_ctx *ctx)
+{
+    fa_shared *sh = fa(ctx);
+    alg_freeze_round(ctx, ctx->server, sh->round);
+    const double *x = alg_params_const(ctx, ctx->server);
+    for (int j = 0; j < sh->k; j++) {
+        const int c = sh->pick[j];
+        const size_t off = sh->held[c];
+        cl_buf *b = alg_buf_get_len(ctx, ctx->P - off);
+        memcpy(b->data, x + off, (ctx->P - off) * sizeof(double));
+        sh->open[c] = 1;
+        alg_send(ctx, ctx->server, c, ALG_PS_TAG_MODEL, sh->round, b,
+                 alg_param_bytes(ctx, ctx->P - off));
+        alg_buf_put(ctx, b);
+    }
+}
+
 /* Draws the round's clients among those not declared failed; none live:
  * no round until one is back (k = 0). */
 static void start_round(alg_ctx *ctx)
 {
     fa_shared *sh = fa(ctx);
     int live = 0;
-    for (int i = 0; i < ctx->n; i++)
-        if (!alg_is_failed(ctx, i))
+    for (int i = 0; i < ctx->n; i++)   /* freezing: only devices that hold the round's stage */
+        if (!alg_is_failed(ctx, i) && alg_memory_fits(ctx, i, sh->round))
             sh->cand[live++] = i;
     sh->k = live < sh->k_max ? live : sh->k_max;
     sh->received = 0;
@@ -129,13 +168,17 @@ static void start_round(alg_ctx *ctx)
         return;
     gsl_ran_choose(alg_rng(ctx, ctx->server), sh->pick, (size_t)sh->k, sh->cand, (size_t)live,
                    sizeof(int));
-    cl_buf *x = alg_snapshot(ctx, ctx->server);
-    for (int j = 0; j < sh->k; j++) {
-        sh->open[sh->pick[j]] = 1;
-        alg_send(ctx, ctx->server, sh->pick[j], ALG_PS_TAG_MODEL, sh->round, x,
-                alg_param_bytes(ctx, ctx->P));
+    if (alg_freezing(ctx)) {
+        send_stage(ctx);
+    } else {
+        cl_buf *x = alg_snapshot(ctx, ctx->server);
+        for (int j = 0; j < sh->k; j++) {
+            sh->open[sh->pick[j]] = 1;
+            alg_send(ctx, ctx->server, sh->pick[j], ALG_PS_TAG_MODEL, sh->round, x,
+                    alg_param_bytes(ctx, ctx->P));
+        }
+        alg_buf_put(ctx, x);
     }
-    alg_buf_put(ctx, x);
     if (ctx->param[P_DEADLINE_S] > 0)
         arm_deadline(ctx, ctx->param[P_DEADLINE_S]);
 }
@@ -147,9 +190,10 @@ static void close_round(alg_ctx *ctx)
     alg_ps *ps = ctx->shared;
     fa_shared *sh = fa(ctx);
     if (sh->received > 0) {
-        double *x = alg_params(ctx, ctx->server);
-        memcpy(x, ps->sum, ctx->P * sizeof(double));
-        cblas_dscal((int)ctx->P, 1.0 / sh->weight, x, 1);
+        const size_t off = alg_frozen_params(ctx, ctx->server);   /* the round's stage */
+        double *x = alg_params(ctx, ctx->server) + off;
+        memcpy(x, ps->sum + off, (ctx->P - off) * sizeof(double));
+        cblas_dscal((int)(ctx->P - off), 1.0 / sh->weight, x, 1);
         memset(ps->sum, 0, ctx->P * sizeof(double));
         ps->version++;
         ps->applied += (uint64_t)sh->received;
@@ -191,9 +235,11 @@ static void fa_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
         return;
     }
     st->active = 0;
-    cl_buf *x = alg_snapshot(ctx, i);
+    const size_t off = alg_frozen_params(ctx, i);   /* its round's stage */
+    cl_buf *x = off ? alg_buf_get_len(ctx, ctx->P - off) : alg_buf_get(ctx);
+    memcpy(x->data, alg_params_const(ctx, i) + off, (ctx->P - off) * sizeof(double));
     alg_send(ctx, i, ctx->server, ALG_PS_TAG_GRAD, st->round, x,
-            alg_param_bytes(ctx, ctx->P));
+            alg_param_bytes(ctx, ctx->P - off));
     alg_buf_put(ctx, x);
 }
 
@@ -201,13 +247,19 @@ static void server_receive(alg_ctx *ctx, const cl_msg *m)
 {
     alg_ps *ps = ctx->shared;
     fa_shared *sh = fa(ctx);
+    /* a report proves the client installed its round's model: it holds
+     * that round's frozen prefix from now on */
+    const size_t got = alg_freeze_prefix_at(ctx, m->round);
+    if (got > sh->held[m->from])
+        sh->held[m->from] = got;
     if (m->round != sh->round || !sh->open[m->from]) {   /* its round has closed */
         ps->discarded++;
         return;
     }
     sh->open[m->from] = 0;
     double w = (double)alg_local_samples(ctx, m->from);
-    cblas_daxpy((int)ctx->P, w, m->payload->data, 1, ps->sum, 1);
+    const size_t len = ctx->P - got;   /* the round's trainable suffix */
+    cblas_daxpy((int)len, w, m->payload->data, 1, ps->sum + got, 1);
     sh->weight += w;
     sh->received++;
     if (round_done(ctx))
@@ -223,11 +275,21 @@ static void fa_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     }
     alg_abort_step(ctx, i);   /* drawn again while working for a closed round */
     alg_ps_install(ctx, i, m);
+    alg_freeze_round(ctx, i, m->round);   /* the round's stage (nothing without freezing) */
     size_t per_epoch = alg_local_samples(ctx, i) / alg_batch(ctx);
     st->steps_left = (long)ctx->param[P_LOCAL_EPOCHS] * (long)(per_epoch ? per_epoch : 1);
     st->round = m->round;
     st->active = 1;
     alg_start_step(ctx, i);
+}
+
+/* A client back up may hold other parameters (faults.rejoin "neighbour"):
+ * the server sends it the whole model next (freezing; nothing else). */
+static void fa_on_return(alg_ctx *ctx, void *state, int i)
+{
+    (void)state;
+    if (i < ctx->n)
+        fa(ctx)->held[i] = 0;
 }
 
 static void fa_on_failure(alg_ctx *ctx, int peer, int failed)
@@ -292,6 +354,7 @@ static int fa_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 
 const alg_type alg_fedavg = {
     .name = "fedavg",
+    .needs = ALG_CAN_FREEZE | ALG_FITS_MEMORY,
     .summary = "federated rounds over sampled clients (McMahan et al. 2017)",
     .state_size = sizeof(fa_state),
     .servers = 1,
@@ -304,6 +367,7 @@ const alg_type alg_fedavg = {
     .on_message = fa_on_message,
     .on_timer = fa_on_timer,
     .on_failure = fa_on_failure,
+    .on_return = fa_on_return,
     .describe_wait = fa_describe_wait,
     .stats = fa_stats,
 };

@@ -33,8 +33,16 @@ struct alg_host {
     uint64_t     fz_dec[MDL_MAX_HIDDEN];
     double      *fz_snap;
     int          fz_have_snap;
+    /* effective movement (fz_em): the candidate at the last count seen
+     * (fz_seen) and its path length since the window began */
+    int          fz_em;
+    double      *fz_prev, fz_path;
+    uint64_t     fz_seen;
     double      *fz_share;  /* n_all: step work of the node's frozen stage over
                                a full step's; NULL until a node freezes */
+    const double *mem_cap;  /* the memory model's capacities, or NULL */
+    int          mem_slots;
+    double       mem_bpv;
 };
 
 int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
@@ -52,12 +60,16 @@ int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
     h->n_all = ctx->n_all;
     h->fz_after = cfg->freeze_after;
     h->n_fz = cfg->n_freeze;
+    h->mem_cap = cfg->mem_capacity;
+    h->mem_slots = cfg->mem_optim_slots;
+    h->mem_bpv = cfg->mem_bytes_per_value;
     if (cfg->freeze_threshold > 0) {
         h->fz_after = h->fz_dec;
         h->n_fz = 0;
         h->fz_tau = cfg->freeze_threshold;
         h->fz_window = cfg->freeze_window;
         h->fz_max = cfg->freeze_max < MDL_MAX_HIDDEN ? cfg->freeze_max : MDL_MAX_HIDDEN;
+        h->fz_em = cfg->freeze_effective_movement;
     }
     ctx->host = h;
     return 0;
@@ -73,6 +85,7 @@ void alg_host_detach(alg_ctx *ctx)
     free(h->rng);
     free(h->fz_share);
     free(h->fz_snap);
+    free(h->fz_prev);
     free(h);
     ctx->host = NULL;
 }
@@ -280,8 +293,54 @@ int alg_freezing(const alg_ctx *ctx) { return ctx->host->n_fz > 0 || ctx->host->
  * of a synchronous protocol holds the same model there) compares the
  * candidate layer with its values at the previous check; the decision is
  * the host's, so every node, one taken back too, reads the same counts. */
+/* Effective movement (ProFL's and SmartFreeze's pace controller,
+ * docs/models.md): at every count first reached the candidate layer's path
+ * grows by ||x - x_prev||_1; at a check (every window counts) it freezes
+ * when its net movement over the window, ||x - x_start||_1, is below
+ * threshold x the path (0 / 0: it did not move, it freezes).  Every count
+ * is first reached in increasing order (each node passes them in turn). */
+static void decide_em(alg_host *h, int node, uint64_t count)
+{
+    if (h->n_fz >= h->fz_max || (h->fz_have_snap && count <= h->fz_seen))
+        return;
+    const mdl_model *m = trn_model(h->trn);
+    const double *x = trn_params_const(h->trn, node);
+    const size_t P = trn_n_params(h->trn);
+    if ((!h->fz_snap && !(h->fz_snap = malloc(P * sizeof(double))))
+        || (!h->fz_prev && !(h->fz_prev = malloc(P * sizeof(double)))))
+        sim_die_oom();
+    size_t lo = mdl_freeze_prefix(m, h->n_fz), hi = mdl_freeze_prefix(m, h->n_fz + 1);
+    h->fz_seen = count;
+    if (!h->fz_have_snap) {   /* count 0: the first window begins */
+        memcpy(h->fz_snap + lo, x + lo, (hi - lo) * sizeof(double));
+        memcpy(h->fz_prev + lo, x + lo, (hi - lo) * sizeof(double));
+        h->fz_path = 0.0;
+        h->fz_have_snap = 1;
+        h->fz_next = count + h->fz_window;
+        return;
+    }
+    h->fz_path += mdl_freeze_l1(x + lo, h->fz_prev + lo, hi - lo);
+    memcpy(h->fz_prev + lo, x + lo, (hi - lo) * sizeof(double));
+    if (count < h->fz_next)
+        return;
+    const double net = mdl_freeze_l1(x + lo, h->fz_snap + lo, hi - lo);
+    if (net < h->fz_tau * h->fz_path || (net == 0.0 && h->fz_path == 0.0)) {
+        h->fz_dec[h->n_fz++] = count;
+        lo = hi;
+        hi = mdl_freeze_prefix(m, h->n_fz + 1);
+        memcpy(h->fz_prev + lo, x + lo, (hi - lo) * sizeof(double));
+    }
+    memcpy(h->fz_snap + lo, x + lo, (hi - lo) * sizeof(double));
+    h->fz_path = 0.0;
+    h->fz_next = count + h->fz_window;
+}
+
 static void decide(alg_host *h, int node, uint64_t count)
 {
+    if (h->fz_em) {
+        decide_em(h, node, count);
+        return;
+    }
     if (h->n_fz >= h->fz_max || count != h->fz_next)
         return;
     const mdl_model *m = trn_model(h->trn);
@@ -336,6 +395,31 @@ size_t alg_freeze_round(alg_ctx *ctx, int node, uint64_t count)
     return trn_frozen_prefix(t, node);
 }
 
+/* The layers frozen at count (decided so far, for the criterion). */
+static size_t stage_at(const alg_host *h, uint64_t count)
+{
+    size_t f = 0;
+    while (f < h->n_fz && h->fz_after[f] <= count)
+        f++;
+    return f;
+}
+
+size_t alg_freeze_prefix_at(const alg_ctx *ctx, uint64_t count)
+{
+    const size_t f = stage_at(ctx->host, count);
+    return f ? mdl_freeze_prefix(trn_model(ctx->host->trn), f) : 0;
+}
+
+int alg_memory_fits(const alg_ctx *ctx, int node, uint64_t count)
+{
+    const alg_host *h = ctx->host;
+    if (!h->mem_cap || !(h->mem_cap[node] > 0) || trn_timing_only(h->trn))
+        return 1;
+    const mdl_memory m = mdl_memory_of(trn_model(h->trn), stage_at(h, count),
+                                       trn_node_batch(h->trn, node), h->mem_slots, h->mem_bpv);
+    return m.total <= h->mem_cap[node];
+}
+
 size_t alg_frozen_params(const alg_ctx *ctx, int node)
 {
     return trn_frozen_prefix(ctx->host->trn, node);
@@ -372,7 +456,8 @@ void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own
                    const double *g, double g_div, double *copy_to)
 {
     trn_mix_terms m = { .n = n, .x = xs, .w = w, .from = from, .own_w = own_w, .own = own,
-                        .g = g, .g_div = g_div, .out = copy_to };
+                        .g = g, .g_div = g_div, .out = copy_to,
+                        .lo = trn_frozen_prefix(ctx->host->trn, node) };
     trn_mix(ctx->host->trn, node, &m);
 }
 
@@ -388,7 +473,8 @@ void alg_mix_sum(const alg_ctx *ctx, int node, double own_w, const double *own, 
     const double *xs[1] = { sum };
     const double one = 1.0;
     trn_mix_terms m = { .n = 1, .x = xs, .w = &one, .from = &node, .own_w = own_w, .own = own,
-                        .g = g, .g_div = g_div, .out = copy_to, .clear = sum };
+                        .g = g, .g_div = g_div, .out = copy_to, .clear = sum,
+                        .lo = trn_frozen_prefix(ctx->host->trn, node) };
     trn_mix(ctx->host->trn, node, &m);
 }
 

@@ -57,8 +57,17 @@ typedef struct alg_host_config {
      * frozen when ||x - x_prev||^2 < threshold^2 ||x_prev||^2 over its
      * parameters, x_prev their values at the previous check */
     double          freeze_threshold;
+    int             freeze_effective_movement;   /* the criterion's measure: 0
+                                                    relative change, 1 effective
+                                                    movement */
     uint64_t        freeze_window;
     size_t          freeze_max;
+    /* the memory model (alg_memory_fits): n_all capacities in bytes (0: no
+     * capacity), or NULL; optimizer values per trainable parameter and
+     * bytes per value (models/mdl_freeze.h) */
+    const double   *mem_capacity;
+    int             mem_optim_slots;
+    double          mem_bytes_per_value;
 } alg_host_config;
 
 /* Creates ctx->host for ctx->n_all nodes (ctx->seed, ctx->P and

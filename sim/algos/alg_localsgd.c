@@ -27,6 +27,14 @@
  * rule through alg_nbr.c (a declared neighbour is not waited for and its
  * weight moves to the node's own; one declared back rejoins at an agreed
  * round).
+ *
+ * Progressive freezing (the freeze section): the count is the
+ * synchronisation round; round r's local steps compute at round r's stage
+ * (alg_freeze_round as they begin) and its synchronisation carries the
+ * trainable suffix only: the all-reduce reduces [prefix, P) (every member
+ * of a round is at its stage), the gossip messages cost it and the mix runs
+ * over it; a catch-up still copies the whole model.  Frozen layers stay
+ * bit for bit as they were on every node.
  */
 #include "alg_coll.h"
 #include "alg_nbr.h"
@@ -83,6 +91,13 @@ static int degree(const alg_ctx *ctx, uint64_t r, int i)
     return alg_nbr_row_of(sh->nbr, r, i).deg;
 }
 
+/* The first local step of node's round: at the round's frozen stage. */
+static void round_step(alg_ctx *ctx, ls_state *st, int node)
+{
+    alg_freeze_round(ctx, node, st->round);   /* nothing without a freeze section */
+    alg_start_step(ctx, node);
+}
+
 static void synced(alg_ctx *ctx, int node)
 {
     ls_state *st = alg_state(ctx, node);
@@ -90,12 +105,13 @@ static void synced(alg_ctx *ctx, int node)
     st->local = 0;
     st->round++;
     serve(ctx, node);
-    alg_start_step(ctx, node);
+    round_step(ctx, st, node);
 }
 
+/* The average of the trainable suffix (all of x without freezing). */
 static void averaged(alg_ctx *ctx, int node, const double *sum, size_t len)
 {
-    double *x = alg_params(ctx, node);
+    double *x = alg_params(ctx, node) + (ctx->P - len);
     memcpy(x, sum, len * sizeof(double));
     cblas_dscal((int)len, 1.0 / ((ls_state *)alg_state(ctx, node))->k, x, 1);
     synced(ctx, node);
@@ -110,9 +126,10 @@ static void gossip_try_mix(alg_ctx *ctx, ls_state *st, int i)
     if (!st->syncing || alg_nbr_missing(ctx, sh->nbr, &st->mbox, st->round, i) > 0)
         return;
     alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, st->round);
+    const size_t off = alg_frozen_params(ctx, i);   /* the frozen prefix is not mixed */
     double *x = alg_params(ctx, i);
-    cblas_dscal((int)ctx->P, alg_nbr_self_weight(sh->nbr, s, st->round, i), x, 1);
-    cblas_daxpy((int)ctx->P, 1.0, s->acc, 1, x, 1);
+    cblas_dscal((int)(ctx->P - off), alg_nbr_self_weight(sh->nbr, s, st->round, i), x + off, 1);
+    cblas_daxpy((int)(ctx->P - off), 1.0, s->acc + off, 1, x + off, 1);
     alg_mbox_release(&st->mbox, s);
     synced(ctx, i);
 }
@@ -123,7 +140,9 @@ static void start_sync(alg_ctx *ctx, ls_state *st, int i)
     st->syncing = 1;
     if ((int)ctx->param[P_SYNC] == SYNC_ALLREDUCE) {
         const int *mem = alg_coll_members(ctx, sh->coll, st->round, &st->k);
-        alg_coll_start(ctx, sh->coll, i, st->round, mem, st->k, alg_params(ctx, i));
+        const size_t off = alg_frozen_params(ctx, i);
+        alg_coll_start_len(ctx, sh->coll, i, st->round, mem, st->k, alg_params(ctx, i) + off,
+                           ctx->P - off);
         return;
     }
     cl_buf *x = alg_snapshot(ctx, i);
@@ -195,6 +214,11 @@ static void ls_fini(alg_ctx *ctx, void *state, int node)
     alg_mbox_fini(&st->mbox);
 }
 
+static void ls_on_start(alg_ctx *ctx, void *state, int node)
+{
+    round_step(ctx, state, node);
+}
+
 static void ls_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad)
 {
     ls_state *st = state;
@@ -216,7 +240,7 @@ static void ls_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     if (m->tag == TAG_SYNC) {
         if (alg_catchup_take(ctx, &sh->cu, i, m)) {
             st->local = 0;
-            alg_start_step(ctx, i);
+            round_step(ctx, st, i);
         }
         return;
     }
@@ -265,7 +289,7 @@ static void gossip_on_return(alg_ctx *ctx, ls_state *st, int i)
         st->round = join;
         st->local = 0;
         st->syncing = 0;
-        alg_start_step(ctx, i);
+        round_step(ctx, st, i);
     } else if (st->syncing) {
         cl_buf *x = alg_snapshot(ctx, i);
         alg_nbr_send(ctx, sh->nbr, i, st->round, TAG_GOSSIP, x);
@@ -311,7 +335,9 @@ static void rerun(alg_ctx *ctx, int w, uint64_t R, int restarting)
     ls_state *st = alg_state(ctx, w);
     if (st->syncing) {
         const int *mem = alg_coll_members(ctx, sh->coll, R, &st->k);
-        alg_coll_start(ctx, sh->coll, w, R, mem, st->k, alg_params(ctx, w));
+        const size_t off = alg_frozen_params(ctx, w);
+        alg_coll_start_len(ctx, sh->coll, w, R, mem, st->k, alg_params(ctx, w) + off,
+                           ctx->P - off);
     }
 }
 
@@ -374,6 +400,7 @@ static void ls_describe_wait(const alg_ctx *ctx, const void *state, int i, char 
 
 const alg_type alg_localsgd = {
     .name = "local-sgd",
+    .needs = ALG_CAN_FREEZE,
     .summary = "synchronous every H local steps, all-reduce or gossip (Stich 2019)",
     .state_size = sizeof(ls_state),
     .params = params,
@@ -381,6 +408,7 @@ const alg_type alg_localsgd = {
     .shared_init = ls_shared_init,
     .shared_fini = ls_shared_fini,
     .init = ls_init,
+    .on_start = ls_on_start,
     .on_step_done = ls_on_step_done,
     .on_message = ls_on_message,
     .on_timer = ls_on_timer,

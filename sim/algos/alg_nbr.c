@@ -239,7 +239,9 @@ double alg_nbr_self_weight(alg_nbr *nb, const alg_mbox_slot *s, uint64_t r, int 
 void alg_nbr_send(alg_ctx *ctx, alg_nbr *nb, int i, uint64_t r, uint32_t tag, cl_buf *x)
 {
     alg_nbr_row row = alg_nbr_row_of(nb, r, i);
-    double bytes = alg_param_bytes(ctx, ctx->P);
+    /* freezing: the receivers mix the trainable suffix only (alg_mix_apply
+     * over [prefix, P)), so that is what the message carries */
+    double bytes = alg_param_bytes(ctx, ctx->P - alg_frozen_params(ctx, i));
     for (int k = 0; k < row.deg; k++)
         if (!alg_nbr_excluded(ctx, nb, row.nbr[k], r))
             alg_send(ctx, i, row.nbr[k], tag, r, x, bytes);

@@ -73,6 +73,20 @@ void alg_ps_broadcast_suffix(alg_ctx *ctx, size_t off)
     alg_buf_put(ctx, x);
 }
 
+void alg_ps_send_suffix(alg_ctx *ctx, int worker, size_t off)
+{
+    if (off == 0) {
+        alg_ps_send_model(ctx, worker);
+        return;
+    }
+    alg_ps *ps = ctx->shared;
+    cl_buf *x = alg_buf_get_len(ctx, ctx->P - off);
+    memcpy(x->data, alg_params_const(ctx, ctx->server) + off, (ctx->P - off) * sizeof(double));
+    alg_send(ctx, ctx->server, worker, ALG_PS_TAG_MODEL, ps->version, x,
+             alg_param_bytes(ctx, ctx->P - off));
+    alg_buf_put(ctx, x);
+}
+
 void alg_ps_send_model(alg_ctx *ctx, int worker)
 {
     alg_ps *ps = ctx->shared;
@@ -202,6 +216,7 @@ void alg_ps_worker_reply(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     alg_ps_install(ctx, i, m);
     w->version = m->round;
     w->waiting = 0;
+    alg_freeze_round(ctx, i, w->version);   /* nothing without a freeze section */
     alg_start_step(ctx, i);
 }
 
@@ -212,6 +227,7 @@ void alg_ps_worker_restart(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     alg_ps_install(ctx, i, m);
     w->version = m->round;
     w->waiting = 0;
+    alg_freeze_round(ctx, i, w->version);
     alg_start_step(ctx, i);
 }
 

@@ -93,6 +93,9 @@ void alg_ps_push_suffix(alg_ctx *ctx, int worker, const double *grad, uint64_t v
                         size_t off);
 void alg_ps_gather_msg(alg_ctx *ctx, const cl_buf *g, double w);
 void alg_ps_broadcast_suffix(alg_ctx *ctx, size_t off);
+/* Server -> one worker: the suffix [off, P) of its model (alg_ps_send_model
+ * for off 0), for a worker that holds [0, off) bit for bit. */
+void alg_ps_send_suffix(alg_ctx *ctx, int worker, size_t off);
 
 /* Worker: installs a received model (a whole one, or a suffix). */
 void alg_ps_install(alg_ctx *ctx, int worker, const cl_msg *m);
@@ -108,8 +111,10 @@ typedef struct alg_ps_worker {
 
 int  alg_ps_shared_init_plain(alg_ctx *ctx);   /* alg_ps_shared_init(ctx, 0) */
 void alg_ps_worker_step_done(alg_ctx *ctx, void *state, int i, const double *grad);
-/* Installs the server's reply and starts the next step; a reply that comes
- * while the worker is not waiting (a late copy after a rejoin) is ignored. */
+/* Installs the server's reply and starts the next step (at the frozen
+ * stage of the version it got: alg_freeze_round, nothing without a freeze
+ * section); a reply that comes while the worker is not waiting (a late
+ * copy after a rejoin) is ignored. */
 void alg_ps_worker_reply(alg_ctx *ctx, void *state, int i, const cl_msg *m);
 /* Installs m, abandons the step in progress and starts afresh on m. */
 void alg_ps_worker_restart(alg_ctx *ctx, void *state, int i, const cl_msg *m);

@@ -288,10 +288,17 @@ static int start(run_sim *r)
                            .message_bytes = s->model_message_bytes / s->compression_ratio,
                            .freeze_after = s->freeze_after, .n_freeze = s->n_freeze,
                            .freeze_threshold = s->freeze_threshold,
+                           .freeze_effective_movement =
+                               s->freeze_criterion == SCN_FREEZE_EFFECTIVE_MOVEMENT,
                            .freeze_window = s->freeze_window,
-                           .freeze_max = run_i_freeze_max(r) };
+                           .freeze_max = run_i_freeze_max(r),
+                           .mem_optim_slots = s->opt_momentum > 0 ? 1 : 0,
+                           .mem_bytes_per_value = s->bytes_per_param };
     r->ctx.seed = s->seed;   /* the streams are created on first use (alg_rng) */
-    if (alg_host_attach(&r->ctx, &hc) != 0 || run_i_memory_begin(r) != 0)
+    if (run_i_memory_begin(r) != 0)
+        return -1;
+    hc.mem_capacity = r->mem_cap;
+    if (alg_host_attach(&r->ctx, &hc) != 0)
         return -1;
     r->frozen_bound_s = run_i_frozen_bound(r);
     /* by default twice the worst round: well inside the frozen bound, so

@@ -119,6 +119,7 @@ struct run_sim {
     /* the memory model (run_memory.c): every node's peak bytes so far, NULL
      * when the scenario does not report memory */
     double       *mem_peak;
+    double       *mem_cap;      /* n_all capacities (0: none), with mem_peak */
 };
 
 /* run_prepare.c: "PATH: PTR: error: MSG" into err (a bad value of the

@@ -25,6 +25,19 @@ static size_t first_stage(const scn_scenario *s)
     return f;
 }
 
+/* The last stage: every layer the schedule (or the criterion) freezes. */
+static size_t last_stage(const run_sim *r)
+{
+    return r->s->freeze_threshold > 0 ? run_i_freeze_max(r) : r->s->n_freeze;
+}
+
+/* A protocol that lets a worker train only the stages its memory holds
+ * (ALG_FITS_MEMORY, fedavg's selection), with a freeze section. */
+static int selects(const run_sim *r)
+{
+    return r->s->has_freeze && (r->alg->needs & ALG_FITS_MEMORY);
+}
+
 /* Node i's memory with f frozen layers and batch b: a server (i >= the
  * workers) keeps the model, one gradient and the optimizer state, no
  * activations. */
@@ -59,7 +72,8 @@ int run_i_check_freeze(const run_sim *r, scn_error *err)
     char m[512];
     if (s->has_freeze && !(r->alg->needs & ALG_CAN_FREEZE)) {
         snprintf(m, sizeof m, "algorithm \"%s\" does not freeze layers (the protocols that "
-                 "send only the unfrozen layers: allreduce, ps-sync)", r->alg->name);
+                 "send only the unfrozen layers: allreduce, dpsgd, fedavg, local-sgd, ps-async, "
+                 "ps-sync)", r->alg->name);
         run_i_value_error(err, s, "/freeze", m);
         return -1;
     }
@@ -87,10 +101,25 @@ int run_i_check_freeze(const run_sim *r, scn_error *err)
         return -1;
     }
     const size_t f0 = first_stage(s);
+    int fit0 = 0;   /* workers that can train the first stage */
     for (int i = 0; i < r->n_all; i++) {
         const double cap = scn_node_memory(s, i);
-        const mdl_memory mm = node_memory(r, i, f0, s->batch);
-        if (cap > 0 && mm.total > cap) {
+        const int later = selects(r) && i < s->n_nodes;
+        const size_t f = later ? last_stage(r) : f0;
+        const mdl_memory mm = node_memory(r, i, f, s->batch);
+        if (i < s->n_nodes)
+            fit0 += !(cap > 0 && node_memory(r, i, f0, s->batch).total > cap);
+        if (later && cap > 0 && mm.total > cap) {
+            char ptr[128];
+            capacity_ptr(s, i, ptr, sizeof ptr);
+            snprintf(m, sizeof m, "node %d needs %.10g bytes even at the last stage (parameters "
+                     "%.10g, gradients %.10g, optimizer %.10g, activations %.10g; %zu frozen "
+                     "layers, batch %zu), its capacity is %.10g", i, mm.total, mm.params,
+                     mm.grads, mm.optim, mm.acts, f, s->batch, cap);
+            run_i_value_error(err, s, ptr, m);
+            return -1;
+        }
+        if (!later && cap > 0 && mm.total > cap) {
             char ptr[128];
             capacity_ptr(s, i, ptr, sizeof ptr);
             snprintf(m, sizeof m, "node %d needs %.10g bytes at its first step (parameters "
@@ -102,6 +131,15 @@ int run_i_check_freeze(const run_sim *r, scn_error *err)
             return -1;
         }
     }
+    if (selects(r) && fit0 == 0) {
+        snprintf(m, sizeof m, "no worker's capacity holds the first stage (%zu frozen layers, "
+                 "%.10g bytes with batch %zu): no round could begin", f0,
+                 node_memory(r, 0, f0, s->batch).total, s->batch);
+        char ptr[128];
+        capacity_ptr(s, 0, ptr, sizeof ptr);
+        run_i_value_error(err, s, ptr, m);
+        return -1;
+    }
     return 0;
 }
 
@@ -109,11 +147,16 @@ int run_i_memory_begin(run_sim *r)
 {
     if (!scn_reports_memory(r->s))
         return 0;
-    if (!(r->mem_peak = malloc((size_t)r->n_all * sizeof *r->mem_peak)))
+    if (!(r->mem_peak = malloc((size_t)r->n_all * sizeof *r->mem_peak))
+        || !(r->mem_cap = malloc((size_t)r->n_all * sizeof *r->mem_cap)))
         return -1;
     const size_t f0 = first_stage(r->s);
-    for (int i = 0; i < r->n_all; i++)
-        r->mem_peak[i] = node_memory(r, i, f0, r->s->batch).total;
+    /* a selecting protocol's worker holds nothing until its first round */
+    for (int i = 0; i < r->n_all; i++) {
+        r->mem_peak[i] = selects(r) && i < r->s->n_nodes
+                       ? 0 : node_memory(r, i, f0, r->s->batch).total;
+        r->mem_cap[i] = scn_node_memory(r->s, i);
+    }
     return 0;
 }
 
@@ -146,5 +189,6 @@ void run_i_memory_row(const run_sim *r, int i, out_node_row *row)
 void run_i_memory_end(run_sim *r)
 {
     free(r->mem_peak);
-    r->mem_peak = NULL;
+    free(r->mem_cap);
+    r->mem_peak = r->mem_cap = NULL;
 }

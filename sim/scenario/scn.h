@@ -185,6 +185,9 @@ typedef struct scn_nic {
     double up_Bps, down_Bps;
 } scn_nic;
 
+/* freeze.criterion (scn_freeze.c) */
+enum { SCN_FREEZE_RELATIVE_CHANGE, SCN_FREEZE_EFFECTIVE_MOVEMENT };
+
 typedef struct scn_scenario {
     char    *path;           /* as given on the command line */
     uint64_t seed;           /* default 1 */
@@ -370,6 +373,10 @@ typedef struct scn_scenario {
      * parameters moved by less than threshold (relative) since the last
      * check, up to freeze_max_layers layers (0: every hidden layer) */
     double    freeze_threshold;
+    /* the criterion's measure: SCN_FREEZE_RELATIVE_CHANGE (ours, the
+     * default) or SCN_FREEZE_EFFECTIVE_MOVEMENT (ProFL's and SmartFreeze's
+     * pace controller, docs/models.md) */
+    int       freeze_criterion;
     uint64_t  freeze_window;
     size_t    freeze_max_layers;
     /* device memory per node (compute.memory_bytes, groups override):

@@ -10,10 +10,23 @@
 
 #define FREEZE_MAX_COUNT 2147483647LL   /* a collective's round bound, 2^31 - 1 */
 
+static const char *const criteria[] = { "relative_change", "effective_movement", NULL };
+
 /* The criterion's keys (threshold given). */
 static int v_criterion(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
 {
     long long w = 50, m = 0;
+    const char *crit = NULL;
+    char cp[PTR_MAX];
+    if (scn_i_opt_str(c, o, p, "criterion", &crit, NULL))
+        return -1;
+    if (crit) {
+        scn_i_ptr_key(cp, p, "criterion");
+        const int k = scn_i_lookup(c, cp, "criterion", crit, criteria);
+        if (k < 0)
+            return -1;
+        s->freeze_criterion = k;
+    }
     if (scn_i_opt_num(c, o, p, "threshold", GT0, &s->freeze_threshold, NULL) ||
         scn_i_opt_int(c, o, p, "window", 1, FREEZE_MAX_COUNT, &w, NULL) ||
         scn_i_opt_int(c, o, p, "max_layers", 1, MDL_MAX_HIDDEN, &m, NULL))
@@ -27,7 +40,7 @@ static int v_criterion(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
 int scn_i_v_freeze(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"after_steps", "threshold", "window", "max_layers",
-                                       NULL};
+                                       "criterion", NULL};
     char p[PTR_MAX], ap[PTR_MAX], ep[PTR_MAX];
     json_t *o, *a;
 
@@ -42,7 +55,8 @@ int scn_i_v_freeze(scn_ctx *c, json_t *root, scn_scenario *s)
                           "criterion), not both");
     if (!a && !crit) {
         const char *k = json_object_get(o, "window") ? "window"
-                      : json_object_get(o, "max_layers") ? "max_layers" : NULL;
+                      : json_object_get(o, "max_layers") ? "max_layers"
+                      : json_object_get(o, "criterion") ? "criterion" : NULL;
         if (k) {
             scn_i_ptr_key(ep, p, k);
             return scn_i_fail(c, ep, "is a key of the criterion: give \"threshold\" too");
@@ -52,8 +66,10 @@ int scn_i_v_freeze(scn_ctx *c, json_t *root, scn_scenario *s)
     }
     if (crit)
         return v_criterion(c, o, p, s);
-    if (json_object_get(o, "window") || json_object_get(o, "max_layers")) {
-        scn_i_ptr_key(ep, p, json_object_get(o, "window") ? "window" : "max_layers");
+    if (json_object_get(o, "window") || json_object_get(o, "max_layers") ||
+        json_object_get(o, "criterion")) {
+        scn_i_ptr_key(ep, p, json_object_get(o, "window") ? "window"
+                             : json_object_get(o, "max_layers") ? "max_layers" : "criterion");
         return scn_i_fail(c, ep, "is a key of the criterion, not of a schedule "
                           "(\"after_steps\")");
     }
@@ -91,6 +107,7 @@ void scn_i_resolved_freeze(json_t *root, const scn_scenario *s, int *oom)
     if (!o)
         return;
     if (s->freeze_threshold > 0) {
+        scn_i_add(o, "criterion", json_string(criteria[s->freeze_criterion]), oom);
         scn_i_add(o, "threshold", json_real(s->freeze_threshold), oom);
         scn_i_add(o, "window", json_integer((json_int_t)s->freeze_window), oom);
         if (s->freeze_max_layers)

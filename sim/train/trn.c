@@ -57,6 +57,16 @@ static void run_job(mdl_model *m, const trn_trainer *t, job *j)
  * bits are theirs whatever the pieces. */
 static void run_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo, size_t hi)
 {
+    if (m->lo) {   /* a frozen prefix: constant in x, so out's is a copy */
+        if (lo == 0 && m->out)
+            memcpy(m->out, t->params + (size_t)node * t->P, m->lo * sizeof(double));
+        if (lo == 0 && m->clear)
+            memset(m->clear, 0, m->lo * sizeof(double));
+        if (lo < m->lo)
+            lo = m->lo < hi ? m->lo : hi;
+        if (lo >= hi)
+            return;
+    }
     if (t->fuse) {   /* the same bits in one pass */
         trn_fuse_mix(t, node, m, lo, hi);
         return;

@@ -228,6 +228,11 @@ typedef struct trn_mix_terms {
      * as memcpy + daxpy, and zeroed piece by piece once read, so it needs
      * no pass of its own to clear */
     double              *clear;
+    /* the node's frozen prefix when the mix was asked for (progressive
+     * freezing): parameters [0, lo) take no part (the mix, the update and
+     * the copy run over [lo, P); out's prefix is copied from x, clear's
+     * zeroed); 0: all of them */
+    size_t               lo;
 } trn_mix_terms;
 void trn_mix(trn_trainer *t, int node, const trn_mix_terms *m);
 /* Whether trn_mix defers (threads, and no protocol wrote parameters
