@@ -12,17 +12,25 @@
 #include <stddef.h>
 #include <gsl/gsl_rng.h>
 
+/* A message in flight.  Lines 0 and 1 (128 bytes) hold everything the
+ * FIFO path touches: a FIFO message is two cache lines, written from
+ * scratch when it is sent (slot_alloc clears only them) and read at its
+ * delivery.  Line 2 holds the fair discipline's own fields; under FIFO it
+ * is neither cleared nor read (cl_net.c guards every call into the fair
+ * code with c->nics).  The array is 64-byte aligned (slot_alloc). */
 typedef struct msg_slot {
+    /* line 0 */
     cl_msg   msg;
     double   up_start;    /* first bit left the sender */
     double   up_end;      /* last bit left the sender (fair: once known) */
+    /* line 1 */
     double   lat;         /* propagation delay of this message */
     double   rx_start;    /* first bit at the receiver */
-    double   bw;          /* its link's bandwidth */
+    double   mem;         /* bytes it holds (counted in cl_cluster.msg_mem) */
     union {
+        uint32_t next_free;   /* while free (no other field is read then) */
         struct {
             double rem, rate, t_last;   /* fair flow: bytes left at t_last, its rate */
-            double mm_rate;     /* fair: the rate a max-min solve is computing */
         };
         struct {   /* FIFO: booked in its receiver's downlink queue (in_dq) */
             double   rx_end;    /* its delivery: last bit through the downlink */
@@ -30,30 +38,35 @@ typedef struct msg_slot {
             uint32_t dq_prev, dq_next;   /* neighbours in that queue */
         };
     };
+    uint32_t cls;
+    uint16_t retries;     /* transmissions after the first */
+    uint8_t  live;
+    uint8_t  ev_pending;  /* an ARRIVE or DELIVER event refers to it */
+    uint8_t  rx_counted;  /* counted in the receiver's rx_active */
+    uint8_t  dead;        /* lost: dropped at its pending event */
+    uint8_t  lost;        /* lost on the wire: dropped at the receiver */
+    uint8_t  up_known;    /* up_end is final */
+    uint8_t  retry_wait;  /* dropped; a CL_EV_RETRY will send it again */
+    uint8_t  in_dq;       /* FIFO: in its receiver's downlink queue */
+    /* line 2: fair only */
+    double   bw;          /* fair: its link's bandwidth */
     double   rx_done;     /* zero-byte fair message: when received, or -1 */
-    uint32_t next_free;
+    double   mm_rate;     /* fair: the rate a max-min solve is computing */
+    double   tag;         /* fair: its end in psr's per-flow service */
     uint32_t next_up;     /* fair: next message of the same link */
     uint32_t pos[2];      /* fair flow: index in its uplink's / downlink's act */
     int32_t  owner, mm_owner; /* fair flow: the resource whose event ends it */
     uint32_t mm_stamp;    /* fair: solve marks */
     int32_t  psr;         /* fair: the uniform resource holding it, or -1 */
     uint32_t ps_ser;      /* fair: its entries in psr's heaps (cl_net_ps.c) */
-    double   tag;         /* fair: its end in psr's per-flow service */
-    uint32_t cls;
-    uint8_t  live;
-    uint8_t  ev_pending;  /* an ARRIVE or DELIVER event refers to it */
-    uint8_t  in_res[2];   /* a flow through its sender's uplink / receiver's downlink */
-    uint8_t  queued_up;   /* in its link's queue at a fair uplink */
+    uint8_t  in_res[2];   /* fair: a flow through its sender's uplink / receiver's downlink */
+    uint8_t  queued_up;   /* fair: in its link's queue at a fair uplink */
     uint8_t  mm_fixed;    /* fair: its rate is fixed in the solve in progress */
-    uint8_t  rx_counted;  /* counted in the receiver's rx_active */
-    uint8_t  dead;        /* lost: dropped at its pending event */
-    uint8_t  lost;        /* lost on the wire: dropped at the receiver */
-    uint8_t  up_known;    /* up_end is final */
-    uint8_t  retry_wait;  /* dropped; a CL_EV_RETRY will send it again */
-    uint16_t retries;     /* transmissions after the first */
-    uint8_t  in_dq;       /* FIFO: in its receiver's downlink queue */
-    double   mem;         /* bytes it holds (counted in cl_cluster.msg_mem) */
-} msg_slot;
+} __attribute__((aligned(64))) msg_slot;
+/* what a FIFO message touches, and slot_alloc clears under FIFO */
+#define SLOT_FIFO_BYTES offsetof(msg_slot, bw)
+_Static_assert(offsetof(msg_slot, lat) == 64 && SLOT_FIFO_BYTES == 128
+               && sizeof(msg_slot) % 64 == 0, "msg_slot: the FIFO fields in lines 0 and 1");
 
 /* One link (peer) at a node's uplink: in fair mode the messages of one
  * link pass the network one after the other (FIFO per link, sharing

@@ -149,13 +149,32 @@ pairq *cl_i_pair_get(pairs *ps, int peer)
     return &ps->p[lo];
 }
 
+/* A slot as a fresh message finds it: under FIFO only its first two
+ * lines, the only ones the FIFO path reads (msg_slot). */
+static void slot_clear(const cl_cluster *c, msg_slot *s)
+{
+    if (!c->nics) {
+        memset(s, 0, SLOT_FIFO_BYTES);
+        return;
+    }
+    memset(s, 0, sizeof *s);
+    s->rx_done = -1;
+    s->next_up = NO_SLOT;
+    s->owner = -1;
+}
+
 static uint32_t slot_alloc(cl_cluster *c)
 {
     if (c->free_slot == NO_SLOT) {
         uint32_t old = c->n_slots, grow = old ? old : 64;
-        msg_slot *s = realloc(c->slots, (size_t)(old + grow) * sizeof *s);
+        /* 64-byte aligned (msg_slot's lines), which realloc cannot promise:
+         * a new array and a copy, O(1) a slot with doubling */
+        msg_slot *s = aligned_alloc(64, (size_t)(old + grow) * sizeof *s);
         if (!s)
             sim_die_oom();
+        if (old)
+            memcpy(s, c->slots, (size_t)old * sizeof *s);
+        free(c->slots);
         /* each slot's FIFO delivery has an engine target of its own, so
          * that it can be moved (slots and targets grow together) */
         uint32_t t = sim_engine_add_targets(c->eng, grow);
@@ -174,12 +193,10 @@ static uint32_t slot_alloc(cl_cluster *c)
         c->free_slot = old;
     }
     uint32_t k = c->free_slot;
-    c->free_slot = c->slots[k].next_free;
-    memset(&c->slots[k], 0, sizeof c->slots[k]);
-    c->slots[k].live = 1;
-    c->slots[k].rx_done = -1;
-    c->slots[k].next_up = NO_SLOT;
-    c->slots[k].owner = -1;
+    msg_slot *s = &c->slots[k];
+    c->free_slot = s->next_free;
+    slot_clear(c, s);
+    s->live = 1;
     return k;
 }
 
@@ -226,7 +243,8 @@ static double rto(const cl_cluster *c, unsigned retries)
 void cl_i_drop(cl_cluster *c, uint32_t k)
 {
     msg_slot *s = &c->slots[k];
-    cl_i_fair_leave(c, k);
+    if (c->nics)
+        cl_i_fair_leave(c, k);
     if (s->rx_counted) {
         cl_i_account(c, s->msg.to);
         c->nodes[s->msg.to].rx_active--;
@@ -448,14 +466,16 @@ static void transmit(cl_cluster *c, uint32_t k)
     node *src = &c->nodes[from];
     s->cls = class_of(c, from, to);
     const cl_link_class *cls = &c->classes[s->cls];
-    s->bw = cls->bandwidth_Bps;
+    double bw = cls->bandwidth_Bps;
+    if (c->nics)
+        s->bw = bw;
     if (cls->loss > 0 && gsl_rng_uniform(src->rng_loss) < cls->loss)
         s->lost = 1;
     src->st.bytes_sent += bytes;
     src->st.msgs_sent++;
 
     if (c->cfg.discipline == CL_NIC_FIFO || bytes <= 0) {
-        double ser = bytes / min2(src->up_cap, s->bw);
+        double ser = bytes / min2(src->up_cap, bw);
         double up_start = src->up_free > now ? src->up_free : now;
         if (c->cfg.discipline != CL_NIC_FIFO)
             up_start = now;
@@ -492,7 +512,7 @@ void cl_i_on_arrive(cl_cluster *c, uint32_t k)
     }
     if (s->lost) {
         /* lost on the wire: gone once its last bit has left the sender */
-        if (!s->queued_up)
+        if (!c->nics || !s->queued_up)
             cl_i_drop(c, k);
         return;
     }
@@ -556,14 +576,11 @@ void cl_i_on_retry(cl_cluster *c, uint32_t k)
     cl_msg m = s->msg;
     uint16_t retries = (uint16_t)(s->retries + 1);
     double mem = s->mem;
-    memset(s, 0, sizeof *s);
+    slot_clear(c, s);
     s->msg = m;
     s->mem = mem;
     s->retries = retries;
     s->live = 1;
-    s->rx_done = -1;
-    s->next_up = NO_SLOT;
-    s->owner = -1;
     src->st.msgs_retransmitted++;
     transmit(c, k);
 }
@@ -600,8 +617,10 @@ void cl_i_net_node_down(cl_cluster *c, int i)
             continue;
         if (s->in_dq && !(s->rx_start < now || (s->rx_start == now && s->tseq < c->cur_seq)))
             cl_i_dq_unbook(c, k);   /* dropped where its first bit arrives, as before booking */
-        if (s->ev_pending)
-            cl_i_fair_leave(c, k);   /* dropped at its event */
+        if (s->ev_pending) {
+            if (c->nics)
+                cl_i_fair_leave(c, k);   /* dropped at its event */
+        }
         else
             cl_i_drop(c, k);
     }
