@@ -99,7 +99,6 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
     c->eng = e;
     c->cb = cb;
     c->n = cfg->n_nodes;
-    c->free_slot = NO_SLOT;
     cl_pool_init(&c->pool, cfg->payload_doubles);
     /* 64-byte aligned (the layout of node, cl_internal.h); sizeof(node) is
      * a multiple of 64, as aligned_alloc wants of the size */
@@ -159,6 +158,7 @@ void cl_destroy(cl_cluster *c)
     free(c->slows);
     free(c->faults);
     free(c->slots);
+    free(c->free_stk);
     free(c->nodes);
     free(c);
 }

@@ -84,7 +84,8 @@ void cl_i_net_fini(cl_cluster *c)
     for (int i = 0; i < c->n; i++) {
         node *nd = &c->nodes[i];
         free(nd->upp.p);
-        free(nd->upq);
+        if (nd->upq != nd->upq_in)
+            free(nd->upq);
         gsl_rng_free(nd->rng_link);
         gsl_rng_free(nd->rng_loss);
     }
@@ -163,15 +164,21 @@ static void slot_clear(const cl_cluster *c, msg_slot *s)
     s->owner = -1;
 }
 
+/* The free slots are a stack of indices beside the slots, not a list
+ * through them: taking one reads no cold slot (the stack's top is in
+ * cache), and the order is the list's (last freed, first reused; a new
+ * batch in increasing order). */
 static uint32_t slot_alloc(cl_cluster *c)
 {
-    if (c->free_slot == NO_SLOT) {
+    if (c->n_free == 0) {
         uint32_t old = c->n_slots, grow = old ? old : 64;
         /* 64-byte aligned (msg_slot's lines), which realloc cannot promise:
          * a new array and a copy, O(1) a slot with doubling */
         msg_slot *s = aligned_alloc(64, (size_t)(old + grow) * sizeof *s);
-        if (!s)
+        uint32_t *stk = realloc(c->free_stk, (size_t)(old + grow) * sizeof *stk);
+        if (!s || !stk)
             sim_die_oom();
+        c->free_stk = stk;
         if (old)
             memcpy(s, c->slots, (size_t)old * sizeof *s);
         free(c->slots);
@@ -185,16 +192,13 @@ static uint32_t slot_alloc(cl_cluster *c)
         assert(t == c->slot_target0 + old);
         c->slots = s;
         c->n_slots = old + grow;
-        /* chain the new slots in increasing order so reuse is deterministic */
-        for (uint32_t k = old; k < old + grow; k++) {
-            memset(&s[k], 0, sizeof s[k]);
-            s[k].next_free = (k + 1 < old + grow) ? k + 1 : NO_SLOT;
-        }
-        c->free_slot = old;
+        memset(&s[old], 0, (size_t)grow * sizeof *s);
+        /* reused in increasing order, so reuse is deterministic */
+        for (uint32_t k = old + grow; k-- > old;)
+            stk[c->n_free++] = k;
     }
-    uint32_t k = c->free_slot;
+    uint32_t k = c->free_stk[--c->n_free];
     msg_slot *s = &c->slots[k];
-    c->free_slot = s->next_free;
     slot_clear(c, s);
     s->live = 1;
     return k;
@@ -207,8 +211,7 @@ static void slot_free(cl_cluster *c, uint32_t k)
         c->msg_mem = 0;
     c->slots[k].live = 0;
     c->slots[k].msg.payload = NULL;
-    c->slots[k].next_free = c->free_slot;
-    c->free_slot = k;
+    c->free_stk[c->n_free++] = k;
 }
 
 static double min2(double a, double b) { return a < b ? a : b; }
@@ -357,14 +360,20 @@ static void upq_push(cl_cluster *c, int i, double up_end, double now)
     upq_release(c, i, now);
     if (up_end <= now)   /* gone already (nothing to send) */
         return;
+    if (nd->upq_cap == 0) {   /* the first UPQ_INLINE in the node itself (which never moves) */
+        nd->upq = nd->upq_in;
+        nd->upq_cap = UPQ_INLINE;
+    }
     if (nd->upq_len == nd->upq_cap) {
-        size_t cap = nd->upq_cap ? 2 * nd->upq_cap : 8;
+        size_t cap = nd->upq_cap < 4 ? 8 : 2 * nd->upq_cap;
         double *q = malloc(cap * sizeof *q);
         if (!q)
             sim_die_oom();
         for (size_t e = 0; e < nd->upq_len; e++)
             q[e] = nd->upq[(nd->upq_head + e) % nd->upq_cap];
-        free(nd->upq);
+        if (nd->upq != nd->upq_in)
+            if (nd->upq != nd->upq_in)
+            free(nd->upq);
         nd->upq = q;
         nd->upq_head = 0;
         nd->upq_cap = cap;
