@@ -112,8 +112,9 @@ typedef struct nic {
  * so a neighbour's send and a delivery touch line 0 and, for the
  * delivery, the counters; line 1 holds the counters every step and
  * message writes (cl_node_stats's first 64 bytes); line 2 the rest of the
- * counters and the uplink; lines 3-4 the step in progress; the streams,
- * the noise parameters, fair-mode, link and availability fields after
+ * counters and the uplink; lines 3-4 the step in progress (a step
+ * without marks or noise touches nothing after them); the marks, the
+ * noise parameters, the other streams, link and availability fields after
  * them.  The array is 64-byte aligned and a node a whole number of lines
  * (cl_create), so no group straddles two lines. */
 typedef struct node {
@@ -141,16 +142,17 @@ typedef struct node {
      * of the uplink stage) */
     double   up_cap;
     double  *upq;
-    size_t   upq_head, upq_len;
+    uint32_t upq_head, upq_len, upq_cap;
     /* line 3: the step in progress: work left (seconds at factor 1) since
      * seg_start */
-    size_t   upq_cap;
     uint64_t upq_n;
     double   upq_in[UPQ_INLINE];
     int      paused, want_step;
     int      seg_pending;   /* the STEP_DONE of step_ver may still be queued */
     int      n_marks, next_mark;
+    int      noisy;      /* noise.dist is not constant (noise is read only then) */
     double   step_started;
+    gsl_rng *rng_compute;
     /* line 4 */
     double   seg_start, seg_len, work_left;
     double   factor;     /* current slowdown factor */
@@ -158,20 +160,23 @@ typedef struct node {
     double   scale;      /* work of a step per base_s (its batch over the base batch) */
     double   work_scale;   /* the step's work in steps of base_s (1; cl_start_step_work) */
     double   work_total;
-    /* progress marks of the step in progress (borrowed from the caller):
-     * mark k falls when marks[k] of the step's work_total is done */
+    /* line 5: progress marks of the step in progress (borrowed from the
+     * caller; read only while n_marks > 0, so a step without marks does
+     * not write it): mark k falls when marks[k] of the step's work_total
+     * is done */
     const double *marks;
-    gsl_rng *rng_compute, *rng_slow, *rng_fault;
-    gsl_rng *rng_link, *rng_loss;
     cl_noise_spec noise;
+    gsl_rng *rng_slow, *rng_fault;
+    gsl_rng *rng_link, *rng_loss;
     pairs    upp;                  /* links by destination */
     /* availability */
     double   down_since;
     uint32_t env_first, env_end;   /* its environment items */
 } __attribute__((aligned(64))) node;
 _Static_assert(offsetof(node, st) == 64 && offsetof(node, up_cap) == 160
-               && offsetof(node, upq_cap) == 192 && offsetof(node, seg_start) == 256
-               && sizeof(node) % 64 == 0, "node: the groups of its lines");
+               && offsetof(node, upq_n) == 192 && offsetof(node, seg_start) == 256
+               && offsetof(node, marks) == 320 && sizeof(node) % 64 == 0,
+               "node: the groups of its lines");
 
 /* One (process, node) pair of a slowdown or fault process. */
 typedef struct env_item {

@@ -365,14 +365,15 @@ static void upq_push(cl_cluster *c, int i, double up_end, double now)
         nd->upq_cap = UPQ_INLINE;
     }
     if (nd->upq_len == nd->upq_cap) {
-        size_t cap = nd->upq_cap < 4 ? 8 : 2 * nd->upq_cap;
+        if (nd->upq_cap > UINT32_MAX / 2)
+            sim_die_oom();
+        uint32_t cap = nd->upq_cap < 4 ? 8 : 2 * nd->upq_cap;
         double *q = malloc(cap * sizeof *q);
         if (!q)
             sim_die_oom();
-        for (size_t e = 0; e < nd->upq_len; e++)
+        for (uint32_t e = 0; e < nd->upq_len; e++)
             q[e] = nd->upq[(nd->upq_head + e) % nd->upq_cap];
         if (nd->upq != nd->upq_in)
-            if (nd->upq != nd->upq_in)
             free(nd->upq);
         nd->upq = q;
         nd->upq_head = 0;
