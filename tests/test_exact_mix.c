@@ -70,6 +70,33 @@ START_TEST(test_dpsgd_mixing_closed_form)
 }
 END_TEST
 
+/* Degrees above the mailbox's ALG_MBOX_INLINE (4) senders: the sender
+ * lists and, with two threads (the mix deferred into the next step's job,
+ * reading the kept payloads), the kept buffers and weights move to their
+ * own arrays mid-round; X = W^3 X0 either way (mutants mbox-from-copy,
+ * mbox-keep-w). */
+START_TEST(test_dpsgd_mixing_closed_form_high_degree)
+{
+    char json[2048];
+    snprintf(json, sizeof json, BASE(8, "") " \"topology\": {\"kind\": \"erdos_renyi\", \"p\": 0.8},"
+             " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.1}, \"stop\": {\"time_s\": 0.035}}");
+    for (int threads = 1; threads <= 2; threads++) {
+        run_result res;
+        run_options opt = { .algorithm = wrap("dpsgd", G_ZERO, 0.1), .init_params = spread_init,
+                            .threads = threads };
+        run_json(json, &opt, &res);
+        ck_assert_int_eq(res.status, RUN_OK);
+        assert_irregular(8);
+        size_t max_deg = 0;
+        for (int i = 0; i < 8; i++)
+            if (cap_off[i + 1] - cap_off[i] > max_deg)
+                max_deg = cap_off[i + 1] - cap_off[i];
+        ck_assert_msg(max_deg > 4, "degree %zu: the test cannot tell", max_deg);
+        ck_assert_int_eq(rounds_matching(8), 3);
+    }
+}
+END_TEST
+
 /* A learned topology (STL-FW): D-PSGD mixes with the learned W itself,
  * doubly stochastic and not Metropolis-Hastings on its support. */
 START_TEST(test_dpsgd_learned_mixing_closed_form)
@@ -230,6 +257,7 @@ int main(void)
     TCase *tc = tcase_create("exact_mix");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_dpsgd_mixing_closed_form);
+    tcase_add_test(tc, test_dpsgd_mixing_closed_form_high_degree);
     tcase_add_test(tc, test_dpsgd_learned_mixing_closed_form);
     tcase_add_test(tc, test_localsgd_gossip_mixing_closed_form);
     tcase_add_test(tc, test_adpsgd_keeps_mean);

@@ -221,7 +221,7 @@ int alg_nbr_missing(const alg_ctx *ctx, alg_nbr *nb, const alg_mbox *mb, uint64_
     for (int k = 0; k < row.deg; k++)
         live += !alg_nbr_excluded(ctx, nb, row.nbr[k], r);
     for (int k = 0; k < got; k++)
-        got_live += !alg_nbr_excluded(ctx, nb, s->from[k], r);
+        got_live += !alg_nbr_excluded(ctx, nb, alg_mbox_from(s)[k], r);
     return live - got_live;
 }
 
@@ -264,12 +264,55 @@ void alg_nbr_declared(alg_ctx *ctx, alg_nbr *nb, int peer, int failed, uint64_t 
 
 /* ---- mailboxes ---------------------------------------------------------- */
 
+/* The accumulator of a timing-only slot (len 0): never read or written. */
+static double no_acc[1];
+
+/* Senders slot s has room for. */
+static int cap_of(const alg_mbox_slot *s)
+{
+    return s->from_cap ? s->from_cap : ALG_MBOX_INLINE;
+}
+
+/* Keeping: the block's three arrays of cap_of(s) entries each: the held
+ * payloads, their weights and alg_mbox_mix's scratch (their data). */
+static cl_buf **kept(const alg_mbox_slot *s) { return s->keep; }
+static double *kept_w(const alg_mbox_slot *s)
+{
+    return (double *)((cl_buf **)s->keep + cap_of(s));
+}
+static const double **kept_x(const alg_mbox_slot *s)
+{
+    return (const double **)(kept_w(s) + cap_of(s));
+}
+
+/* A keeping slot's block for cap senders, holding what it held. */
+static void keep_alloc(alg_mbox_slot *s, int old_cap, int cap)
+{
+    char *b = malloc((size_t)cap * (sizeof(cl_buf *) + sizeof(double) + sizeof(double *)));
+    if (!b)
+        alg_out_of_memory();
+    cl_buf **h = (cl_buf **)b;
+    double *w = (double *)(h + cap);
+    if (s->keep && s->count > 0) {
+        cl_buf **oh = s->keep;
+        double *ow = (double *)(oh + old_cap);
+        memcpy(h, oh, (size_t)s->count * sizeof *h);
+        memcpy(w, ow, (size_t)s->count * sizeof *w);
+    }
+    free(s->keep);
+    s->keep = b;
+}
+
 static int slot_init(const alg_mbox *mb, alg_mbox_slot *s)
 {
     *s = (alg_mbox_slot){ .round = UINT64_MAX };
     if (mb->ctx)
+        return 0;   /* keeping: the block comes with the first model */
+    if (mb->len == 0) {
+        s->acc = no_acc;
         return 0;
-    s->acc = calloc(mb->len ? mb->len : 1, sizeof(double));
+    }
+    s->acc = calloc(mb->len, sizeof(double));
     return s->acc ? 0 : -1;
 }
 
@@ -277,9 +320,7 @@ int alg_mbox_init(alg_mbox *mb, size_t len)
 {
     mb->len = len;
     mb->n = 0;
-    mb->slots = calloc(2, sizeof *mb->slots);
-    if (!mb->slots)
-        return -1;
+    mb->slots = mb->inl;
     for (; mb->n < 2; mb->n++)
         if (slot_init(mb, &mb->slots[mb->n]) != 0)
             return -1;
@@ -292,13 +333,12 @@ void alg_mbox_fini(alg_mbox *mb)
         alg_mbox_slot *s = &mb->slots[k];
         if (mb->ctx && s->round != UINT64_MAX)
             alg_mbox_release(mb, s);
-        free(s->acc);
+        if (mb->ctx || s->acc != no_acc)
+            free(s->keep);   /* or acc: one member */
         free(s->from);
-        free(s->held);
-        free(s->w);
-        free(s->x);
     }
-    free(mb->slots);
+    if (mb->slots != mb->inl)
+        free(mb->slots);
     mb->slots = NULL;
     mb->n = 0;
 }
@@ -321,9 +361,13 @@ alg_mbox_slot *alg_mbox_slot_of(alg_mbox *mb, uint64_t r)
             free_slot = &mb->slots[k];
     }
     if (!free_slot) {
-        alg_mbox_slot *s = realloc(mb->slots, (size_t)(mb->n + 1) * sizeof *s);
+        /* the first two are inline: the array moves out of the mailbox */
+        alg_mbox_slot *s = mb->slots == mb->inl ? malloc((size_t)(mb->n + 1) * sizeof *s)
+                         : realloc(mb->slots, (size_t)(mb->n + 1) * sizeof *s);
         if (!s)
             alg_out_of_memory();
+        if (mb->slots == mb->inl)
+            memcpy(s, mb->inl, (size_t)mb->n * sizeof *s);
         mb->slots = s;
         free_slot = &mb->slots[mb->n++];
         if (slot_init(mb, free_slot) != 0)
@@ -335,10 +379,9 @@ alg_mbox_slot *alg_mbox_slot_of(alg_mbox *mb, uint64_t r)
 
 int alg_mbox_has(const alg_mbox_slot *s, int from)
 {
-    if (!s->from)
-        return 0;
+    const int *f = alg_mbox_from(s);
     for (int k = 0; k < s->count; k++)
-        if (s->from[k] == from)
+        if (f[k] == from)
             return 1;
     return 0;
 }
@@ -346,27 +389,21 @@ int alg_mbox_has(const alg_mbox_slot *s, int from)
 /* Room for one more sender in s. */
 static void grow(const alg_mbox *mb, alg_mbox_slot *s)
 {
-    if (s->count < s->from_cap)
+    if (mb->ctx && !s->keep)
+        keep_alloc(s, 0, cap_of(s));
+    int old = cap_of(s);
+    if (s->count < old)
         return;
-    int cap = s->from_cap ? 2 * s->from_cap : 4;
-    int *f = realloc(s->from, (size_t)cap * sizeof *f);
-    if (f)
-        s->from = f;
+    int cap = 2 * old;
+    int *f = s->from_cap ? realloc(s->from, (size_t)cap * sizeof *f)
+                         : malloc((size_t)cap * sizeof *f);
     if (!f)
         alg_out_of_memory();
-    if (mb->ctx) {
-        cl_buf **h = realloc(s->held, (size_t)cap * sizeof *h);
-        if (h)
-            s->held = h;
-        double *w = realloc(s->w, (size_t)cap * sizeof *w);
-        if (w)
-            s->w = w;
-        const double **x = realloc(s->x, (size_t)cap * sizeof *x);
-        if (x)
-            s->x = x;
-        if (!h || !w || !x)
-            alg_out_of_memory();
-    }
+    if (!s->from_cap)
+        memcpy(f, s->from_in, sizeof s->from_in);
+    s->from = f;
+    if (mb->ctx)
+        keep_alloc(s, old, cap);
     s->from_cap = cap;
 }
 
@@ -378,12 +415,12 @@ int alg_mbox_add(alg_mbox *mb, uint64_t r, int from, double w, cl_buf *b)
     grow(mb, s);
     if (mb->ctx) {
         cl_buf_ref(b);
-        s->held[s->count] = b;
-        s->w[s->count] = w;
-    } else {
+        kept(s)[s->count] = b;
+        kept_w(s)[s->count] = w;
+    } else if (mb->len > 0) {
         cblas_daxpy((int)mb->len, w, b->data, 1, s->acc, 1);
     }
-    s->from[s->count++] = from;
+    (s->from_cap ? s->from : s->from_in)[s->count++] = from;
     return 1;
 }
 
@@ -397,17 +434,19 @@ void alg_mbox_mix(const alg_ctx *ctx, alg_mbox *mb, alg_mbox_slot *s, int node, 
         s->round = UINT64_MAX;
         return;
     }
+    const double **x = s->keep ? kept_x(s) : NULL;
     for (int k = 0; k < s->count; k++)
-        s->x[k] = s->held[k]->data;
-    alg_mix_apply(ctx, node, own_w, own, s->count, s->x, s->w, s->from, g, g_div, copy_to);
+        x[k] = kept(s)[k]->data;
+    alg_mix_apply(ctx, node, own_w, own, s->count, x, s->keep ? kept_w(s) : NULL,
+                  alg_mbox_from(s), g, g_div, copy_to);
 }
 
 void alg_mbox_release(alg_mbox *mb, alg_mbox_slot *s)
 {
     if (mb->ctx)
         for (int k = 0; k < s->count; k++)
-            alg_buf_put(mb->ctx, s->held[k]);
-    else
+            alg_buf_put(mb->ctx, kept(s)[k]);
+    else if (mb->len > 0)
         memset(s->acc, 0, mb->len * sizeof(double));
     s->count = 0;
     s->round = UINT64_MAX;

@@ -63,27 +63,41 @@ void alg_nbr_digraph_free(topo_digraph *d);
  * added into the slot's accumulator as it arrives: w x, one cblas_daxpy)
  * or keeping (the slot keeps a reference to each payload buffer and its
  * weight, in arrival order, for alg_mix_apply at the round's end: no
- * accumulator, so no pass over memory before the mix).  Two slots are
- * allocated up front (a static graph never needs more); more are added
- * when neighbours run further ahead. */
+ * accumulator, so no pass over memory before the mix).  Two slots live
+ * inside the mailbox itself (a static graph never needs more), each with
+ * room for ALG_MBOX_INLINE senders, and the timing-only model (len 0) has
+ * no accumulator: a timing-only node's mailbox is a few cache lines of its
+ * protocol state, no allocation of its own.  More slots, and more senders,
+ * are allocated when neighbours run further ahead or degrees are larger.
+ * The mailbox must not move once initialised (it sits in a node's
+ * protocol state, which does not). */
+#define ALG_MBOX_INLINE 4
 typedef struct alg_mbox_slot {
     uint64_t round;     /* UINT64_MAX: free */
     int      count;     /* models received */
-    double  *acc;       /* summing: len doubles, sum of W_ij x_j; keeping: NULL */
-    int     *from;      /* the count senders, in arrival order (alg_mbox_add) */
-    int      from_cap;
-    cl_buf **held;      /* keeping: the count payloads, in arrival order */
-    double  *w;         /* keeping: their weights */
-    const double **x;   /* keeping: scratch for alg_mbox_mix (their data) */
+    int      from_cap;  /* 0: the senders are in from_in */
+    int     *from;      /* the senders past ALG_MBOX_INLINE (alg_mbox_from) */
+    union {
+        double *acc;    /* summing: len doubles, sum of W_ij x_j */
+        void   *keep;   /* keeping: one block, alg_mbox_mix's arrays */
+    };
+    int      from_in[ALG_MBOX_INLINE];
 } alg_mbox_slot;
 
+/* The count senders of s, in arrival order (alg_mbox_add). */
+static inline const int *alg_mbox_from(const alg_mbox_slot *s)
+{
+    return s->from_cap ? s->from : s->from_in;
+}
+
 typedef struct alg_mbox {
-    alg_mbox_slot *slots;
+    alg_mbox_slot *slots;   /* inl, until a third round is open at once */
     int            n;
     size_t         len;
     /* Set before alg_mbox_init to keep instead of sum (len must then be
      * ctx->P; the buffers go back through it).  NULL: summing. */
     alg_ctx       *ctx;
+    alg_mbox_slot  inl[2];
 } alg_mbox;
 
 int  alg_mbox_init(alg_mbox *mb, size_t len);   /* -1 when out of memory; keeps mb->ctx */

@@ -74,7 +74,8 @@ static int node_create(cl_cluster *c, const cl_config *cfg, int i)
     /* Streams are seeded independently, so one that is never drawn from
      * need not exist: constant noise draws nothing (a Mersenne Twister is
      * 5 KB, the bulk of a node at 10^5 nodes). */
-    if (nd->noise.dist != CL_NOISE_CONSTANT
+    nd->noisy = nd->noise.dist != CL_NOISE_CONSTANT;
+    if (nd->noisy
         && !(nd->rng_compute = sim_rng_stream_create(cfg->seed, (uint32_t)i, SIM_RNG_COMPUTE)))
         return -1;
     return 0;
@@ -99,7 +100,6 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
     c->eng = e;
     c->cb = cb;
     c->n = cfg->n_nodes;
-    c->free_slot = NO_SLOT;
     cl_pool_init(&c->pool, cfg->payload_doubles);
     /* 64-byte aligned (the layout of node, cl_internal.h); sizeof(node) is
      * a multiple of 64, as aligned_alloc wants of the size */
@@ -159,6 +159,7 @@ void cl_destroy(cl_cluster *c)
     free(c->slows);
     free(c->faults);
     free(c->slots);
+    free(c->free_stk);
     free(c->nodes);
     free(c);
 }
@@ -269,7 +270,7 @@ static void start_step(cl_cluster *c, int i)
     nd->want_step = 0;
     nd->step_started = sim_engine_now(c->eng);
     nd->work_left = nd->base_s * nd->scale * nd->work_scale
-                  * draw_noise(&nd->noise, nd->rng_compute);
+                  * (nd->noisy ? draw_noise(&nd->noise, nd->rng_compute) : 1.0);
     nd->work_total = nd->work_left;
     nd->next_mark = 0;
     schedule_segment(c, i);
@@ -285,7 +286,8 @@ void cl_start_step_marks(cl_cluster *c, int i, const double *fractions, int m)
     node *nd = &c->nodes[i];
     assert(m == 0 || (fractions && fractions[0] > 0 && fractions[m - 1] <= 1));
     assert(m == 0 || c->cb.on_step_mark);
-    nd->marks = m > 0 ? fractions : NULL;
+    if (m > 0)   /* read only while n_marks > 0 */
+        nd->marks = fractions;
     nd->n_marks = m;
     nd->work_scale = 1.0;
     start_step(c, i);
@@ -300,7 +302,6 @@ void cl_start_step_work(cl_cluster *c, int i, double scale)
 {
     node *nd = &c->nodes[i];
     assert(scale > 0);
-    nd->marks = NULL;
     nd->n_marks = 0;
     nd->work_scale = scale;
     start_step(c, i);
@@ -475,7 +476,6 @@ static void on_step_done(cl_cluster *c, int i, uint32_t ver)
     while (nd->next_mark < nd->n_marks)   /* marks at 1, or rounded past the end */
         if (!give_mark(c, i, ver))
             return;
-    nd->marks = NULL;
     nd->n_marks = 0;
     cl_i_account(c, i);
     nd->computing = 0;

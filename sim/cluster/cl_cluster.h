@@ -236,17 +236,19 @@ typedef struct cl_config {
 
 /* Per-node totals for nodes.csv. */
 typedef struct cl_node_stats {
+    /* the first 64 bytes: what every step and message updates (the
+     * cluster keeps them in one cache line of its node record) */
     uint64_t steps;
     double   compute_s;      /* seconds spent computing (finished steps and
                                 interrupted parts) */
     double   uplink_busy_s;  /* seconds the uplink spent serialising */
     double   bytes_sent, bytes_received;
     uint64_t msgs_sent, msgs_received;
+    double   network_s;      /* up, not computing, a transfer in its NICs */
     uint64_t msgs_lost;      /* sent by this node and never delivered */
     uint64_t msgs_retransmitted; /* transmissions after the first (each also
                                 in msgs_sent and bytes_sent) */
     uint64_t steps_lost;     /* steps interrupted and restarted */
-    double   network_s;      /* up, not computing, a transfer in its NICs */
     double   down_s;         /* seconds down */
 } cl_node_stats;
 

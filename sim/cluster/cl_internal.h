@@ -12,17 +12,24 @@
 #include <stddef.h>
 #include <gsl/gsl_rng.h>
 
+/* A message in flight.  Lines 0 and 1 (128 bytes) hold everything the
+ * FIFO path touches: a FIFO message is two cache lines, written from
+ * scratch when it is sent (slot_alloc clears only them) and read at its
+ * delivery.  Line 2 holds the fair discipline's own fields; under FIFO it
+ * is neither cleared nor read (cl_net.c guards every call into the fair
+ * code with c->nics).  The array is 64-byte aligned (slot_alloc). */
 typedef struct msg_slot {
+    /* line 0 */
     cl_msg   msg;
     double   up_start;    /* first bit left the sender */
     double   up_end;      /* last bit left the sender (fair: once known) */
+    /* line 1 */
     double   lat;         /* propagation delay of this message */
     double   rx_start;    /* first bit at the receiver */
-    double   bw;          /* its link's bandwidth */
+    double   mem;         /* bytes it holds (counted in cl_cluster.msg_mem) */
     union {
         struct {
             double rem, rate, t_last;   /* fair flow: bytes left at t_last, its rate */
-            double mm_rate;     /* fair: the rate a max-min solve is computing */
         };
         struct {   /* FIFO: booked in its receiver's downlink queue (in_dq) */
             double   rx_end;    /* its delivery: last bit through the downlink */
@@ -30,30 +37,35 @@ typedef struct msg_slot {
             uint32_t dq_prev, dq_next;   /* neighbours in that queue */
         };
     };
+    uint32_t cls;
+    uint16_t retries;     /* transmissions after the first */
+    uint8_t  live;
+    uint8_t  ev_pending;  /* an ARRIVE or DELIVER event refers to it */
+    uint8_t  rx_counted;  /* counted in the receiver's rx_active */
+    uint8_t  dead;        /* lost: dropped at its pending event */
+    uint8_t  lost;        /* lost on the wire: dropped at the receiver */
+    uint8_t  up_known;    /* up_end is final */
+    uint8_t  retry_wait;  /* dropped; a CL_EV_RETRY will send it again */
+    uint8_t  in_dq;       /* FIFO: in its receiver's downlink queue */
+    /* line 2: fair only */
+    double   bw;          /* fair: its link's bandwidth */
     double   rx_done;     /* zero-byte fair message: when received, or -1 */
-    uint32_t next_free;
+    double   mm_rate;     /* fair: the rate a max-min solve is computing */
+    double   tag;         /* fair: its end in psr's per-flow service */
     uint32_t next_up;     /* fair: next message of the same link */
     uint32_t pos[2];      /* fair flow: index in its uplink's / downlink's act */
     int32_t  owner, mm_owner; /* fair flow: the resource whose event ends it */
     uint32_t mm_stamp;    /* fair: solve marks */
     int32_t  psr;         /* fair: the uniform resource holding it, or -1 */
     uint32_t ps_ser;      /* fair: its entries in psr's heaps (cl_net_ps.c) */
-    double   tag;         /* fair: its end in psr's per-flow service */
-    uint32_t cls;
-    uint8_t  live;
-    uint8_t  ev_pending;  /* an ARRIVE or DELIVER event refers to it */
-    uint8_t  in_res[2];   /* a flow through its sender's uplink / receiver's downlink */
-    uint8_t  queued_up;   /* in its link's queue at a fair uplink */
+    uint8_t  in_res[2];   /* fair: a flow through its sender's uplink / receiver's downlink */
+    uint8_t  queued_up;   /* fair: in its link's queue at a fair uplink */
     uint8_t  mm_fixed;    /* fair: its rate is fixed in the solve in progress */
-    uint8_t  rx_counted;  /* counted in the receiver's rx_active */
-    uint8_t  dead;        /* lost: dropped at its pending event */
-    uint8_t  lost;        /* lost on the wire: dropped at the receiver */
-    uint8_t  up_known;    /* up_end is final */
-    uint8_t  retry_wait;  /* dropped; a CL_EV_RETRY will send it again */
-    uint16_t retries;     /* transmissions after the first */
-    uint8_t  in_dq;       /* FIFO: in its receiver's downlink queue */
-    double   mem;         /* bytes it holds (counted in cl_cluster.msg_mem) */
-} msg_slot;
+} __attribute__((aligned(64))) msg_slot;
+/* what a FIFO message touches, and slot_alloc clears under FIFO */
+#define SLOT_FIFO_BYTES offsetof(msg_slot, bw)
+_Static_assert(offsetof(msg_slot, lat) == 64 && SLOT_FIFO_BYTES == 128
+               && sizeof(msg_slot) % 64 == 0, "msg_slot: the FIFO fields in lines 0 and 1");
 
 /* One link (peer) at a node's uplink: in fair mode the messages of one
  * link pass the network one after the other (FIFO per link, sharing
@@ -90,64 +102,81 @@ typedef struct nic {
     uint8_t   uni;        /* uniform now (cl_net_ps.c) */
 } nic;
 
-/* Hot fields first: at 10^5 nodes and more the node array is far larger
- * than the last-level cache and nearly every event misses on its node, so
- * what the FIFO message path and the accounting touch (cl_i_account,
- * transmit, the downlink queue, the pending count) sits in the first 64
- * bytes, the uplink backlog and capacities in the next, then the
- * counters; the step's fields (once per step), the fair-mode and fault
- * fields and the streams after them.  The array is 64-byte aligned and a
- * node a whole number of lines (cl_create), so no hot group straddles two
- * lines. */
+#define UPQ_INLINE 2   /* last-bit times a node's uplink ring holds inline */
+
+/* Laid out by who touches it: at 10^5 nodes and more the node array is
+ * far larger than the last-level cache and nearly every event misses on
+ * its node, so each kind of touch should cost one line.  Line 0 holds
+ * what a message's receiver needs (booking in its downlink queue, the
+ * delivery, the lazy arrival count, the accounting, the pending count),
+ * so a neighbour's send and a delivery touch line 0 and, for the
+ * delivery, the counters; line 1 holds the counters every step and
+ * message writes (cl_node_stats's first 64 bytes); line 2 the rest of the
+ * counters and the uplink; lines 3-4 the step in progress (a step
+ * without marks or noise touches nothing after them); the marks, the
+ * noise parameters, the other streams, link and availability fields after
+ * them.  The array is 64-byte aligned and a node a whole number of lines
+ * (cl_create), so no group straddles two lines. */
 typedef struct node {
-    /* line 0: every event and message */
-    uint64_t pending;    /* its own scheduled events (target = node) */
-    double   acct_t;     /* time accounting (compute / network / idle / down) */
-    double   up_free;    /* FIFO: when the uplink is free */
+    /* line 0: the receiver's side and every event's dispatch */
+    uint32_t pending;    /* its own scheduled events (target = node) */
+    int      n_down;     /* fault processes holding it down */
+    int      computing;
+    int      rx_active;  /* transfers in the downlink stage */
     /* FIFO downlink: the messages booked and not yet delivered, in the
      * order their first bits arrive (rx_start, then tseq); dq_cnt is the
      * first of them not yet counted in rx_active (their arrivals are
      * counted lazily, at the next accounting at or after rx_start);
      * dq_base is when the downlink was last free of them */
-    double   dq_base;
     uint32_t dq_head, dq_tail, dq_cnt;
-    int      n_down;     /* fault processes holding it down */
-    int      computing;
-    int      rx_active;  /* transfers in the downlink stage */
-    double   up_cap;
-    /* line 1: the uplink backlog: messages whose last bit has not left
-     * (FIFO: a ring of their last-bit times, released lazily; fair:
-     * counted at entry and exit of the uplink stage) */
-    double   down_cap;
-    double  *upq;
-    size_t   upq_head, upq_len, upq_cap;
-    uint64_t upq_n;
-    gsl_rng *rng_link, *rng_loss;
-    /* lines 2-3: the counters */
-    cl_node_stats st;
-    /* the step in progress: work left (seconds at factor 1) since seg_start */
-    int      paused, want_step;
     uint32_t step_ver;
+    double   acct_t;     /* time accounting (compute / network / idle / down) */
+    double   dq_base;
+    double   down_cap;
+    double   up_free;    /* FIFO: when the uplink is free */
+    /* lines 1-2: the counters, the hot ones in line 1 */
+    cl_node_stats st;
+    /* line 2: the uplink backlog: messages whose last bit has not left
+     * (FIFO: a ring of their last-bit times, released lazily, in upq_in
+     * while it holds at most UPQ_INLINE; fair: counted at entry and exit
+     * of the uplink stage) */
+    double   up_cap;
+    double  *upq;
+    uint32_t upq_head, upq_len, upq_cap;
+    /* line 3: the step in progress: work left (seconds at factor 1) since
+     * seg_start */
+    uint64_t upq_n;
+    double   upq_in[UPQ_INLINE];
+    int      paused, want_step;
     int      seg_pending;   /* the STEP_DONE of step_ver may still be queued */
-    double   step_started, seg_start, seg_len, work_left;
+    int      n_marks, next_mark;
+    int      noisy;      /* noise.dist is not constant (noise is read only then) */
+    double   step_started;
+    gsl_rng *rng_compute;
+    /* line 4 */
+    double   seg_start, seg_len, work_left;
     double   factor;     /* current slowdown factor */
     double   base_s;
     double   scale;      /* work of a step per base_s (its batch over the base batch) */
     double   work_scale;   /* the step's work in steps of base_s (1; cl_start_step_work) */
-    /* progress marks of the step in progress (borrowed from the caller):
-     * mark k falls when marks[k] of the step's work_total is done */
-    const double *marks;
-    int      n_marks, next_mark;
     double   work_total;
-    gsl_rng *rng_compute, *rng_slow, *rng_fault;
+    /* line 5: progress marks of the step in progress (borrowed from the
+     * caller; read only while n_marks > 0, so a step without marks does
+     * not write it): mark k falls when marks[k] of the step's work_total
+     * is done */
+    const double *marks;
     cl_noise_spec noise;
+    gsl_rng *rng_slow, *rng_fault;
+    gsl_rng *rng_link, *rng_loss;
     pairs    upp;                  /* links by destination */
     /* availability */
     double   down_since;
     uint32_t env_first, env_end;   /* its environment items */
 } __attribute__((aligned(64))) node;
-_Static_assert(offsetof(node, down_cap) == 64 && offsetof(node, st) == 128
-               && sizeof(node) % 64 == 0, "node: hot fields in lines 0 and 1");
+_Static_assert(offsetof(node, st) == 64 && offsetof(node, up_cap) == 160
+               && offsetof(node, upq_n) == 192 && offsetof(node, seg_start) == 256
+               && offsetof(node, marks) == 320 && sizeof(node) % 64 == 0,
+               "node: the groups of its lines");
 
 /* One (process, node) pair of a slowdown or fault process. */
 typedef struct env_item {
@@ -169,7 +198,8 @@ struct cl_cluster {
     cl_pool       pool;
     cl_pool       len_pools[CL_LEN_POOLS];   /* cl_buf_get_len's, capacity 0 unused */
     msg_slot     *slots;
-    uint32_t      n_slots, free_slot;
+    uint32_t      n_slots, n_free;
+    uint32_t     *free_stk;       /* the free slots, last freed on top */
     uint64_t      pending, in_flight, total_steps;
     cl_slowdown  *slows;
     cl_fault     *faults;

@@ -84,7 +84,8 @@ void cl_i_net_fini(cl_cluster *c)
     for (int i = 0; i < c->n; i++) {
         node *nd = &c->nodes[i];
         free(nd->upp.p);
-        free(nd->upq);
+        if (nd->upq != nd->upq_in)
+            free(nd->upq);
         gsl_rng_free(nd->rng_link);
         gsl_rng_free(nd->rng_loss);
     }
@@ -149,13 +150,38 @@ pairq *cl_i_pair_get(pairs *ps, int peer)
     return &ps->p[lo];
 }
 
+/* A slot as a fresh message finds it: under FIFO only its first two
+ * lines, the only ones the FIFO path reads (msg_slot). */
+static void slot_clear(const cl_cluster *c, msg_slot *s)
+{
+    if (!c->nics) {
+        memset(s, 0, SLOT_FIFO_BYTES);
+        return;
+    }
+    memset(s, 0, sizeof *s);
+    s->rx_done = -1;
+    s->next_up = NO_SLOT;
+    s->owner = -1;
+}
+
+/* The free slots are a stack of indices beside the slots, not a list
+ * through them: taking one reads no cold slot (the stack's top is in
+ * cache), and the order is the list's (last freed, first reused; a new
+ * batch in increasing order). */
 static uint32_t slot_alloc(cl_cluster *c)
 {
-    if (c->free_slot == NO_SLOT) {
+    if (c->n_free == 0) {
         uint32_t old = c->n_slots, grow = old ? old : 64;
-        msg_slot *s = realloc(c->slots, (size_t)(old + grow) * sizeof *s);
-        if (!s)
+        /* 64-byte aligned (msg_slot's lines), which realloc cannot promise:
+         * a new array and a copy, O(1) a slot with doubling */
+        msg_slot *s = aligned_alloc(64, (size_t)(old + grow) * sizeof *s);
+        uint32_t *stk = realloc(c->free_stk, (size_t)(old + grow) * sizeof *stk);
+        if (!s || !stk)
             sim_die_oom();
+        c->free_stk = stk;
+        if (old)
+            memcpy(s, c->slots, (size_t)old * sizeof *s);
+        free(c->slots);
         /* each slot's FIFO delivery has an engine target of its own, so
          * that it can be moved (slots and targets grow together) */
         uint32_t t = sim_engine_add_targets(c->eng, grow);
@@ -166,20 +192,15 @@ static uint32_t slot_alloc(cl_cluster *c)
         assert(t == c->slot_target0 + old);
         c->slots = s;
         c->n_slots = old + grow;
-        /* chain the new slots in increasing order so reuse is deterministic */
-        for (uint32_t k = old; k < old + grow; k++) {
-            memset(&s[k], 0, sizeof s[k]);
-            s[k].next_free = (k + 1 < old + grow) ? k + 1 : NO_SLOT;
-        }
-        c->free_slot = old;
+        memset(&s[old], 0, (size_t)grow * sizeof *s);
+        /* reused in increasing order, so reuse is deterministic */
+        for (uint32_t k = old + grow; k-- > old;)
+            stk[c->n_free++] = k;
     }
-    uint32_t k = c->free_slot;
-    c->free_slot = c->slots[k].next_free;
-    memset(&c->slots[k], 0, sizeof c->slots[k]);
-    c->slots[k].live = 1;
-    c->slots[k].rx_done = -1;
-    c->slots[k].next_up = NO_SLOT;
-    c->slots[k].owner = -1;
+    uint32_t k = c->free_stk[--c->n_free];
+    msg_slot *s = &c->slots[k];
+    slot_clear(c, s);
+    s->live = 1;
     return k;
 }
 
@@ -190,8 +211,7 @@ static void slot_free(cl_cluster *c, uint32_t k)
         c->msg_mem = 0;
     c->slots[k].live = 0;
     c->slots[k].msg.payload = NULL;
-    c->slots[k].next_free = c->free_slot;
-    c->free_slot = k;
+    c->free_stk[c->n_free++] = k;
 }
 
 static double min2(double a, double b) { return a < b ? a : b; }
@@ -226,7 +246,8 @@ static double rto(const cl_cluster *c, unsigned retries)
 void cl_i_drop(cl_cluster *c, uint32_t k)
 {
     msg_slot *s = &c->slots[k];
-    cl_i_fair_leave(c, k);
+    if (c->nics)
+        cl_i_fair_leave(c, k);
     if (s->rx_counted) {
         cl_i_account(c, s->msg.to);
         c->nodes[s->msg.to].rx_active--;
@@ -339,14 +360,21 @@ static void upq_push(cl_cluster *c, int i, double up_end, double now)
     upq_release(c, i, now);
     if (up_end <= now)   /* gone already (nothing to send) */
         return;
+    if (nd->upq_cap == 0) {   /* the first UPQ_INLINE in the node itself (which never moves) */
+        nd->upq = nd->upq_in;
+        nd->upq_cap = UPQ_INLINE;
+    }
     if (nd->upq_len == nd->upq_cap) {
-        size_t cap = nd->upq_cap ? 2 * nd->upq_cap : 8;
+        if (nd->upq_cap > UINT32_MAX / 2)
+            sim_die_oom();
+        uint32_t cap = nd->upq_cap < 4 ? 8 : 2 * nd->upq_cap;
         double *q = malloc(cap * sizeof *q);
         if (!q)
             sim_die_oom();
-        for (size_t e = 0; e < nd->upq_len; e++)
+        for (uint32_t e = 0; e < nd->upq_len; e++)
             q[e] = nd->upq[(nd->upq_head + e) % nd->upq_cap];
-        free(nd->upq);
+        if (nd->upq != nd->upq_in)
+            free(nd->upq);
         nd->upq = q;
         nd->upq_head = 0;
         nd->upq_cap = cap;
@@ -448,14 +476,16 @@ static void transmit(cl_cluster *c, uint32_t k)
     node *src = &c->nodes[from];
     s->cls = class_of(c, from, to);
     const cl_link_class *cls = &c->classes[s->cls];
-    s->bw = cls->bandwidth_Bps;
+    double bw = cls->bandwidth_Bps;
+    if (c->nics)
+        s->bw = bw;
     if (cls->loss > 0 && gsl_rng_uniform(src->rng_loss) < cls->loss)
         s->lost = 1;
     src->st.bytes_sent += bytes;
     src->st.msgs_sent++;
 
     if (c->cfg.discipline == CL_NIC_FIFO || bytes <= 0) {
-        double ser = bytes / min2(src->up_cap, s->bw);
+        double ser = bytes / min2(src->up_cap, bw);
         double up_start = src->up_free > now ? src->up_free : now;
         if (c->cfg.discipline != CL_NIC_FIFO)
             up_start = now;
@@ -492,7 +522,7 @@ void cl_i_on_arrive(cl_cluster *c, uint32_t k)
     }
     if (s->lost) {
         /* lost on the wire: gone once its last bit has left the sender */
-        if (!s->queued_up)
+        if (!c->nics || !s->queued_up)
             cl_i_drop(c, k);
         return;
     }
@@ -556,14 +586,11 @@ void cl_i_on_retry(cl_cluster *c, uint32_t k)
     cl_msg m = s->msg;
     uint16_t retries = (uint16_t)(s->retries + 1);
     double mem = s->mem;
-    memset(s, 0, sizeof *s);
+    slot_clear(c, s);
     s->msg = m;
     s->mem = mem;
     s->retries = retries;
     s->live = 1;
-    s->rx_done = -1;
-    s->next_up = NO_SLOT;
-    s->owner = -1;
     src->st.msgs_retransmitted++;
     transmit(c, k);
 }
@@ -600,8 +627,10 @@ void cl_i_net_node_down(cl_cluster *c, int i)
             continue;
         if (s->in_dq && !(s->rx_start < now || (s->rx_start == now && s->tseq < c->cur_seq)))
             cl_i_dq_unbook(c, k);   /* dropped where its first bit arrives, as before booking */
-        if (s->ev_pending)
-            cl_i_fair_leave(c, k);   /* dropped at its event */
+        if (s->ev_pending) {
+            if (c->nics)
+                cl_i_fair_leave(c, k);   /* dropped at its event */
+        }
         else
             cl_i_drop(c, k);
     }

@@ -26,10 +26,10 @@ static double min2(double a, double b) { return a < b ? a : b; }
 
 /* Its delivery after its predecessor in the queue frees the downlink at
  * prev: cut-through, never before its last bit can have arrived. */
-static double dq_rx_end(const node *nd, const msg_slot *s, double prev)
+static double dq_rx_end(const cl_cluster *c, const node *nd, const msg_slot *s, double prev)
 {
     double start = prev > s->rx_start ? prev : s->rx_start;
-    double rx_end = start + s->msg.bytes / min2(nd->down_cap, s->bw);
+    double rx_end = start + s->msg.bytes / min2(nd->down_cap, c->classes[s->cls].bandwidth_Bps);
     double last_bit = s->up_end + s->lat;
     return rx_end < last_bit ? last_bit : rx_end;
 }
@@ -64,7 +64,7 @@ static void dq_reflow(cl_cluster *c, const node *nd, uint32_t m, double prev)
 {
     while (m != NO_SLOT) {
         msg_slot *s = &c->slots[m];
-        double e = dq_rx_end(nd, s, prev);
+        double e = dq_rx_end(c, nd, s, prev);
         if (e == s->rx_end)
             return;
         s->rx_end = e;
@@ -105,7 +105,7 @@ void cl_i_dq_insert(cl_cluster *c, uint32_t k)
     /* the counted ones are a prefix of the queue */
     if (!s->rx_counted && (p == NO_SLOT || c->slots[p].rx_counted))
         nd->dq_cnt = k;
-    s->rx_end = dq_rx_end(nd, s, p == NO_SLOT ? nd->dq_base : c->slots[p].rx_end);
+    s->rx_end = dq_rx_end(c, nd, s, p == NO_SLOT ? nd->dq_base : c->slots[p].rx_end);
     dq_schedule(c, k);
     dq_reflow(c, nd, nx, s->rx_end);
 }
