@@ -222,6 +222,9 @@ typedef struct cl_config {
     /* fair: 1 places every start and end by the general max-min solve
      * (no uniform resources; the same rates, for tests that compare) */
     int      fair_general_only;
+    /* fair: 1 fills every region through the heap, never by scanning a
+     * small region (the same rates bit for bit, for tests that compare) */
+    int      fair_heap_only;
     /* time-varying slowdowns and availability (copied; points borrowed) */
     const cl_slowdown *slowdowns;
     size_t   n_slowdowns;

@@ -20,9 +20,9 @@ typedef struct mm_ent {
  * fill: S the region to solve, D the resources whose completion event may
  * have moved. */
 typedef struct cl_mm {
-    uint32_t *S, *B, *F, *X, *D, *done;
-    size_t    nS, nB, nF, nX, nD, ndone;
-    size_t    capS, capB, capF, capX, capD, capdone;
+    uint32_t *S, *B, *F, *X, *D, *done, *C;   /* C: the region's flows whose cap can bind */
+    size_t    nS, nB, nF, nX, nD, ndone, nC;
+    size_t    capS, capB, capF, capX, capD, capdone, capC;
     mm_ent   *h;
     size_t    nh, caph;
     uint32_t  epoch;      /* stamps: region, boundary, flows, expansion */
@@ -50,7 +50,15 @@ typedef struct cl_ps {
     uint32_t nth, cth, nlh, clh;
 } cl_ps;
 
-void cl_i_push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v);
+/* Makes room for need entries in *a (capacity *cap), doubling. */
+void cl_i_grow_u32(uint32_t **a, size_t *cap, size_t need);
+
+static inline void cl_i_push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
+{
+    if (*n == *cap)
+        cl_i_grow_u32(a, cap, *n + 1);
+    (*a)[(*n)++] = v;
+}
 
 static inline double cl_i_res_cap(const cl_cluster *c, uint32_t r)
 {

@@ -95,6 +95,7 @@ typedef struct nic {
     uint32_t  cnt, hver;  /* solve: unfixed flows, heap entry version */
     uint32_t  frozen;     /* solve: its flows outside the region */
     double    rem;        /* solve: capacity not yet given out */
+    double    share;      /* solve (small regions): its current fair share */
     double    max_frozen; /* solve: largest rate of its flows outside the region */
     double    sched_t;    /* time of its pending completion event, or INFINITY */
     double    busy_since; /* uplink: when its flows last went from 0 to 1 */

@@ -70,6 +70,7 @@ void cl_i_fair_fini(cl_cluster *c)
         free(c->mm->D);
         free(c->mm->done);
         free(c->mm->h);
+        free(c->mm->C);
     }
     free(c->nics);
     free(c->mm);

@@ -32,17 +32,16 @@
 
 #define VER_MASK 0x7fffffffu
 
-void cl_i_push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
+void cl_i_grow_u32(uint32_t **a, size_t *cap, size_t need)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? 2 * *cap : 16;
-        uint32_t *p = realloc(*a, nc * sizeof *p);
-        if (!p)
-            sim_die_oom();
-        *a = p;
-        *cap = nc;
-    }
-    (*a)[(*n)++] = v;
+    size_t nc = *cap ? 2 * *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    uint32_t *p = realloc(*a, nc * sizeof *p);
+    if (!p)
+        sim_die_oom();
+    *a = p;
+    *cap = nc;
 }
 
 /* ---- the progressive filling heap: (share, id), smallest first ---- */
@@ -135,11 +134,25 @@ void cl_i_mm_mark_dirty(cl_cluster *c, int32_t r)
     cl_i_push_u32(&m->D, &m->nD, &m->capD, (uint32_t)r);
 }
 
+/* A region with at most SCAN_MAX resources and binding caps is filled
+ * by scanning them for the smallest share (each resource's current share
+ * in nic.share); larger ones through the heap of (share, id), whose valid
+ * entries are exactly those current shares: both take the same minimum
+ * under the same order at every step, so the rates are the same bits
+ * (cl_config.fair_heap_only forces the heap, for a test that compares). */
+#define SCAN_MAX 12
+
+/* The share of resource q after it gave out part of its capacity. */
+static inline double share_of(const nic *q)
+{
+    return q->rem > 0 ? q->rem / q->cnt : 0;
+}
+
 /* Fixes flow k at rate x, owned by resource owner; its resources other
  * than skip (the one being saturated) give out x. */
-static void fix_flow(cl_cluster *c, uint32_t k, double x, int32_t owner, uint32_t skip)
+static void fix_flow(cl_cluster *c, uint32_t k, double x, int32_t owner, uint32_t skip,
+                     int scan)
 {
-    cl_mm *m = c->mm;
     msg_slot *s = &c->slots[k];
     s->mm_fixed = 1;
     s->mm_rate = x;
@@ -152,8 +165,45 @@ static void fix_flow(cl_cluster *c, uint32_t k, double x, int32_t owner, uint32_
             continue;
         nic *q = &c->nics[r];
         q->rem -= x;
-        if (--q->cnt > 0)
-            heap_push(m, q->rem > 0 ? q->rem / q->cnt : 0, r, ++q->hver);
+        if (--q->cnt > 0) {
+            if (scan)
+                q->share = share_of(q);
+            else
+                heap_push(c->mm, share_of(q), r, ++q->hver);
+        }
+    }
+}
+
+/* Resource r saturates at level x: every unfixed flow of the region
+ * through it is fixed at x. */
+static void saturate(cl_cluster *c, uint32_t r, double x, uint32_t ep, size_t *unfixed,
+                     int scan)
+{
+    nic *q = &c->nics[r];
+    for (uint32_t f = 0; f < q->n_act && q->cnt > 0; f++) {
+        uint32_t k = q->act[f];
+        if (c->slots[k].mm_stamp != ep || c->slots[k].mm_fixed)
+            continue;
+        q->cnt--;
+        q->rem -= x;
+        fix_flow(c, k, x, (int32_t)r, r, scan);
+        (*unfixed)--;
+    }
+    q->cnt = 0;
+}
+
+/* The least (share, id) of the resources of list l with flows left to
+ * fix; *id stays UINT32_MAX when there is none. */
+static inline void scan_min(const cl_cluster *c, const uint32_t *l, size_t n, double *best,
+                            uint32_t *id)
+{
+    for (size_t a = 0; a < n; a++) {
+        const nic *q = &c->nics[l[a]];
+        if (q->cnt > 0
+            && (*id == UINT32_MAX || q->share < *best || (q->share == *best && l[a] < *id))) {
+            *best = q->share;
+            *id = l[a];
+        }
     }
 }
 
@@ -162,50 +212,76 @@ static void fix_flow(cl_cluster *c, uint32_t k, double x, int32_t owner, uint32_
 static int solve_region(cl_cluster *c)
 {
     cl_mm *m = c->mm;
+    nic *nics = c->nics;
+    msg_slot *sl = c->slots;
     uint32_t ep = next_epoch(c), n2 = 2 * (uint32_t)c->n;
     /* the flows through the region, and the resources they also cross */
-    m->nF = m->nB = m->nh = m->nX = 0;
-    for (size_t a = 0; a < m->nS; a++)
-        c->nics[m->S[a]].s_stamp = ep;
+    m->nF = m->nB = m->nh = m->nX = m->nC = 0;
+    size_t tot = 0;
     for (size_t a = 0; a < m->nS; a++) {
-        nic *q = &c->nics[m->S[a]];
+        nics[m->S[a]].s_stamp = ep;
+        tot += nics[m->S[a]].n_act;
+    }
+    if (m->capF < tot)
+        cl_i_grow_u32(&m->F, &m->capF, tot);
+    for (size_t a = 0; a < m->nS; a++) {
+        const nic *q = &nics[m->S[a]];
         for (uint32_t f = 0; f < q->n_act; f++) {
             uint32_t k = q->act[f];
-            if (c->slots[k].mm_stamp != ep) {
-                c->slots[k].mm_stamp = ep;
-                c->slots[k].mm_fixed = 0;
-                cl_i_push_u32(&m->F, &m->nF, &m->capF, k);
+            if (sl[k].mm_stamp != ep) {
+                sl[k].mm_stamp = ep;
+                sl[k].mm_fixed = 0;
+                m->F[m->nF++] = k;
             }
         }
     }
-    for (size_t a = 0; a < m->nF; a++)
+    /* a flow crosses a resource of S, so at most one other each */
+    if (m->capB < m->nF)
+        cl_i_grow_u32(&m->B, &m->capB, m->nF);
+    if (m->capC < m->nF)
+        cl_i_grow_u32(&m->C, &m->capC, m->nF);
+    for (size_t a = 0; a < m->nF; a++) {
+        uint32_t k = m->F[a];
+        const msg_slot *s = &sl[k];
+        double room = INFINITY;
         for (int d = 0; d < 2; d++) {
-            if (!c->slots[m->F[a]].in_res[d])
+            if (!s->in_res[d])
                 continue;
-            uint32_t r = cl_i_flow_res(c, m->F[a], d);
-            nic *q = &c->nics[r];
+            uint32_t r = cl_i_flow_res(c, k, d);
+            nic *q = &nics[r];
             if (q->s_stamp != ep && q->b_stamp != ep) {
                 if (q->uni)   /* a flow of it is no longer alone here */
                     cl_i_ps_materialize(c, r);
                 q->b_stamp = ep;
-                cl_i_push_u32(&m->B, &m->nB, &m->capB, r);
+                m->B[m->nB++] = r;
             }
+            double cap = cl_i_res_cap(c, r);
+            if (cap < room)
+                room = cap;
         }
+        if (s->bw < room)   /* a cap that can bind */
+            m->C[m->nC++] = k;
+    }
+    int scan = m->nS + m->nB + m->nC <= SCAN_MAX && !c->cfg.fair_heap_only;
     for (size_t a = 0; a < m->nS; a++) {
-        nic *q = &c->nics[m->S[a]];
+        nic *q = &nics[m->S[a]];
         q->rem = cl_i_res_cap(c, m->S[a]);
         q->cnt = q->n_act;
         q->max_frozen = 0;
-        if (q->cnt > 0)
-            heap_push(m, q->rem / q->cnt, m->S[a], ++q->hver);
+        if (q->cnt > 0) {
+            if (scan)
+                q->share = q->rem / q->cnt;
+            else
+                heap_push(m, q->rem / q->cnt, m->S[a], ++q->hver);
+        }
     }
     for (size_t a = 0; a < m->nB; a++) {
         uint32_t r = m->B[a];
-        nic *q = &c->nics[r];
+        nic *q = &nics[r];
         double used = 0, mx = 0;
         uint32_t cnt = 0;
         for (uint32_t f = 0; f < q->n_act; f++) {
-            const msg_slot *s = &c->slots[q->act[f]];
+            const msg_slot *s = &sl[q->act[f]];
             if (s->mm_stamp == ep) {
                 cnt++;
             } else {
@@ -222,61 +298,68 @@ static int solve_region(cl_cluster *c)
             q->x_stamp = ep;
             cl_i_push_u32(&m->X, &m->nX, &m->capX, r);
         }
-        heap_push(m, q->rem > 0 ? q->rem / cnt : 0, r, ++q->hver);
+        if (scan)
+            q->share = share_of(q);
+        else
+            heap_push(m, share_of(q), r, ++q->hver);
     }
     if (m->nX > 0)
         return 1;
-    for (size_t a = 0; a < m->nF; a++) {   /* caps that can bind */
-        const msg_slot *s = &c->slots[m->F[a]];
-        double room = cl_i_res_cap(c, cl_i_flow_res(c, m->F[a], 0));
-        if (s->in_res[1] && cl_i_res_cap(c, cl_i_flow_res(c, m->F[a], 1)) < room)
-            room = cl_i_res_cap(c, cl_i_flow_res(c, m->F[a], 1));
-        if (s->bw < room)
-            heap_push(m, s->bw, n2 + m->F[a], 0);
-    }
+    if (!scan)
+        for (size_t a = 0; a < m->nC; a++)
+            heap_push(m, sl[m->C[a]].bw, n2 + m->C[a], 0);
     /* raise the level: the smallest share saturates its resource next;
      * the level never goes down, so rounding cannot give a rate of 0 */
     double level = 0;
     size_t unfixed = m->nF;
-    while (unfixed > 0 && m->nh > 0) {
-        mm_ent e = heap_pop(m);
-        double x = e.share > level ? e.share : level;
-        if (e.id >= n2) {   /* a flow's cap */
-            uint32_t k = e.id - n2;
-            if (c->slots[k].mm_fixed)
+    while (unfixed > 0) {
+        double share = 0;
+        uint32_t id = UINT32_MAX;
+        if (scan) {
+            scan_min(c, m->S, m->nS, &share, &id);
+            scan_min(c, m->B, m->nB, &share, &id);
+            for (size_t a = 0; a < m->nC; a++) {
+                uint32_t k = m->C[a], cid = n2 + k;
+                if (!sl[k].mm_fixed
+                    && (id == UINT32_MAX || sl[k].bw < share || (sl[k].bw == share && cid < id))) {
+                    share = sl[k].bw;
+                    id = cid;
+                }
+            }
+            if (id == UINT32_MAX)
+                break;
+        } else {
+            if (m->nh == 0)
+                break;
+            mm_ent e = heap_pop(m);
+            if (e.id < n2 && (e.ver != nics[e.id].hver || nics[e.id].cnt == 0))
                 continue;
-            level = x;
-            fix_flow(c, k, c->slots[k].bw, (int32_t)(2 * (uint32_t)c->slots[k].msg.from),
-                     UINT32_MAX);
-            unfixed--;
-            continue;
+            if (e.id >= n2 && sl[e.id - n2].mm_fixed)
+                continue;
+            share = e.share;
+            id = e.id;
         }
-        nic *q = &c->nics[e.id];
-        if (e.ver != q->hver || q->cnt == 0)
-            continue;
+        double x = share > level ? share : level;
         level = x;
-        for (uint32_t f = 0; f < q->n_act && q->cnt > 0; f++) {
-            uint32_t k = q->act[f];
-            if (c->slots[k].mm_stamp != ep || c->slots[k].mm_fixed)
-                continue;
-            q->cnt--;
-            q->rem -= x;
-            fix_flow(c, k, x, (int32_t)e.id, e.id);
+        if (id >= n2) {   /* a flow's cap */
+            uint32_t k = id - n2;
+            fix_flow(c, k, sl[k].bw, (int32_t)(2 * (uint32_t)sl[k].msg.from), UINT32_MAX, scan);
             unfixed--;
+        } else {
+            saturate(c, id, x, ep, &unfixed, scan);
         }
-        q->cnt = 0;
     }
     assert(unfixed == 0);
     /* an outside resource joins when a flow of the region changed its
      * rate there, or is held there below a frozen flow (one without
      * frozen flows is solved exactly as if it were in S already) */
     for (size_t a = 0; a < m->nF; a++) {
-        const msg_slot *s = &c->slots[m->F[a]];
+        const msg_slot *s = &sl[m->F[a]];
         for (int d = 0; d < 2; d++) {
             if (!s->in_res[d])
                 continue;
             uint32_t r = cl_i_flow_res(c, m->F[a], d);
-            nic *q = &c->nics[r];
+            nic *q = &nics[r];
             if (q->b_stamp != ep || q->x_stamp == ep || q->frozen == 0)
                 continue;
             if (s->mm_rate != s->rate
