@@ -18,7 +18,10 @@
  * (getrusage) and wall time; each cell is the median of RUNS runs.  Both
  * compute the same loss on the same rows, checked once before timing.
  * Output is a markdown table on stdout.  It measures single steps, not
- * the simulator around them.
+ * the simulator around them.  Arguments (optional): KIND [BATCH], the
+ * cells of that model ("softmax" or "mlp") only, of that batch only, to
+ * interleave one cell with whole runs (bench/RESULTS.md: the D-PSGD round
+ * against B+).
  */
 #include "mdl.h"
 #include "mdl_optim.h"
@@ -157,8 +160,14 @@ typedef struct cell {
     size_t batch, iters;
 } cell;
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *only = argc > 1 ? argv[1] : NULL;
+    const size_t only_batch = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 0;
+    if (only && strcmp(only, "mlp") != 0 && strcmp(only, "softmax") != 0) {
+        fprintf(stderr, "usage: bench_models [mlp|softmax [BATCH]]\n");
+        return 2;
+    }
     static const cell cells[] = {
         { "softmax 784x10", 0, 32, 4000 }, { "softmax 784x10", 0, 128, 1000 },
         { "MLP 784-100-10", 1, 32, 1000 }, { "MLP 784-100-10", 1, 128, 250 },
@@ -193,6 +202,9 @@ int main(void)
 
     for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
         const cell *ce = &cells[c];
+        if ((only && ce->mlp != (strcmp(only, "mlp") == 0))
+            || (only_batch && ce->batch != only_batch))
+            continue;
         mdl_arch a = { .d = D, .n_classes = C, .n_hidden = ce->mlp ? 1 : 0, .hidden = { H },
                        .act = MDL_ACT_RELU };
         mdl_model *m = mdl_create_arch(ce->mlp ? &mdl_mlp : &mdl_softmax, &a, L2, ce->batch);

@@ -131,15 +131,23 @@ void mdl_init_params(const mdl_model *m, double *params, gsl_rng *rng)
     m->type->init(m, params, rng);
 }
 
+/* Rows asked for ahead of their copy (a random row of a large set is a
+ * memory access away). */
+#define GATHER_AHEAD 4
+
 /* Copies the rows idx[0 .. n-1] of ds (rows first .. first+n-1 when idx
  * is NULL), as doubles, and their labels or targets into the workspace. */
 static void gather(mdl_model *m, const mdl_dataset *ds, const size_t *idx, size_t first,
                    size_t n)
 {
     const size_t d = m->d;
+    for (size_t i = 0; i < n && i < GATHER_AHEAD; i++)
+        mdl_dataset_prefetch_row(ds, idx ? idx[i] : first + i);
     for (size_t i = 0; i < n; i++) {
         const size_t r = idx ? idx[i] : first + i;
         assert(r < ds->n);
+        if (i + GATHER_AHEAD < n)
+            mdl_dataset_prefetch_row(ds, idx ? idx[i + GATHER_AHEAD] : first + i + GATHER_AHEAD);
         mdl_dataset_row(ds, r, m->x + i * d);
         if (ds->y) {
             assert(ds->y[r] >= 0 && ds->y[r] < m->n_classes);

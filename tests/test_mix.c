@@ -299,6 +299,73 @@ START_TEST(mix_waits_for_the_snapshot_it_reads)
 }
 END_TEST
 
+/* A moving mix (the round's snapshot is the parameters): the mix is
+ * written once, to out, which trn_params_const returns from then on; the
+ * trainer's own storage is left alone until trn_params_own (or a write
+ * through trn_params) copies the parameters back.  In place (own == out)
+ * the old parameters are overwritten by the new.  Two rounds, so the
+ * momentum carries over; on one thread and deferred on three, where the
+ * next step's gradient must be the one on the moved parameters. */
+START_TEST(moving_mix_makes_out_the_parameters)
+{
+    for (int threads = 1; threads <= 3; threads += 2) {
+        fixture a, f;
+        setup(&a, 1);   /* the same mixes by copy, for the gradients */
+        setup(&f, threads);
+        mdl_optim *o = mdl_optim_create(&opt, 1, P);
+        ck_assert_ptr_nonnull(o);
+        static round_in in[2];
+        static double ref[P], buf[2][P], copy_a[P];
+        make_round(&in[0], 21);
+        make_round(&in[1], 22);
+        const double *home = trn_params_const(f.t, 0);
+        for (int r = 0; r < 2; r++) {
+            reference(o, ref, &in[r], 1, NULL);
+            const double *xs[TERMS] = { in[r].xs[0], in[r].xs[1], in[r].xs[2] };
+            static const int nobody[TERMS] = { 1, 1, 1 };
+            /* round 0 into a fresh buffer, round 1 in place over own */
+            double *out = buf[r];
+            if (r == 1)
+                memcpy(out, in[r].own, P * sizeof *out);
+            trn_mix_terms m = { .n = TERMS, .x = xs, .w = in[r].w, .from = nobody,
+                                .own_w = in[r].own_w, .own = r == 1 ? out : in[r].own,
+                                .g = in[r].g, .g_div = 1.0, .out = out, .move = 1 };
+            trn_mix(f.t, 0, &m);
+            mix(a.t, 0, &in[r], in[r].own, 1, copy_a, NULL);
+            trn_step_begin(f.t, 0, (uint64_t)r + 1, r);
+            trn_step_begin(a.t, 0, (uint64_t)r + 1, r);
+            ck_assert_msg(same(trn_grad(f.t, 0), trn_grad(a.t, 0)),
+                          "gradient after moving mix %d, %d threads", r, threads);
+            ck_assert_msg(trn_params_const(f.t, 0) == out, "round %d: out is not x", r);
+            ck_assert_msg(same(out, ref), "round %d, %d threads", r, threads);
+        }
+        for (size_t k = 0; k < P; k++)   /* never written since the init */
+            ck_assert(home[k] == trn_params_const(a.t, 1)[k]);
+        /* back home: the same values, and out no longer theirs */
+        trn_params_own(f.t, 0);
+        ck_assert(trn_params_const(f.t, 0) == home);
+        ck_assert(same(home, ref));
+        double *x = trn_params(f.t, 0);
+        ck_assert(x == home);
+        x[0] += 1.0;
+        ck_assert(buf[1][0] == ref[0]);
+        /* a write through trn_params also brings them home first */
+        const double *xs[TERMS] = { in[0].xs[0], in[0].xs[1], in[0].xs[2] };
+        static const int nobody[TERMS] = { 1, 1, 1 };
+        trn_mix_terms m = { .n = TERMS, .x = xs, .w = in[0].w, .from = nobody,
+                            .own_w = in[0].own_w, .own = in[0].own, .out = buf[0], .move = 1 };
+        trn_mix(f.t, 0, &m);
+        memcpy(ref, trn_params_const(f.t, 0), sizeof ref);
+        ck_assert(trn_params_const(f.t, 0) == buf[0]);
+        x = trn_params(f.t, 0);
+        ck_assert(x == home && same(x, ref));
+        mdl_optim_destroy(o);
+        teardown(&f);
+        teardown(&a);
+    }
+}
+END_TEST
+
 int main(void)
 {
 #if DTSIM_OPENBLAS
@@ -311,6 +378,7 @@ int main(void)
     tcase_add_test(tc, mix_every_optimizer_form);
     tcase_add_test(tc, deferred_mix_runs_before_the_gradient);
     tcase_add_test(tc, mix_waits_for_the_snapshot_it_reads);
+    tcase_add_test(tc, moving_mix_makes_out_the_parameters);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

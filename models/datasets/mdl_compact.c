@@ -56,6 +56,16 @@ void mdl_dataset_row(const mdl_dataset *ds, size_t r, double *out)
         out[j] = ((double)u[j] - shift[j]) * mul[j];
 }
 
+void mdl_dataset_prefetch_row(const mdl_dataset *ds, size_t r)
+{
+    const size_t d = ds->d;
+    const char *p = ds->x ? (const char *)(ds->x + r * d) : (const char *)(ds->x8 + r * d);
+    const size_t bytes = ds->x ? d * sizeof(double) : d;
+    for (size_t k = 0; k < bytes; k += 64)
+        __builtin_prefetch(p + k, 0, 3);
+    __builtin_prefetch(p + bytes - 1, 0, 3);
+}
+
 int mdl_dataset_expand(mdl_dataset *ds)
 {
     if (ds->x || !ds->x8)

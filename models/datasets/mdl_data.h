@@ -73,6 +73,9 @@ void mdl_dataset_fini(mdl_dataset *ds);
 /* Writes row r's d features as doubles to out: a copy of x, or the
  * compact bytes converted (and scaled).  O(d). */
 void   mdl_dataset_row(const mdl_dataset *ds, size_t r, double *out);
+/* Asks the cache for row r's features ahead of mdl_dataset_row (a hint:
+ * it reads and changes nothing). */
+void   mdl_dataset_prefetch_row(const mdl_dataset *ds, size_t r);
 /* Turns compact features into doubles in x (scaled as they read, sc
  * dropped); nothing when ds holds doubles.  0, or -1 when out of memory
  * (ds unchanged). */

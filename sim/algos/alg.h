@@ -274,6 +274,10 @@ double alg_step_time_s(const alg_ctx *ctx, int node);
 /* Node's parameters (ctx->P doubles), owned by the runner's trainer. */
 double       *alg_params(alg_ctx *ctx, int node);
 const double *alg_params_const(const alg_ctx *ctx, int node);
+/* Node's parameters back in the runner's own storage if a moving mix
+ * (alg_mix_apply) left them in a payload buffer: call it before that
+ * buffer is released. */
+void          alg_params_own(alg_ctx *ctx, int node);
 
 /* Node's parameter update with the gradient g / g_div, shared by all
  * protocols: it goes through node's optimizer (momentum, weight decay,
@@ -306,10 +310,17 @@ void alg_reset_momentum(alg_ctx *ctx, int node);
  * gradient is in or alg_params_const(node) has returned (the payload
  * buffers of the terms are only safe to release then).  from[k] is the
  * node that sent xs[k] (its buffer may still be written by that node's
- * own deferred mix: it is made final first).  own may be x. */
+ * own deferred mix: it is made final first).  own may be x.
+ *
+ * move (with copy_to): x is not written; copy_to becomes node's
+ * parameters (alg_params_const returns it) until its next moving mix,
+ * alg_params_own or a write through alg_params copies them back, so a
+ * round's snapshot is its parameters, with no copy of its own.  Keep
+ * copy_to allocated and unchanged by anyone else until then.  copy_to
+ * may be own (in place) when nothing else reads own any more. */
 void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own,
                    int n, const double *const *xs, const double *w, const int *from,
-                   const double *g, double g_div, double *copy_to);
+                   const double *g, double g_div, double *copy_to, int move);
 /* Whether alg_mix_apply defers now (with --threads); at once otherwise.
  * A protocol may then sum its neighbours' models as they arrive (the
  * payloads are still in cache) and mix the sum: the same bits. */
@@ -324,7 +335,7 @@ int  alg_mix_keeps(const alg_ctx *ctx);
  * x <- sum + own_w own, the update and the copy, never deferred when
  * alg_mix_deferred is 0. */
 void alg_mix_sum(const alg_ctx *ctx, int node, double own_w, const double *own, double *sum,
-                 const double *g, double g_div, double *copy_to);
+                 const double *g, double g_div, double *copy_to, int move);
 
 /* Messages.  bytes is the size on the wire (alg_param_bytes for
  * parameter messages).  payload is referenced, not copied, and released

@@ -60,7 +60,6 @@ typedef struct dp_state {
      * the own buffer of that round (or NULL): released once it is final. */
     uint64_t      mixed;
     cl_buf       *mixed_own;
-    int           x_moved;  /* x_i changed since own was taken (a rejoin) */
 } dp_state;
 
 static alg_nbr *nbr_of(const alg_ctx *ctx) { return ctx->shared; }
@@ -87,7 +86,6 @@ static void start_round(alg_ctx *ctx, dp_state *st, int i, cl_buf *next)
 {
     alg_freeze_round(ctx, i, st->round);   /* nothing without a freeze section */
     st->own = next ? next : alg_snapshot(ctx, i);
-    st->x_moved = 0;
     send_own(ctx, st, i);
     st->grad = NULL;
     alg_start_step(ctx, i);
@@ -109,10 +107,14 @@ static void release_mixed(alg_ctx *ctx, dp_state *st)
  * order), W_ii plus the weight of every excluded neighbour whose model did
  * not come on x_i itself (the failed neighbour's weight moves to the
  * node's own), then the update with the gradient, in one pass
- * (alg_mix_apply) that also writes the next round's snapshot.  x_i^k is
- * read from x_i itself, which no one wrote since the snapshot (the same
- * bits, one pass less), unless a rejoin did.  With threads the pass runs
- * in the next step's job, so the slot and own stay held until then. */
+ * (alg_mix_apply).  x_i^k is read from what was sent (the parameters
+ * themselves since the last mix moved them there, unless a rejoin wrote
+ * them since), and x_i^{k+1} is written once, into the buffer that is
+ * sent next and that stays x_i (a moving mix): into x_i^k's own buffer
+ * when no one else holds it any more (every neighbour has mixed it), else
+ * into a fresh one, x_i^k's being released once the mix is final.  With
+ * threads the pass runs in the next step's job, so the slot and own stay
+ * held until then. */
 static void try_finish(alg_ctx *ctx, dp_state *st, int i)
 {
     if (!st->grad || missing(ctx, st, i) > 0)
@@ -120,16 +122,17 @@ static void try_finish(alg_ctx *ctx, dp_state *st, int i)
     release_mixed(ctx, st);
     alg_mbox_slot *s = alg_mbox_slot_of(&st->mbox, st->round);
     double self_w = alg_nbr_self_weight(nbr_of(ctx), s, st->round, i);
-    const double *own = st->x_moved ? st->own->data : alg_params_const(ctx, i);
-    if (st->x_moved)
-        st->mixed_own = st->own;
-    else   /* first: the pool hands the buffer back while in cache, if free */
-        alg_buf_put(ctx, st->own);
+    cl_buf *own = st->own, *next = own;
     st->own = NULL;
-    cl_buf *next = alg_buf_get(ctx);
-    alg_mbox_mix(ctx, &st->mbox, s, i, self_w, own, st->grad, 1.0, next->data);
+    if (own->refs > 1) {
+        next = alg_buf_get(ctx);
+        st->mixed_own = own;
+    }
+    alg_mbox_mix(ctx, &st->mbox, s, i, self_w, own->data, st->grad, 1.0, next->data, 1);
     if (st->mbox.ctx)   /* keeping: the mix may still read s */
         st->mixed = st->round;
+    if (!alg_mix_deferred(ctx))   /* final: what it read goes back to the pool now */
+        release_mixed(ctx, st);
     st->round++;
     start_round(ctx, st, i, next);
 }
@@ -176,8 +179,10 @@ static void dp_fini(alg_ctx *ctx, void *state, int node)
     dp_state *st = state;
     (void)alg_params_const(ctx, node);   /* the last mix is final */
     release_mixed(ctx, st);
-    if (st->own)
+    if (st->own) {
+        alg_params_own(ctx, node);   /* x_i may live in it */
         alg_buf_put(ctx, st->own);
+    }
     alg_mbox_fini(&st->mbox);
 }
 
@@ -238,12 +243,14 @@ static void dp_on_return(alg_ctx *ctx, void *state, int i)
         for (int k = 0; k < st->mbox.n; k++)
             if (st->mbox.slots[k].round != UINT64_MAX)
                 alg_mbox_release(&st->mbox, &st->mbox.slots[k]);
-        if (st->own)
+        if (st->own) {
+            alg_params_own(ctx, i);   /* x_i may live in it */
             alg_buf_put(ctx, st->own);
+        }
         st->round = join;
         start_round(ctx, st, i, NULL);
     } else if (st->own) {
-        st->x_moved = 1;   /* faults.rejoin may have written x_i */
+        /* faults.rejoin may have written x_i: the mix reads own, as sent */
         send_own(ctx, st, i);
         try_finish(ctx, st, i);   /* a neighbour declared failed while it was down */
     }

@@ -435,6 +435,7 @@ const double *alg_params_const(const alg_ctx *ctx, int node)
 {
     return trn_params_const(ctx->host->trn, node);
 }
+void alg_params_own(alg_ctx *ctx, int node) { trn_params_own(ctx->host->trn, node); }
 
 void alg_sgd_apply(const alg_ctx *ctx, int node, double *x, const double *g, double g_div)
 {
@@ -453,10 +454,10 @@ void alg_reset_momentum(alg_ctx *ctx, int node) { trn_reset_momentum(ctx->host->
 
 void alg_mix_apply(const alg_ctx *ctx, int node, double own_w, const double *own,
                    int n, const double *const *xs, const double *w, const int *from,
-                   const double *g, double g_div, double *copy_to)
+                   const double *g, double g_div, double *copy_to, int move)
 {
     trn_mix_terms m = { .n = n, .x = xs, .w = w, .from = from, .own_w = own_w, .own = own,
-                        .g = g, .g_div = g_div, .out = copy_to,
+                        .g = g, .g_div = g_div, .out = copy_to, .move = move,
                         .lo = trn_frozen_prefix(ctx->host->trn, node) };
     trn_mix(ctx->host->trn, node, &m);
 }
@@ -468,12 +469,12 @@ int alg_mix_keeps(const alg_ctx *ctx)
 }
 
 void alg_mix_sum(const alg_ctx *ctx, int node, double own_w, const double *own, double *sum,
-                 const double *g, double g_div, double *copy_to)
+                 const double *g, double g_div, double *copy_to, int move)
 {
     const double *xs[1] = { sum };
     const double one = 1.0;
     trn_mix_terms m = { .n = 1, .x = xs, .w = &one, .from = &node, .own_w = own_w, .own = own,
-                        .g = g, .g_div = g_div, .out = copy_to, .clear = sum,
+                        .g = g, .g_div = g_div, .out = copy_to, .move = move, .clear = sum,
                         .lo = trn_frozen_prefix(ctx->host->trn, node) };
     trn_mix(ctx->host->trn, node, &m);
 }

@@ -425,11 +425,11 @@ int alg_mbox_add(alg_mbox *mb, uint64_t r, int from, double w, cl_buf *b)
 }
 
 void alg_mbox_mix(const alg_ctx *ctx, alg_mbox *mb, alg_mbox_slot *s, int node, double own_w,
-                  const double *own, const double *g, double g_div, double *copy_to)
+                  const double *own, const double *g, double g_div, double *copy_to, int move)
 {
     if (!mb->ctx) {
         /* the sum is cleared by the mix itself: no memset */
-        alg_mix_sum(ctx, node, own_w, own, s->acc, g, g_div, copy_to);
+        alg_mix_sum(ctx, node, own_w, own, s->acc, g, g_div, copy_to, move);
         s->count = 0;
         s->round = UINT64_MAX;
         return;
@@ -438,7 +438,8 @@ void alg_mbox_mix(const alg_ctx *ctx, alg_mbox *mb, alg_mbox_slot *s, int node, 
     for (int k = 0; k < s->count; k++)
         x[k] = kept(s)[k]->data;
     alg_mix_apply(ctx, node, own_w, own, s->count, x, s->keep ? kept_w(s) : NULL,
-                  alg_mbox_from(s), g, g_div, copy_to);
+                  alg_mbox_from(s), g, g_div, copy_to,
+                  move);
 }
 
 void alg_mbox_release(alg_mbox *mb, alg_mbox_slot *s)

@@ -117,13 +117,15 @@ int  alg_mbox_add(alg_mbox *mb, uint64_t r, int from, double w, cl_buf *b);
 /* Whether s holds a model from `from` (slots filled with alg_mbox_add). */
 int  alg_mbox_has(const alg_mbox_slot *s, int from);
 /* Node's x <- (0 + the round's models in arrival order) + own_w own, then
- * its update with g / g_div and copy_to <- x, in one pass.  Summing: from
- * the slot's sum (alg_mix_sum, the same bits), and s is released.
- * Keeping: alg_mix_apply on the kept payloads, which may defer it:
- * release s only once node's next gradient is in or
- * alg_params_const(node) has returned. */
+ * its update with g / g_div and copy_to <- x, in one pass (move: copy_to
+ * becomes node's parameters, as alg_mix_apply says).  Summing: from the
+ * slot's sum (alg_mix_sum, the same bits), and s is released.  Keeping:
+ * alg_mix_apply on the kept payloads, which may defer it: release s only
+ * once node's next gradient is in or alg_params_const(node) has
+ * returned. */
 void alg_mbox_mix(const alg_ctx *ctx, alg_mbox *mb, alg_mbox_slot *s, int node, double own_w,
-                  const double *own, const double *g, double g_div, double *copy_to);
+                  const double *own, const double *g, double g_div, double *copy_to,
+                  int move);
 /* Frees a finished round's slot (summing: zeroed for reuse; keeping: its
  * buffers released). */
 void alg_mbox_release(alg_mbox *mb, alg_mbox_slot *s);

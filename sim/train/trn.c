@@ -57,9 +57,10 @@ static void run_job(mdl_model *m, const trn_trainer *t, job *j)
  * bits are theirs whatever the pieces. */
 static void run_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo, size_t hi)
 {
+    double *x = m->move ? m->out : t->px[node];
     if (m->lo) {   /* a frozen prefix: constant in x, so out's is a copy */
-        if (lo == 0 && m->out)
-            memcpy(m->out, t->params + (size_t)node * t->P, m->lo * sizeof(double));
+        if (lo == 0 && m->out && m->out != (m->move ? m->prev : x))
+            memcpy(m->out, m->move ? m->prev : x, m->lo * sizeof(double));
         if (lo == 0 && m->clear)
             memset(m->clear, 0, m->lo * sizeof(double));
         if (lo < m->lo)
@@ -68,10 +69,9 @@ static void run_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo,
             return;
     }
     if (t->fuse) {   /* the same bits in one pass */
-        trn_fuse_mix(t, node, m, lo, hi);
+        trn_fuse_mix(t, node, m, x, lo, hi);
         return;
     }
-    double *x = t->params + (size_t)node * t->P;
     /* a sum built as the models arrived goes in one piece: its passes are
      * those of the unfused round, whose long streams the hardware prefetches
      * (measured no slower on one thread than pieces) */
@@ -94,7 +94,7 @@ static void run_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo,
             memset(acc, 0, (size_t)len * sizeof(double));
         if (m->g)
             mdl_optim_step_range(t->opt, node, x, m->g, m->g_div, a, b);
-        if (m->out)
+        if (m->out && m->out != x)
             memcpy(m->out + a, x + a, (size_t)len * sizeof(double));
     }
 }
@@ -182,13 +182,16 @@ trn_trainer *trn_create(const trn_config *cfg)
     size_t nP = (size_t)t->n * t->P;
     t->params = calloc(nP ? nP : 1, sizeof(double));
     t->grads = calloc(nP ? nP : 1, sizeof(double));
+    t->px = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *t->px);
+    for (int i = 0; t->px && t->params && i < t->n; i++)
+        t->px[i] = t->params + (size_t)i * t->P;
     t->loss = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof(double));
     for (int i = 0; t->loss && i < t->n; i++)
         t->loss[i] = NAN;
     t->opt = mdl_optim_create(&cfg->optim, t->n, t->P);
     t->no_math = calloc((size_t)t->n, 1);
     t->fuse = trn_fuse_probe();
-    if (!t->params || !t->grads || !t->loss || !t->opt || !t->no_math)
+    if (!t->params || !t->px || !t->grads || !t->loss || !t->opt || !t->no_math)
         goto out_destroy;
     if (cfg->model) {
         if (!(t->cur = calloc((size_t)t->n, sizeof *t->cur)))
@@ -259,6 +262,7 @@ void trn_destroy(trn_trainer *t)
     free(t->no_math);
     free(t->grads);
     free(t->loss);
+    free(t->px);
     free(t->params);
     free(t);
 }
@@ -304,8 +308,11 @@ int trn_init_params(trn_trainer *t)
         return -1;
     mdl_init_params(t->cfg.model, t->params, init);
     gsl_rng_free(init);
-    for (int i = 1; i < t->n; i++)
-        memcpy(t->params + (size_t)i * t->P, t->params, t->P * sizeof(double));
+    t->px[0] = t->params;
+    for (int i = 1; i < t->n; i++) {
+        t->px[i] = t->params + (size_t)i * t->P;
+        memcpy(t->px[i], t->params, t->P * sizeof(double));
+    }
     return 0;
 }
 
@@ -333,7 +340,7 @@ static job next_job(trn_trainer *t, int i)
     const size_t *b = trn_i_next_batch(t, i);
     /* the parameters in place: a deferred mix may still be due (it runs
      * first in the job, t->mix) */
-    job j = { .params = t->params + (size_t)i * t->P, .batch = b, .n_batch = B,
+    job j = { .params = t->px[i], .batch = b, .n_batch = B,
               .grad = t->grads + (size_t)i * t->P,
               .tmp = t->tmp ? t->tmp + (size_t)i * t->P : NULL,
               .frozen = t->fz ? t->fz[i] : 0 };
@@ -397,7 +404,27 @@ const double *trn_params_const(const trn_trainer *t, int i)
 {
     if (t->pool && t->mix[i].state != MIX_NONE)
         mix_final((trn_trainer *)t, i, TRN_WAIT_PARAMS);   /* the trainer itself is never const */
-    return t->params + (size_t)i * t->P;
+    return t->px[i];
+}
+
+/* Node i's parameters back in the trainer's own storage (from the buffer
+ * a moving mix left them in), once no job reads that buffer. */
+static void own_again(trn_trainer *t, int i)
+{
+    double *own = t->params + (size_t)i * t->P;
+    if (t->px[i] == own)
+        return;
+    if (t->pool && t->pending[i] && t->jobs[i].params == t->px[i])
+        settle(t, i, TRN_WAIT_PARAMS);
+    memcpy(own, t->px[i], t->P * sizeof(double));
+    t->px[i] = own;
+}
+
+void trn_params_own(trn_trainer *t, int i)
+{
+    if (t->pool && t->mix[i].state != MIX_NONE)
+        mix_final(t, i, TRN_WAIT_PARAMS);
+    own_again(t, i);
 }
 
 double *trn_params(trn_trainer *t, int i)
@@ -409,7 +436,8 @@ double *trn_params(trn_trainer *t, int i)
         t->copy = 1;
         settle(t, i, TRN_WAIT_PARAMS);
     }
-    return t->params + (size_t)i * t->P;
+    own_again(t, i);   /* a buffer the caller's mix moved them to is not theirs to write */
+    return t->px[i];
 }
 
 void trn_step_begin(trn_trainer *t, int i, uint64_t step, double time_s)
@@ -574,12 +602,17 @@ static void defer(trn_trainer *t, int i, const trn_mix_terms *m)
 int trn_mix_deferred(const trn_trainer *t) { return t->pool && !t->copy; }
 int trn_mix_fused(const trn_trainer *t) { return t->fuse; }
 
-void trn_mix(trn_trainer *t, int i, const trn_mix_terms *m)
+void trn_mix(trn_trainer *t, int i, const trn_mix_terms *terms)
 {
+    trn_mix_terms with_prev = *terms;   /* deferred: copied with the terms */
+    with_prev.prev = t->px[i];
+    const trn_mix_terms *m = &with_prev;
     if (t->pool && !t->copy) {
         if (t->mix[i].state != MIX_NONE)
             mix_final(t, i, TRN_WAIT_OTHER);   /* one deferred mix at a time */
         defer(t, i, m);
+        if (m->move && t->P)   /* whoever reads them first makes the mix final */
+            t->px[i] = m->out;
         return;
     }
     if (!split(t)) {
@@ -590,4 +623,6 @@ void trn_mix(trn_trainer *t, int i, const trn_mix_terms *m)
     }
     if (m->g)
         mdl_optim_count(t->opt, i);
+    if (m->move && t->P)
+        t->px[i] = m->out;
 }

@@ -81,6 +81,12 @@ size_t trn_local_samples(const trn_trainer *t, int node);
  * job that might read them was begun, i.e. get it again in each hook. */
 double       *trn_params(trn_trainer *t, int node);
 const double *trn_params_const(const trn_trainer *t, int node);
+/* After a mix that moved node's parameters into its out buffer
+ * (trn_mix_terms.move), they live there (trn_params_const returns it)
+ * until this call, or trn_params, copies them back into the trainer's own
+ * storage (one model-sized copy; nothing when they are there already).
+ * Call it before that buffer is released or changed by anyone else. */
+void          trn_params_own(trn_trainer *t, int node);
 
 /* Every node starts from the same model, as in the papers: node 0's is
  * drawn by the model from the SIM_RNG_INIT stream and copied to the
@@ -212,7 +218,15 @@ void trn_reset_momentum(trn_trainer *t, int node);
  * x_j that are other nodes' out buffers of their own deferred mixes are
  * made final first (from[j] names x_j's node; they are compared by
  * pointer).  out, the x_j and x must not overlap; own may be x; g must be
- * node's gradient or stay put.  The term arrays are copied. */
+ * node's gradient or stay put.  The term arrays are copied.
+ *
+ * move: out (not NULL) becomes node's parameters: the mix is written
+ * there once and not to x, and trn_params_const returns out from now on
+ * (with threads: once the deferred mix is final), until node's next
+ * moving mix or trn_params_own; the caller keeps out allocated and
+ * unwritten by others until then.  out may then be own (in place: the
+ * old parameters are overwritten by the new, element by element), when
+ * nothing else reads own any more. */
 typedef struct trn_mix_terms {
     int                  n;
     const double *const *x;    /* n models */
@@ -233,6 +247,10 @@ typedef struct trn_mix_terms {
      * the copy run over [lo, P); out's prefix is copied from x, clear's
      * zeroed); 0: all of them */
     size_t               lo;
+    int                  move;
+    /* set by trn_mix: node's parameters before a moving mix (out's frozen
+     * prefix is copied from them) */
+    const double        *prev;
 } trn_mix_terms;
 void trn_mix(trn_trainer *t, int node, const trn_mix_terms *m);
 /* Whether trn_mix defers (threads, and no protocol wrote parameters

@@ -114,12 +114,19 @@ static void fused(const trn_mix_terms *m, double *x, const mdl_optim_terms *e, s
 }
 #endif
 
-void trn_fuse_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo, size_t hi)
+void trn_fuse_mix(trn_trainer *t, int node, const trn_mix_terms *m, double *x, size_t lo,
+                  size_t hi)
 {
     mdl_optim_terms e = { 0 };
     if (m->g)
         e = mdl_optim_terms_get(t->opt, node, m->g_div);
-    fused(m, t->params + (size_t)node * t->P, &e, lo, hi);
+    if (x == m->out) {   /* moved: the mix is written once, to out */
+        trn_mix_terms one = *m;
+        one.out = NULL;
+        fused(&one, x, &e, lo, hi);
+        return;
+    }
+    fused(m, x, &e, lo, hi);
 }
 
 /* ---- the probe: this kernel against the BLAS passes, bit for bit ---- */

@@ -96,7 +96,11 @@ struct trn_trainer {
     trn_config     cfg;
     int            n;
     size_t         P;
-    double        *params;   /* n * P */
+    double        *params;   /* n * P: the trainer's own storage of each node's parameters */
+    /* n: where node i's parameters are: params + i P, or the out buffer of
+     * its last mix that moved them there (trn_mix_terms.move), until
+     * trn_params or trn_params_own copies them back */
+    double       **px;
     double        *grads;    /* n * P: the gradient of the step in progress */
     double        *loss;     /* n: the minibatch loss of each node's last step begun */
     cursor        *cur;      /* n, NULL for the timing-only model */
@@ -135,10 +139,12 @@ struct trn_trainer {
 };
 
 /* trn_fuse.c: run_mix over [lo, hi) in one loop per element (the same
- * bits), for a trainer whose t->fuse is set; trn_fuse_probe: 1 when this
+ * bits), writing the mix to x (and m->out unless it is x), for a trainer
+ * whose t->fuse is set; trn_fuse_probe: 1 when this
  * machine's cblas_daxpy and optimizer give the kernel's bits (checked on
  * small vectors for every optimizer form), so the trainer may fuse. */
-void trn_fuse_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo, size_t hi);
+void trn_fuse_mix(trn_trainer *t, int node, const trn_mix_terms *m, double *x, size_t lo,
+                  size_t hi);
 int  trn_fuse_probe(void);
 
 /* trn.c: node i's next batch (the next B indices of its shuffled
