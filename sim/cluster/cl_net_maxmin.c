@@ -110,30 +110,6 @@ static uint32_t next_epoch(cl_cluster *c)
     return m->epoch;
 }
 
-/* Resource r joins the region (seeds, and growth). */
-void cl_i_mm_region_add(cl_cluster *c, uint32_t r)
-{
-    cl_mm *m = c->mm;
-    if (c->nics[r].uni)
-        cl_i_ps_materialize(c, r);
-    if (c->nics[r].s_stamp == m->epoch)
-        return;
-    c->nics[r].s_stamp = m->epoch;
-    cl_i_push_u32(&m->S, &m->nS, &m->capS, r);
-}
-
-void cl_i_mm_mark_dirty(cl_cluster *c, int32_t r)
-{
-    if (r < 0)
-        return;
-    cl_mm *m = c->mm;
-    nic *q = &c->nics[r];
-    if (q->d_stamp == m->d_epoch)
-        return;
-    q->d_stamp = m->d_epoch;
-    cl_i_push_u32(&m->D, &m->nD, &m->capD, (uint32_t)r);
-}
-
 /* A region with at most SCAN_MAX resources and binding caps is filled
  * by scanning them for the smallest share (each resource's current share
  * in nic.share); larger ones through the heap of (share, id), whose valid
@@ -218,10 +194,14 @@ static int solve_region(cl_cluster *c)
     /* the flows through the region, and the resources they also cross */
     m->nF = m->nB = m->nh = m->nX = m->nC = 0;
     size_t tot = 0;
+    uint32_t most = 0;
     for (size_t a = 0; a < m->nS; a++) {
         nics[m->S[a]].s_stamp = ep;
         tot += nics[m->S[a]].n_act;
+        if (nics[m->S[a]].n_act > most)
+            most = nics[m->S[a]].n_act;
     }
+    m->s_max_act = most;
     if (m->capF < tot)
         cl_i_grow_u32(&m->F, &m->capF, tot);
     for (size_t a = 0; a < m->nS; a++) {
@@ -401,9 +381,10 @@ void cl_i_mm_solve(cl_cluster *c)
         }
         s->owner = s->mm_owner;
     }
-    for (size_t a = 0; a < m->nS; a++)
-        if (c->nics[m->S[a]].n_act >= PS_MIN_FLOWS)
-            cl_i_ps_try_enter(c, m->S[a]);
+    if (m->s_max_act >= PS_MIN_FLOWS)   /* (S is the last fill's region) */
+        for (size_t a = 0; a < m->nS; a++)
+            if (c->nics[m->S[a]].n_act >= PS_MIN_FLOWS)
+                cl_i_ps_try_enter(c, m->S[a]);
     m->nS = 0;
     next_epoch(c);   /* S is empty again */
 }
