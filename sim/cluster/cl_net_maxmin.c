@@ -126,8 +126,8 @@ static inline double share_of(const nic *q)
 
 /* Fixes flow k at rate x, owned by resource owner; its resources other
  * than skip (the one being saturated) give out x. */
-static void fix_flow(cl_cluster *c, uint32_t k, double x, int32_t owner, uint32_t skip,
-                     int scan)
+static inline void fix_flow(cl_cluster *c, uint32_t k, double x, int32_t owner, uint32_t skip,
+                            int scan)
 {
     msg_slot *s = &c->slots[k];
     s->mm_fixed = 1;
@@ -196,10 +196,16 @@ static int solve_region(cl_cluster *c)
     size_t tot = 0;
     uint32_t most = 0;
     for (size_t a = 0; a < m->nS; a++) {
-        nics[m->S[a]].s_stamp = ep;
-        tot += nics[m->S[a]].n_act;
-        if (nics[m->S[a]].n_act > most)
-            most = nics[m->S[a]].n_act;
+        nic *q = &nics[m->S[a]];
+        q->s_stamp = ep;
+        tot += q->n_act;
+        if (q->n_act > most)
+            most = q->n_act;
+        q->rem = cl_i_res_cap(c, m->S[a]);
+        q->cnt = q->n_act;
+        q->max_frozen = 0;
+        if (q->cnt > 0)
+            q->share = q->rem / q->cnt;
     }
     m->s_max_act = most;
     if (m->capF < tot)
@@ -243,18 +249,7 @@ static int solve_region(cl_cluster *c)
             m->C[m->nC++] = k;
     }
     int scan = m->nS + m->nB + m->nC <= SCAN_MAX && !c->cfg.fair_heap_only;
-    for (size_t a = 0; a < m->nS; a++) {
-        nic *q = &nics[m->S[a]];
-        q->rem = cl_i_res_cap(c, m->S[a]);
-        q->cnt = q->n_act;
-        q->max_frozen = 0;
-        if (q->cnt > 0) {
-            if (scan)
-                q->share = q->rem / q->cnt;
-            else
-                heap_push(m, q->rem / q->cnt, m->S[a], ++q->hver);
-        }
-    }
+    uint32_t frozen = 0;   /* flows outside the region at its boundary */
     for (size_t a = 0; a < m->nB; a++) {
         uint32_t r = m->B[a];
         nic *q = &nics[r];
@@ -274,20 +269,24 @@ static int solve_region(cl_cluster *c)
         q->cnt = cnt;
         q->max_frozen = mx;
         q->frozen = q->n_act - cnt;
+        frozen += q->frozen;
         if (!(q->rem > 0)) {   /* saturated by frozen flows: solve it too */
             q->x_stamp = ep;
             cl_i_push_u32(&m->X, &m->nX, &m->capX, r);
         }
-        if (scan)
-            q->share = share_of(q);
-        else
-            heap_push(m, share_of(q), r, ++q->hver);
+        q->share = share_of(q);
     }
     if (m->nX > 0)
         return 1;
-    if (!scan)
+    if (!scan) {
+        for (size_t a = 0; a < m->nS; a++)
+            if (nics[m->S[a]].cnt > 0)
+                heap_push(m, nics[m->S[a]].share, m->S[a], ++nics[m->S[a]].hver);
+        for (size_t a = 0; a < m->nB; a++)
+            heap_push(m, nics[m->B[a]].share, m->B[a], ++nics[m->B[a]].hver);
         for (size_t a = 0; a < m->nC; a++)
             heap_push(m, sl[m->C[a]].bw, n2 + m->C[a], 0);
+    }
     /* raise the level: the smallest share saturates its resource next;
      * the level never goes down, so rounding cannot give a rate of 0 */
     double level = 0;
@@ -333,7 +332,7 @@ static int solve_region(cl_cluster *c)
     /* an outside resource joins when a flow of the region changed its
      * rate there, or is held there below a frozen flow (one without
      * frozen flows is solved exactly as if it were in S already) */
-    for (size_t a = 0; a < m->nF; a++) {
+    for (size_t a = 0; a < m->nF && frozen > 0; a++) {
         const msg_slot *s = &sl[m->F[a]];
         for (int d = 0; d < 2; d++) {
             if (!s->in_res[d])
