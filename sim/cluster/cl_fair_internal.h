@@ -28,6 +28,7 @@ typedef struct cl_mm {
     uint32_t  epoch;      /* stamps: region, boundary, flows, expansion */
     uint32_t  d_epoch;    /* reschedule marks */
     int       flush_pending;  /* a flush event is queued at now */
+    uint32_t  s_max_act;  /* the most flows of a resource of the region solved */
     cl_fair_work work;    /* counters (cl_fair_work_done) */
     int       defer;      /* a uniform resource changed twice at now:
                            * completion events wait for the flush */
@@ -73,11 +74,8 @@ static inline uint32_t cl_i_flow_res(const cl_cluster *c, uint32_t k, int d)
     return d ? 2 * (uint32_t)s->msg.to + 1 : 2 * (uint32_t)s->msg.from;
 }
 
-/* cl_net_maxmin.c: resource r joins the region to solve; r's completion
- * event may have moved; the solve of the region (and the uniform check of
- * its large resources); the completion events of the marked resources. */
-void cl_i_mm_region_add(cl_cluster *c, uint32_t r);
-void cl_i_mm_mark_dirty(cl_cluster *c, int32_t r);
+/* cl_net_maxmin.c: the solve of the region (and the uniform check of its
+ * large resources); the completion events of the marked resources. */
 void cl_i_mm_solve(cl_cluster *c);
 void cl_i_mm_reschedule_dirty(cl_cluster *c);
 
@@ -108,5 +106,32 @@ double cl_i_ps_first_end(cl_cluster *c, uint32_t r);
 void cl_i_ps_collect_done(cl_cluster *c, uint32_t r, double now);
 /* Bytes left of flow k at time now and its rate (uniform or not). */
 double cl_i_ps_flow_left(const cl_cluster *c, uint32_t k, double now, double *rate);
+
+/* cl_net_maxmin.c's marks, inline on the paths of every start and end:
+ * resource r joins the region to solve; r's completion event may have
+ * moved. */
+static inline void cl_i_mm_region_add(cl_cluster *c, uint32_t r)
+{
+    cl_mm *m = c->mm;
+    nic *q = &c->nics[r];
+    if (q->uni)
+        cl_i_ps_materialize(c, r);
+    if (q->s_stamp == m->epoch)
+        return;
+    q->s_stamp = m->epoch;
+    cl_i_push_u32(&m->S, &m->nS, &m->capS, r);
+}
+
+static inline void cl_i_mm_mark_dirty(cl_cluster *c, int32_t r)
+{
+    if (r < 0)
+        return;
+    cl_mm *m = c->mm;
+    nic *q = &c->nics[r];
+    if (q->d_stamp == m->d_epoch)
+        return;
+    q->d_stamp = m->d_epoch;
+    cl_i_push_u32(&m->D, &m->nD, &m->capD, (uint32_t)r);
+}
 
 #endif

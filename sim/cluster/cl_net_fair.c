@@ -139,7 +139,9 @@ static void flow_start(cl_cluster *c, uint32_t k)
     if (cls->jitter != CL_JITTER_NONE)
         s->lat += cl_i_draw_jitter(cls, c->nodes[from].rng_link);
     uint32_t up = 2 * (uint32_t)from, down = 2 * (uint32_t)to + 1;
-    int32_t u = cl_i_ps_pick(c, k, !s->lost);
+    /* (no uniform resource on its route: none to pick, without the call) */
+    int32_t u = c->nics[up].uni || (!s->lost && c->nics[down].uni) ? cl_i_ps_pick(c, k, !s->lost)
+                                                                    : -1;
     cl_i_account(c, from);
     res_join(c, up, k, 0, u < 0);
     if (!s->lost) {
@@ -256,11 +258,10 @@ void cl_i_fair_enter(cl_cluster *c, uint32_t k)
     }
 }
 
-/* Message k leaves its link's queue (finished or lost); the next one of
- * the link starts when k was the one in the network. */
-static void link_leave(cl_cluster *c, uint32_t k)
+/* Message k leaves its link's queue pq (finished or lost); the next one
+ * of the link starts when k was the one in the network. */
+static void link_leave(cl_cluster *c, uint32_t k, pairq *pq)
 {
-    pairq *pq = link_of(c, k);
     uint32_t nxt = c->slots[k].next_up;
     c->slots[k].queued_up = 0;
     cl_i_upq_fair(c, k, -1);
@@ -294,7 +295,7 @@ void cl_i_fair_leave(cl_cluster *c, uint32_t k)
         s->rx_counted = 0;
     }
     if (s->queued_up)
-        link_leave(c, k);
+        link_leave(c, k, link_of(c, k));
     resolve(c);
 }
 
@@ -306,19 +307,19 @@ static void flow_done(cl_cluster *c, uint32_t k)
     s->up_end = now;
     s->up_known = 1;
     cl_i_trace(c, s->msg.from, "send", s->up_start, now, s->msg.to, s->msg.bytes);
+    pairq *pq = link_of(c, k);
     if (s->lost) {
-        link_leave(c, k);
+        link_leave(c, k, pq);
         cl_i_drop(c, k);
         return;
     }
     double at = now + s->lat;
-    pairq *pq = link_of(c, k);
     if (c->classes[s->cls].jitter != CL_JITTER_NONE && !c->cfg.reorder) {
         if (at < pq->last_deliver)
             at = pq->last_deliver;
         pq->last_deliver = at;
     }
-    link_leave(c, k);
+    link_leave(c, k, pq);
     s->ev_pending = 1;
     cl_i_schedule(c, at, CL_EV_DELIVER, s->msg.to, k);
 }

@@ -110,30 +110,6 @@ static uint32_t next_epoch(cl_cluster *c)
     return m->epoch;
 }
 
-/* Resource r joins the region (seeds, and growth). */
-void cl_i_mm_region_add(cl_cluster *c, uint32_t r)
-{
-    cl_mm *m = c->mm;
-    if (c->nics[r].uni)
-        cl_i_ps_materialize(c, r);
-    if (c->nics[r].s_stamp == m->epoch)
-        return;
-    c->nics[r].s_stamp = m->epoch;
-    cl_i_push_u32(&m->S, &m->nS, &m->capS, r);
-}
-
-void cl_i_mm_mark_dirty(cl_cluster *c, int32_t r)
-{
-    if (r < 0)
-        return;
-    cl_mm *m = c->mm;
-    nic *q = &c->nics[r];
-    if (q->d_stamp == m->d_epoch)
-        return;
-    q->d_stamp = m->d_epoch;
-    cl_i_push_u32(&m->D, &m->nD, &m->capD, (uint32_t)r);
-}
-
 /* A region with at most SCAN_MAX resources and binding caps is filled
  * by scanning them for the smallest share (each resource's current share
  * in nic.share); larger ones through the heap of (share, id), whose valid
@@ -150,8 +126,8 @@ static inline double share_of(const nic *q)
 
 /* Fixes flow k at rate x, owned by resource owner; its resources other
  * than skip (the one being saturated) give out x. */
-static void fix_flow(cl_cluster *c, uint32_t k, double x, int32_t owner, uint32_t skip,
-                     int scan)
+static inline void fix_flow(cl_cluster *c, uint32_t k, double x, int32_t owner, uint32_t skip,
+                            int scan)
 {
     msg_slot *s = &c->slots[k];
     s->mm_fixed = 1;
@@ -218,10 +194,20 @@ static int solve_region(cl_cluster *c)
     /* the flows through the region, and the resources they also cross */
     m->nF = m->nB = m->nh = m->nX = m->nC = 0;
     size_t tot = 0;
+    uint32_t most = 0;
     for (size_t a = 0; a < m->nS; a++) {
-        nics[m->S[a]].s_stamp = ep;
-        tot += nics[m->S[a]].n_act;
+        nic *q = &nics[m->S[a]];
+        q->s_stamp = ep;
+        tot += q->n_act;
+        if (q->n_act > most)
+            most = q->n_act;
+        q->rem = cl_i_res_cap(c, m->S[a]);
+        q->cnt = q->n_act;
+        q->max_frozen = 0;
+        if (q->cnt > 0)
+            q->share = q->rem / q->cnt;
     }
+    m->s_max_act = most;
     if (m->capF < tot)
         cl_i_grow_u32(&m->F, &m->capF, tot);
     for (size_t a = 0; a < m->nS; a++) {
@@ -263,18 +249,7 @@ static int solve_region(cl_cluster *c)
             m->C[m->nC++] = k;
     }
     int scan = m->nS + m->nB + m->nC <= SCAN_MAX && !c->cfg.fair_heap_only;
-    for (size_t a = 0; a < m->nS; a++) {
-        nic *q = &nics[m->S[a]];
-        q->rem = cl_i_res_cap(c, m->S[a]);
-        q->cnt = q->n_act;
-        q->max_frozen = 0;
-        if (q->cnt > 0) {
-            if (scan)
-                q->share = q->rem / q->cnt;
-            else
-                heap_push(m, q->rem / q->cnt, m->S[a], ++q->hver);
-        }
-    }
+    uint32_t frozen = 0;   /* flows outside the region at its boundary */
     for (size_t a = 0; a < m->nB; a++) {
         uint32_t r = m->B[a];
         nic *q = &nics[r];
@@ -294,20 +269,24 @@ static int solve_region(cl_cluster *c)
         q->cnt = cnt;
         q->max_frozen = mx;
         q->frozen = q->n_act - cnt;
+        frozen += q->frozen;
         if (!(q->rem > 0)) {   /* saturated by frozen flows: solve it too */
             q->x_stamp = ep;
             cl_i_push_u32(&m->X, &m->nX, &m->capX, r);
         }
-        if (scan)
-            q->share = share_of(q);
-        else
-            heap_push(m, share_of(q), r, ++q->hver);
+        q->share = share_of(q);
     }
     if (m->nX > 0)
         return 1;
-    if (!scan)
+    if (!scan) {
+        for (size_t a = 0; a < m->nS; a++)
+            if (nics[m->S[a]].cnt > 0)
+                heap_push(m, nics[m->S[a]].share, m->S[a], ++nics[m->S[a]].hver);
+        for (size_t a = 0; a < m->nB; a++)
+            heap_push(m, nics[m->B[a]].share, m->B[a], ++nics[m->B[a]].hver);
         for (size_t a = 0; a < m->nC; a++)
             heap_push(m, sl[m->C[a]].bw, n2 + m->C[a], 0);
+    }
     /* raise the level: the smallest share saturates its resource next;
      * the level never goes down, so rounding cannot give a rate of 0 */
     double level = 0;
@@ -353,7 +332,7 @@ static int solve_region(cl_cluster *c)
     /* an outside resource joins when a flow of the region changed its
      * rate there, or is held there below a frozen flow (one without
      * frozen flows is solved exactly as if it were in S already) */
-    for (size_t a = 0; a < m->nF; a++) {
+    for (size_t a = 0; a < m->nF && frozen > 0; a++) {
         const msg_slot *s = &sl[m->F[a]];
         for (int d = 0; d < 2; d++) {
             if (!s->in_res[d])
@@ -401,9 +380,10 @@ void cl_i_mm_solve(cl_cluster *c)
         }
         s->owner = s->mm_owner;
     }
-    for (size_t a = 0; a < m->nS; a++)
-        if (c->nics[m->S[a]].n_act >= PS_MIN_FLOWS)
-            cl_i_ps_try_enter(c, m->S[a]);
+    if (m->s_max_act >= PS_MIN_FLOWS)   /* (S is the last fill's region) */
+        for (size_t a = 0; a < m->nS; a++)
+            if (c->nics[m->S[a]].n_act >= PS_MIN_FLOWS)
+                cl_i_ps_try_enter(c, m->S[a]);
     m->nS = 0;
     next_epoch(c);   /* S is empty again */
 }
