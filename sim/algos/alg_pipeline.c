@@ -532,6 +532,7 @@ const alg_type alg_pipeline = {
     .eval_params = eval_params,
     .memory_bytes = pp_memory_bytes,
     .model_memory_bytes = pp_model_memory_bytes,
+    .model_copies = 1,
     .samples_done = samples_done,
     .shared_init = shared_init,
     .shared_fini = shared_fini,
