@@ -16,6 +16,7 @@
 
 #include "alg_host.h"
 #include "alg_pipeline_int.h"
+#include "run_internal.h"
 #include "test_util.h"
 
 #define MAXN 64
@@ -286,6 +287,40 @@ START_TEST(test_last_replica_stops)
 }
 END_TEST
 
+/* The memory check's stage buffers (alg_pipeline_mem.c), by difference:
+ * an MLP 6-12-10-8-3 (P = 84 + 130 + 88 + 27 = 329) on 4 stages x 2
+ * replicas, m = 4 (K = m + p = 8): PipeDream stashes K versions of every
+ * stage, K P doubles per replica more than GPipe; 2BW one version and K
+ * version numbers per stage, P + K p. */
+static double estimate_of(const char *sched, int r)
+{
+    char json[1024];
+    snprintf(json, sizeof json,
+        "{\"seed\": 1, \"nodes\": %d, \"topology\": {\"kind\": \"ring\"},"
+        " \"model\": {\"kind\": \"mlp\", \"hidden\": [12, 10, 8]},"
+        " \"data\": {\"train\": 256, \"test\": 64, \"features\": 6, \"classes\": 3},"
+        " \"algorithm\": {\"name\": \"pipeline\", \"micro_batches\": 4, \"batch\": 16,"
+        "   \"schedule\": \"%s\", \"replicas\": %d}, \"stop\": {\"time_s\": 1}}",
+        4 * r, sched, r);
+    scn_scenario s;
+    scn_error err;
+    run_sim *rs;
+    ck_assert_msg(prepare_json(json, &s, &rs, &err) == 0, "%s", err.msg);
+    const double e = run_i_memory_estimate(rs);
+    run_destroy(rs);
+    scn_fini(&s);
+    return e;
+}
+
+START_TEST(test_memory_stage_buffers)
+{
+    const double P = 329, K = 8;
+    ck_assert_double_eq(estimate_of("pipedream", 2) - estimate_of("gpipe", 2), 2 * 8 * K * P);
+    ck_assert_double_eq(estimate_of("2bw", 2) - estimate_of("gpipe", 2), 2 * (8 * P + 8 * K * 4));
+    ck_assert_double_eq(estimate_of("pipedream", 1) - estimate_of("gpipe", 1), 8 * K * P);
+}
+END_TEST
+
 START_TEST(test_dp_errors)
 {
     expect_prepare_error(
@@ -320,6 +355,7 @@ int main(void)
     tcase_add_test(tc, test_crash_drops_replica);
     tcase_add_test(tc, test_replica_rejoins);
     tcase_add_test(tc, test_last_replica_stops);
+    tcase_add_test(tc, test_memory_stage_buffers);
     tcase_add_test(tc, test_dp_errors);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
