@@ -519,6 +519,24 @@ START_TEST(test_threads_same)
     ck_assert(r1.last.train_loss == r3.last.train_loss);
     ck_assert(r1.last.test_accuracy == r3.last.test_accuracy);
     ck_assert_uint_eq(r1.events, r3.events);
+    /* replicas, a crash inside an all-reduce and a rejoin: the same bits */
+    static double xr[MAXS * MAXR][MAXP];
+    faults_opt = ", \"faults\": {\"detect_s\": 0.01, \"events\": [{\"kind\": \"schedule\","
+                 " \"nodes\": [9], \"down_s\": 0.0731, \"up_s\": 0.2}]}";
+    replicas_opt = 3;
+    latency_opt = 0.003;
+    run_math(4, 4, 16, "gpipe", 0.4, &r1);
+    memcpy(xr, xall, sizeof xr);
+    threads_opt = 3;
+    run_math(4, 4, 16, "gpipe", 0.4, &r3);
+    threads_opt = 1;
+    replicas_opt = 1;
+    latency_opt = 0.0002;
+    faults_opt = "";
+    ck_assert_double_eq(stat_of(&r1, "replicas_rejoined"), 1);
+    ck_assert_int_eq(memcmp(xr, xall, sizeof xr), 0);
+    ck_assert(r1.last.train_loss == r3.last.train_loss);
+    ck_assert_uint_eq(r1.events, r3.events);
 }
 END_TEST
 
