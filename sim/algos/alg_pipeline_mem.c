@@ -10,7 +10,8 @@
  * flight), so per replica K micro-batches of every layer's outputs
  * (n x width each, n = batch / m), of the stages' input gradients and of
  * stage 0's rows, PipeDream's K stashed weight versions of each stage
- * (K x P per replica), 2BW's one previous version (P), each node's
+ * (K x P per replica), 2BW's one previous version (P), one replica's
+ * GPipe and 1F1B checkpoint of the previous version (P), each node's
  * gradient and mini-batch sum (whole vectors, of which the stage's part
  * is ever written: P each per replica resident) and backward's scratch;
  * with replicas the collective's sum per node and two payloads in flight
@@ -88,6 +89,8 @@ double pp_model_memory_bytes(const alg_ctx *ctx)
         rep += 8 * K * P;
     if (sched == SCHED_2BW)
         rep += 8 * P + 8 * K * p;
+    if (r == 1 && (sched == SCHED_GPIPE || sched == SCHED_1F1B))
+        rep += 8 * P;   /* the restart's checkpoint: each stage's previous version */
     /* per replica, the stages' parts of the nodes' gradients and sums */
     rep += 2 * 8 * P;
     /* per node: the scratch, the record and its blocks */
