@@ -53,7 +53,7 @@ static const char *const part_names[] = { "balanced", "equal", NULL };
 
 static const alg_param_spec params[] = {
     { "stages", ALG_PARAM_INT, 0, 0, PP_MAX_LAYERS, NULL,
-      "p: pipeline stages, node s running stage s (0: one per node)" },
+      "p: pipeline stages, node q p + s running stage s of replica q (0: nodes / replicas)" },
     { "micro_batches", ALG_PARAM_INT, 4, 1, 65536, NULL,
       "m: micro-batches per mini-batch" },
     { "schedule", ALG_PARAM_CHOICE, SCHED_GPIPE, 0, 0, sched_names,
