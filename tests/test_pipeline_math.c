@@ -21,6 +21,7 @@
 
 #include "alg_host.h"
 #include "alg_pipeline_int.h"
+#include "run_internal.h"
 #include "mdl.h"
 #include "mdl_stage.h"
 #include "test_util.h"
@@ -100,10 +101,12 @@ static const char *faults_opt = "";
 static double latency_opt = 0.0002;
 static double lr_opt = 0.2;
 
+static char last_json[2048];   /* the scenario of the last run_math */
+
 static void run_math(int p, int m, int batch, const char *sched, double time_s, run_result *res)
 {
-    char json[2048];
-    snprintf(json, sizeof json,
+    char *json = last_json;
+    snprintf(json, sizeof last_json,
         "{\"seed\": 4, \"nodes\": %d,"
         " \"compute\": {\"step_time_s\": 0.01, \"groups\": [{\"nodes\": [1], \"slowdown\": 1.7}]},"
         " \"network\": {\"latency_s\": %.17g, \"bandwidth_Bps\": 1e8, \"bytes_per_param\": 4},"
@@ -257,6 +260,40 @@ static void check_sync_dp(const char *sched, int R)
 }
 
 START_TEST(test_gpipe_replicas_sgd) { check_sync_dp("gpipe", 2); check_sync_dp("gpipe", 3); }
+END_TEST
+
+/* Replica q's mini-batch k is drawn from node q p + (k mod p)'s part of
+ * the training set: every logged row is a training row that node holds
+ * (the same scenario prepared again gives the same partition). */
+START_TEST(test_replicas_own_data)
+{
+    const int p = 4, m = 4, R = 2;
+    replicas_opt = R;
+    run_result res;
+    run_math(p, m, 16, "gpipe", 0.1, &res);
+    replicas_opt = 1;
+    scn_scenario sc;
+    scn_error err;
+    run_sim *rs;
+    ck_assert_msg(prepare_json(last_json, &sc, &rs, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_nonnull(rs->train.x);
+    for (int q = 0; q < R; q++)
+        for (int k = 0; k < 6; k++) {
+            const int node = q * p + k % p;
+            for (int j = 0; j < m; j++)
+                for (size_t i = 0; i < n_cap; i++) {
+                    const double *row = rows_log[q][k * m + j] + i * D;
+                    int found = 0;
+                    for (size_t t = rs->part.off[node]; t < rs->part.off[node + 1] && !found; t++)
+                        found = memcmp(rs->train.x + rs->part.idx[t] * D, row,
+                                       D * sizeof(double)) == 0;
+                    ck_assert_msg(found, "replica %d mini-batch %d: a row not of node %d", q, k,
+                                  node);
+                }
+        }
+    run_destroy(rs);
+    scn_fini(&sc);
+}
 END_TEST
 
 START_TEST(test_1f1b_replicas_sgd) { check_sync_dp("1f1b", 3); }
@@ -589,6 +626,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_gpipe_is_sgd);
     tcase_add_test(tc, test_gpipe_replicas_sgd);
+    tcase_add_test(tc, test_replicas_own_data);
     tcase_add_test(tc, test_1f1b_replicas_sgd);
     tcase_add_test(tc, test_replicas_lr0);
     tcase_add_test(tc, test_2bw_replicas);
