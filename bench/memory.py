@@ -9,13 +9,15 @@ Runs are made with --force so that a case the estimate would refuse is
 still measured.  Prints a markdown table; no assertion (tests pin the
 formula, bench/RESULTS.md records the table).
 
-usage: bench/memory.py [--quick] DTSIM
---quick leaves out the 10^6-node cases (minutes of CPU).
+usage: bench/memory.py [--quick] [--only WORD] DTSIM
+--quick leaves out the 10^6-node cases (minutes of CPU); --only WORD runs
+the cases whose name holds WORD (e.g. pipeline).
 """
 import json, os, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RING = os.path.join(ROOT, "bench/scenarios/ring-none-dpsgd.json")
+PIPE = os.path.join(ROOT, "bench/scenarios/pipeline-none-64.json")
 QUICK = os.path.join(ROOT, "scenarios/quickstart.json")
 FM_SOFT = os.path.join(ROOT, "scenarios/fashion-mnist-softmax.json")
 FM_MLP = os.path.join(ROOT, "scenarios/fashion-mnist-mlp.json")
@@ -39,6 +41,19 @@ def cases(quick):
     out.append(("softmax, fashion-mnist", FM_SOFT, ["stop.steps=50"]))
     out.append(("mlp, fashion-mnist", FM_MLP, ["stop.steps=50"]))
     out.append(("mlp, fashion-mnist", FM_MLP, ["stop.steps=20", "nodes=64"]))
+    # the pipeline's stage buffers (docs/pipelines.md, "Memory"): an MLP of 8 layers of
+    # 128 on 8 stages x 2 replicas, 32 micro-batches of 8 samples; timing-only 64 x 4
+    mlp = ['model={"kind": "mlp", "hidden": [128, 128, 128, 128, 128, 128, 128]}',
+           "nodes=16", TOPO, 'data={"kind": "synthetic", "train": 8192, "features": 128}']
+    for sched in ("gpipe", "pipedream", "2bw"):
+        out.append(("pipeline mlp, %s" % sched, QUICK, mlp + [
+            'algorithm={"name": "pipeline", "stages": 8, "replicas": 2, "micro_batches": 32,'
+            ' "batch": 256, "lr": 0.01, "schedule": "%s"}' % sched, "stop.time_s=0.3"]))
+    out.append(("pipeline mlp, pipedream, 8 x 1", QUICK, mlp[:1] + ["nodes=8", TOPO, mlp[3],
+                'algorithm={"name": "pipeline", "micro_batches": 256, "batch": 1024,'
+                ' "lr": 0.01, "schedule": "pipedream"}', "stop.time_s=0.3"]))
+    out.append(("pipeline none, 64 x 4", PIPE, ["nodes=256", "algorithm.replicas=4",
+                                                "stop.time_s=0.5"]))
     out.append(("logistic, libsvm file", QUICK,
                 ["model.kind=logistic", 'data={"kind": "libsvm", "train_file": "%s"}' % SVM,
                  "nodes=4", TOPO, "stop.time_s=0.5"]))
@@ -65,6 +80,11 @@ def main():
     args = sys.argv[1:]
     quick = "--quick" in args
     args = [a for a in args if a != "--quick"]
+    only = None
+    if "--only" in args:
+        k = args.index("--only")
+        only = args[k + 1]
+        del args[k:k + 2]
     if len(args) != 1:
         sys.exit(__doc__)
     dtsim = args[0]
@@ -74,6 +94,8 @@ def main():
     worst = 1.0
     try:
         for name, scn, sets in cases(quick):
+            if only and only not in name:
+                continue
             est, peak, err = run(dtsim, scn, sets, os.path.join(tmp, "run"))
             shown = ", ".join(s.replace(ROOT + "/", "") for s in sets)
             if err:

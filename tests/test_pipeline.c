@@ -302,7 +302,8 @@ START_TEST(test_schedule_orders)
 }
 END_TEST
 
-/* A stage that crashes for good stops the pipeline: the run ends at the
+/* A stage that crashes for good halts the pipeline (1F1B waits for it to
+ * restart the mini-batch; PipeDream stops for good): the run ends at the
  * detection instant as stalled, the stage named, in bounded time. */
 START_TEST(test_crash_stops)
 {
@@ -324,8 +325,8 @@ START_TEST(test_crash_stops)
     ck_assert_int_eq(res.status, RUN_STALLED);
     ck_assert_double_eq(stat_of(&res, "stopped_by_stage"), 2);
     ck_assert_double_eq_tol(res.last.time_s, 0.75, 1e-12);
-    ck_assert_msg(strstr(res.message, "the pipeline stopped when stage 2 went down") != NULL,
-                  "%s", res.message);
+    ck_assert_msg(strstr(res.message, "the pipeline's restart once every stage is up (stage 2 "
+                          "lost at t=0.75 s)") != NULL, "%s", res.message);
     /* down at 0.61, with messages to it in flight: the network retransmits
      * them, so the run ends by the frozen bound (3 s without a step, the
      * last at 0.63125), still stalled and naming the stage */
@@ -338,7 +339,16 @@ START_TEST(test_crash_stops)
     ck_assert_int_eq(res.status, RUN_STALLED);
     ck_assert_double_eq(stat_of(&res, "stopped_by_stage"), 2);
     ck_assert_double_eq_tol(res.last.time_s, 4, 1e-9);
-    ck_assert_msg(strstr(res.message, "the pipeline stopped when stage 2 went down (t=0.86 s)")
+    ck_assert_msg(strstr(res.message, "(stage 2 lost at t=0.86 s)") != NULL, "%s", res.message);
+    /* PipeDream cannot restart (its weight versions): it stops for good */
+    const char *sc = strstr(json, "\"1f1b\"");
+    ck_assert_ptr_nonnull(sc);
+    snprintf(j2, sizeof j2, "%.*s\"pipedream\"%s", (int)(sc - json), json, sc + strlen("\"1f1b\""));
+    run_json(j2, &opt, &res);
+    ck_assert_int_eq(res.status, RUN_STALLED);
+    /* its messages to the down stage retransmit: the frozen bound ends it */
+    ck_assert_double_eq_tol(res.last.time_s, 4, 1e-9);
+    ck_assert_msg(strstr(res.message, "the pipeline stopped when stage 2 went down (t=0.75 s)")
                   != NULL, "%s", res.message);
 }
 END_TEST

@@ -16,6 +16,7 @@
 
 #include "alg_host.h"
 #include "alg_pipeline_int.h"
+#include "run_internal.h"
 #include "test_util.h"
 
 #define MAXN 64
@@ -181,8 +182,8 @@ END_TEST
  * 0.575 + 3 T + tf / 2 the run ends by time with 5 iterations, every
  * node of replica 0 at 5 updates, 2 m micro-batches of replica 1's first
  * mini-batch and 5 m of replica 0's done. */
-static const char *crash_json(double down_s, double up_s, int r, const char *sched,
-                              double time_s)
+static const char *crash_json_node(int node, double down_s, double up_s, int r,
+                                   const char *sched, double time_s)
 {
     static char json[2048];
     char up[64] = "";
@@ -194,12 +195,18 @@ static const char *crash_json(double down_s, double up_s, int r, const char *sch
         " \"network\": {\"latency_s\": 0, \"bandwidth_Bps\": 1e15},"
         " \"topology\": {\"kind\": \"ring\"},"
         " \"model\": {\"kind\": \"none\", \"message_bytes\": 1000},"
-        " \"faults\": {\"detect_s\": 0.25, \"events\": [{\"kind\": \"schedule\", \"nodes\": [3],"
+        " \"faults\": {\"detect_s\": 0.25, \"events\": [{\"kind\": \"schedule\", \"nodes\": [%d],"
         "   \"down_s\": %.17g%s}]},"
         " \"algorithm\": {\"name\": \"pipeline\", \"micro_batches\": 2, \"replicas\": %d,"
         "   \"schedule\": \"%s\", \"act_bytes\": 0},"
-        " \"stop\": {\"time_s\": %.17g}}", 2 * r, down_s, up, r, sched, time_s);
+        " \"stop\": {\"time_s\": %.17g}}", 2 * r, node, down_s, up, r, sched, time_s);
     return json;
+}
+
+static const char *crash_json(double down_s, double up_s, int r, const char *sched,
+                              double time_s)
+{
+    return crash_json_node(3, down_s, up_s, r, sched, time_s);
 }
 
 START_TEST(test_crash_drops_replica)
@@ -261,6 +268,38 @@ START_TEST(test_replica_rejoins)
 }
 END_TEST
 
+/* One replica, GPipe: p = 2, m = 2, T = 9 tf as above.  Node 1 down at T
+ * + 4 tf (in its backward of mini-batch 1), declared at 0.575 (the
+ * pipeline halts, every stage dropping mini-batch 1), back at 1.0: the
+ * mini-batch restarts from stage 0 at 1.0, so at 1.0 + 3 T + tf / 2 the
+ * run has 4 iterations (T, then 1.0 + T, + 2 T, + 3 T), 4 updates per
+ * stage, 2 + 3 x 2 micro-batches done.  Node 0 down at T + 8 tf instead
+ * (in its last backward of mini-batch 1: stage 1 had applied mini-batch
+ * 1's update at T + 7 tf, stage 0 had not): at the restart stage 1 rolls
+ * back to its checkpoint, so both end with 4 updates again (5 without the
+ * rollback), and stage 0's one backward of the lost mini-batch is not
+ * counted done. */
+START_TEST(test_restart_one_replica)
+{
+    const double tf = 0.025, T = 9 * tf, stop = 1.0 + 3 * T + tf / 2;
+    wrapped = alg_pipeline;
+    wrapped.stats = capture;
+    run_options opt = { .algorithm = &wrapped };
+    const double down[2] = { T + 8 * tf, T + 4 * tf };
+    for (int node = 0; node < 2; node++) {
+        run_result res;
+        run_json(crash_json_node(node, down[node], 1.0, 1, "gpipe", stop), &opt, &res);
+        ck_assert_int_eq(res.status, RUN_OK);
+        ck_assert_double_eq(stat_of(&res, "restarts"), 1);
+        ck_assert_double_eq(stat_of(&res, "iterations"), 4);
+        ck_assert_double_eq_tol(stat_of(&res, "mean_iteration_s"), (1.0 + 3 * T) / 4, 1e-12);
+        ck_assert_double_eq(stat_of(&res, "micro_batches_done"), 2 + 3 * 2);
+        ck_assert_uint_eq(cap_upd[0], 4);
+        ck_assert_uint_eq(cap_upd[1], 4);
+    }
+}
+END_TEST
+
 /* With one replica a crash still stops the run (tests/test_pipeline.c);
  * with every replica gone too, the report naming the last node's stage
  * and replica. */
@@ -283,6 +322,41 @@ START_TEST(test_last_replica_stops)
     ck_assert_double_eq(stat_of(&res, "replicas_dropped"), 2);
     ck_assert_msg(strstr(res.message, "node 1 (stage 1 of replica 0) went down") != NULL, "%s",
                   res.message);
+}
+END_TEST
+
+/* The memory check's stage buffers (alg_pipeline_mem.c), by difference:
+ * an MLP 6-12-10-8-3 (P = 84 + 130 + 88 + 27 = 329) on 4 stages x 2
+ * replicas, m = 4 (K = m + p = 8): PipeDream stashes K versions of every
+ * stage, K P doubles per replica more than GPipe; 2BW one version and K
+ * version numbers per stage, P + K p. */
+static double estimate_of(const char *sched, int r)
+{
+    char json[1024];
+    snprintf(json, sizeof json,
+        "{\"seed\": 1, \"nodes\": %d, \"topology\": {\"kind\": \"ring\"},"
+        " \"model\": {\"kind\": \"mlp\", \"hidden\": [12, 10, 8]},"
+        " \"data\": {\"train\": 256, \"test\": 64, \"features\": 6, \"classes\": 3},"
+        " \"algorithm\": {\"name\": \"pipeline\", \"micro_batches\": 4, \"batch\": 16,"
+        "   \"schedule\": \"%s\", \"replicas\": %d}, \"stop\": {\"time_s\": 1}}",
+        4 * r, sched, r);
+    scn_scenario s;
+    scn_error err;
+    run_sim *rs;
+    ck_assert_msg(prepare_json(json, &s, &rs, &err) == 0, "%s", err.msg);
+    const double e = run_i_memory_estimate(rs);
+    run_destroy(rs);
+    scn_fini(&s);
+    return e;
+}
+
+START_TEST(test_memory_stage_buffers)
+{
+    const double P = 329, K = 8;
+    ck_assert_double_eq(estimate_of("pipedream", 2) - estimate_of("gpipe", 2), 2 * 8 * K * P);
+    ck_assert_double_eq(estimate_of("2bw", 2) - estimate_of("gpipe", 2), 2 * (8 * P + 8 * K * 4));
+    /* one replica: GPipe keeps each stage's previous version for a restart */
+    ck_assert_double_eq(estimate_of("pipedream", 1) - estimate_of("gpipe", 1), 8 * K * P - 8 * P);
 }
 END_TEST
 
@@ -320,6 +394,8 @@ int main(void)
     tcase_add_test(tc, test_crash_drops_replica);
     tcase_add_test(tc, test_replica_rejoins);
     tcase_add_test(tc, test_last_replica_stops);
+    tcase_add_test(tc, test_restart_one_replica);
+    tcase_add_test(tc, test_memory_stage_buffers);
     tcase_add_test(tc, test_dp_errors);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -21,6 +21,7 @@
 
 #include "alg_host.h"
 #include "alg_pipeline_int.h"
+#include "run_internal.h"
 #include "mdl.h"
 #include "mdl_stage.h"
 #include "test_util.h"
@@ -100,10 +101,12 @@ static const char *faults_opt = "";
 static double latency_opt = 0.0002;
 static double lr_opt = 0.2;
 
+static char last_json[2048];   /* the scenario of the last run_math */
+
 static void run_math(int p, int m, int batch, const char *sched, double time_s, run_result *res)
 {
-    char json[2048];
-    snprintf(json, sizeof json,
+    char *json = last_json;
+    snprintf(json, sizeof last_json,
         "{\"seed\": 4, \"nodes\": %d,"
         " \"compute\": {\"step_time_s\": 0.01, \"groups\": [{\"nodes\": [1], \"slowdown\": 1.7}]},"
         " \"network\": {\"latency_s\": %.17g, \"bandwidth_Bps\": 1e8, \"bytes_per_param\": 4},"
@@ -259,6 +262,40 @@ static void check_sync_dp(const char *sched, int R)
 START_TEST(test_gpipe_replicas_sgd) { check_sync_dp("gpipe", 2); check_sync_dp("gpipe", 3); }
 END_TEST
 
+/* Replica q's mini-batch k is drawn from node q p + (k mod p)'s part of
+ * the training set: every logged row is a training row that node holds
+ * (the same scenario prepared again gives the same partition). */
+START_TEST(test_replicas_own_data)
+{
+    const int p = 4, m = 4, R = 2;
+    replicas_opt = R;
+    run_result res;
+    run_math(p, m, 16, "gpipe", 0.1, &res);
+    replicas_opt = 1;
+    scn_scenario sc;
+    scn_error err;
+    run_sim *rs;
+    ck_assert_msg(prepare_json(last_json, &sc, &rs, &err) == 0, "%s", err.msg);
+    ck_assert_ptr_nonnull(rs->train.x);
+    for (int q = 0; q < R; q++)
+        for (int k = 0; k < 6; k++) {
+            const int node = q * p + k % p;
+            for (int j = 0; j < m; j++)
+                for (size_t i = 0; i < n_cap; i++) {
+                    const double *row = rows_log[q][k * m + j] + i * D;
+                    int found = 0;
+                    for (size_t t = rs->part.off[node]; t < rs->part.off[node + 1] && !found; t++)
+                        found = memcmp(rs->train.x + rs->part.idx[t] * D, row,
+                                       D * sizeof(double)) == 0;
+                    ck_assert_msg(found, "replica %d mini-batch %d: a row not of node %d", q, k,
+                                  node);
+                }
+        }
+    run_destroy(rs);
+    scn_fini(&sc);
+}
+END_TEST
+
 START_TEST(test_1f1b_replicas_sgd) { check_sync_dp("1f1b", 3); }
 END_TEST
 
@@ -286,14 +323,15 @@ END_TEST
  * stage's all-reduce (latency 3 ms, 1e8 B/s): the run never stalls,
  * the survivors of a stage with as many updates hold the same bits
  * (those whose round another had completed took its sum: the path is
- * taken at some instants), and with the node back at 0.2 s the replica
- * rejoins and holds its stages' bits again. */
+ * taken at some instants), and with the node back at 0.3 s the replica
+ * rejoins (gpipe, 1f1b) and holds its stages' bits again; 2bw and
+ * pipedream go on with two replicas. */
 START_TEST(test_crash_survivors_agree)
 {
     static char faults[256];
     int forwarded = 0;
     for (int k = 0; k < 48; k++) {
-        const int back = k % 2;
+        const int back = (k / 6) % 2;
         snprintf(faults, sizeof faults,
                  ", \"faults\": {\"detect_s\": 0.01, \"events\": [{\"kind\": \"schedule\","
                  " \"nodes\": [9], \"down_s\": %.17g%s}]}", 0.05 + 0.0011 * k,
@@ -302,12 +340,16 @@ START_TEST(test_crash_survivors_agree)
         replicas_opt = 3;
         latency_opt = 0.003;
         run_result res;
-        run_math(4, 4, 16, k % 3 == 2 ? "1f1b" : "gpipe", 0.6, &res);
+        static const char *const scheds[] = { "gpipe", "1f1b", "gpipe", "2bw", "gpipe", "pipedream" };
+        const char *sched = scheds[k % 6];
+        const int sync = sched[0] == 'g' || sched[0] == '1';
+        run_math(4, 4, 16, sched, 0.6, &res);
         replicas_opt = 1;
         latency_opt = 0.0002;
         faults_opt = "";
-        ck_assert_double_eq(stat_of(&res, "replicas_live"), back ? 3 : 2);
-        ck_assert_int_eq(alive_cap[2], back);
+        /* an asynchronous schedule's dropped replica stays out */
+        ck_assert_double_eq(stat_of(&res, "replicas_live"), back && sync ? 3 : 2);
+        ck_assert_int_eq(alive_cap[2], back && sync);
         forwarded += stat_of(&res, "sums_forwarded") > 0;
         for (int i = 0; i < 12; i++)
             if (alive_cap[i / 4])
@@ -519,6 +561,24 @@ START_TEST(test_threads_same)
     ck_assert(r1.last.train_loss == r3.last.train_loss);
     ck_assert(r1.last.test_accuracy == r3.last.test_accuracy);
     ck_assert_uint_eq(r1.events, r3.events);
+    /* replicas, a crash inside an all-reduce and a rejoin: the same bits */
+    static double xr[MAXS * MAXR][MAXP];
+    faults_opt = ", \"faults\": {\"detect_s\": 0.01, \"events\": [{\"kind\": \"schedule\","
+                 " \"nodes\": [9], \"down_s\": 0.0731, \"up_s\": 0.2}]}";
+    replicas_opt = 3;
+    latency_opt = 0.003;
+    run_math(4, 4, 16, "gpipe", 0.4, &r1);
+    memcpy(xr, xall, sizeof xr);
+    threads_opt = 3;
+    run_math(4, 4, 16, "gpipe", 0.4, &r3);
+    threads_opt = 1;
+    replicas_opt = 1;
+    latency_opt = 0.0002;
+    faults_opt = "";
+    ck_assert_double_eq(stat_of(&r1, "replicas_rejoined"), 1);
+    ck_assert_int_eq(memcmp(xr, xall, sizeof xr), 0);
+    ck_assert(r1.last.train_loss == r3.last.train_loss);
+    ck_assert_uint_eq(r1.events, r3.events);
 }
 END_TEST
 
@@ -566,6 +626,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_gpipe_is_sgd);
     tcase_add_test(tc, test_gpipe_replicas_sgd);
+    tcase_add_test(tc, test_replicas_own_data);
     tcase_add_test(tc, test_1f1b_replicas_sgd);
     tcase_add_test(tc, test_replicas_lr0);
     tcase_add_test(tc, test_2bw_replicas);

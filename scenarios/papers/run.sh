@@ -8,7 +8,7 @@
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
 #   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd |
-#         hogwild | lsgd | stl-fw | fednova | lbbsp | sdfeel | comdml | freeze | pipeline | all
+#         hogwild | lsgd | stl-fw | fednova | lbbsp | sdfeel | comdml | freeze | pipeline | pipeline-dp | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -28,15 +28,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, lbbsp, sdfeel, comdml, freeze, pipeline, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, lbbsp, sdfeel, comdml, freeze, pipeline, pipeline-dp, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova lbbsp sdfeel comdml freeze pipeline"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze|pipeline) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova lbbsp sdfeel comdml freeze pipeline pipeline-dp"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze|pipeline|pipeline-dp) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -273,8 +273,19 @@ for name in $names; do
         --grid algorithm.lr=0.05,0.2
       python3 "$root/plots/pipeline-table.py" "$dir"
       ;;
+    pipeline-dp)
+      # PipeDream (Narayanan et al. 2019), DAPPLE (Fan et al. 2021): 8 nodes
+      # as p stages x r replicas (8 x 1 .. 1 x 8, pure data parallel), a
+      # model of 32 equal layers whose gradient is 0.1, 1 or 4 GB, GPipe
+      # with 32 micro-batches and the stages' ring all-reduce, timing only;
+      # homogeneous and with node 3 twice as slow
+      sweep "$here/pipeline-dp.json" -o "$dir" \
+        --zip algorithm.stages=8,4,2,1 --zip algorithm.replicas=1,2,4,8 \
+        --grid model.message_bytes=1e8,1e9,4e9 --grid compute.groups.0.slowdown=1,2
+      python3 "$root/plots/pipeline-dp-table.py" "$dir"
+      ;;
   esac
-  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze|pipeline)
+  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze|pipeline|pipeline-dp)
     echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"

@@ -135,6 +135,12 @@ typedef struct alg_type {
      * set, before the run starts (no host: nothing else may be called).
      * NULL: none. */
     double (*model_memory_bytes)(const alg_ctx *ctx);
+    /* Whole models per node the memory check counts (their parameters
+     * included): 0 for the runner's RUN_MEM_COPIES (parameters, gradient,
+     * two in flight); a protocol whose nodes hold only part of a model
+     * beyond their parameters (a pipeline stage) says 1 and counts the
+     * parts in model_memory_bytes. */
+    int    model_copies;
     /* Timer events per second of simulated time that the protocol sets
      * whatever its steps (periodic ticks, e.g. gossip's n / period_s), for
      * the estimate of the run's events before it starts (limits.events,

@@ -30,16 +30,15 @@
  * One partition serves every replica, priced at each stage's slowest
  * node.
  *
- * What it does not do: restart a mini-batch of a single pipeline after a
- * failure.
- *
- * Failures: with replicas, a failed node's replica leaves the group and
- * the others go on (alg_pipeline_fail.c).  With one replica (or none
- * left) a node that goes down (declared failed, or back up) stops the
- * pipeline for good: every node abandons its work and starts no more, so
- * the run ends as stalled (at once, or at the frozen bound while the
- * network retransmits to the down node), each node's wait naming the
- * stage and the instant (docs/algorithms.md).
+ * Failures (alg_pipeline_fail.c): with replicas, a failed node's replica
+ * leaves the group and the others go on; with one replica, gpipe and
+ * 1f1b halt and restart the mini-batch once the node is back.  With one
+ * replica and an asynchronous schedule (or no replica left) a node that
+ * goes down (declared failed, or back up) stops the pipeline for good:
+ * every node abandons its work and starts no more, so the run ends as
+ * stalled (at once, or at the frozen bound while the network retransmits
+ * to the down node), each node's wait naming the stage and the instant
+ * (docs/algorithms.md).
  */
 #include "alg_pipeline_int.h"
 
@@ -54,7 +53,7 @@ static const char *const part_names[] = { "balanced", "equal", NULL };
 
 static const alg_param_spec params[] = {
     { "stages", ALG_PARAM_INT, 0, 0, PP_MAX_LAYERS, NULL,
-      "p: pipeline stages, node s running stage s (0: one per node)" },
+      "p: pipeline stages, node q p + s running stage s of replica q (0: nodes / replicas)" },
     { "micro_batches", ALG_PARAM_INT, 4, 1, 65536, NULL,
       "m: micro-batches per mini-batch" },
     { "schedule", ALG_PARAM_CHOICE, SCHED_GPIPE, 0, 0, sched_names,
@@ -256,7 +255,7 @@ void pp_try_run(alg_ctx *ctx, int node)
     pp_shared *sh = ctx->shared;
     pp_stage *st = alg_state(ctx, node);
     const int s = pp_stage_of(sh, node);
-    if (sh->stopped || st->busy || st->reducing || st->out || st->joining)
+    if (sh->stopped || sh->halted || st->busy || st->reducing || st->out || st->joining)
         return;
     pp_op op = pp_op_at(sh->sched, sh->p, sh->m, s, st->next);
     unsigned char *flag = NULL;
@@ -298,6 +297,7 @@ void pp_updated(alg_ctx *ctx, int node)
     pp_shared *sh = ctx->shared;
     pp_stage *st = alg_state(ctx, node);
     st->updates++;
+    st->cur_bwd = 0;
     pp_fail_updated(ctx, node);
     /* the first stage 0 (of any replica) to apply its mini-batch's last update */
     if (pp_stage_of(sh, node) != 0)
@@ -335,6 +335,7 @@ static void on_step_done(alg_ctx *ctx, void *state, int node, const double *grad
                      sh->act_bytes[s] + sh->lab_bytes);
     } else {
         st->bwd_done++;
+        st->cur_bwd++;
         st->in_flight--;
         assert(st->in_flight >= 0);
         if (s > 0)
@@ -428,6 +429,11 @@ static void describe_wait(const alg_ctx *ctx, const void *state, int node, char 
                  "failed)", pp_replica_of(sh, node));
         return;
     }
+    if (sh->halted) {
+        snprintf(buf, size, "the pipeline's restart once every stage is up (stage %d lost at "
+                 "t=%.10g s)", sh->halted_by, sh->halted_at);
+        return;
+    }
     if (st->joining) {
         snprintf(buf, size, "stage %d's parameters after %llu updates from a live replica",
                  pp_stage_of(sh, node), (unsigned long long)st->updates);
@@ -479,13 +485,15 @@ static int stats(const alg_ctx *ctx, const char **keys, double *values, int max)
                         "peak_in_flight_last", "peak_in_flight_max", "stash_bytes_max",
                         "weight_versions_max", "slowest_stage_s", "stopped_by_stage", "replicas",
                         "replicas_live", "replicas_dropped", "replicas_rejoined",
-                        "sums_forwarded" };
+                        "sums_forwarded", "restarts" };
     const double v[] = {
         (double)sh->iters, sh->first_iter_s, sh->iters ? sh->sum_iter_s / (double)sh->iters : 0,
         sh->iters ? 1.0 - busy / (sh->p * sh->first_iter_s) : 0, (double)sh->done_mb, thr,
         (double)s0->peak_in_flight, (double)sl->peak_in_flight, peak_max, stash, versions,
-        sh->slowest_s, sh->stopped ? pp_stage_of(sh, sh->stopped_by) : -1, sh->r,
-        sh->alive ? sh->live : 1, sh->dropped, sh->rejoined, (double)sh->sums_sent };
+        sh->slowest_s,
+        sh->stopped ? pp_stage_of(sh, sh->stopped_by) : sh->halted ? sh->halted_by : -1, sh->r,
+        sh->alive ? sh->live : 1, sh->dropped, sh->rejoined, (double)sh->sums_sent,
+        (double)sh->restarts };
     return alg_stats_copy(k, v, (int)(sizeof v / sizeof v[0]), keys, values, max);
 }
 
@@ -532,6 +540,7 @@ const alg_type alg_pipeline = {
     .eval_params = eval_params,
     .memory_bytes = pp_memory_bytes,
     .model_memory_bytes = pp_model_memory_bytes,
+    .model_copies = 1,
     .samples_done = samples_done,
     .shared_init = shared_init,
     .shared_fini = shared_fini,

@@ -17,10 +17,16 @@
  * mini-batch J on; the asynchronous schedules' dropped replicas stay out
  * (their weight versions cannot be handed over at a mini-batch boundary).
  * A node back before it was declared lost its stage's state: its replica
- * is dropped then (and taken back at once when the others are up).  With
- * one replica, or when the last replica goes, the pipeline stops for
- * good (the run ends as stalled; alg_pipeline.c's pp_stop_pipeline).  It
- * decides no schedule, no math and no collective pattern.
+ * is dropped then (and taken back at once when the others are up).
+ * With one replica and gpipe or 1f1b, a failure halts the pipeline (every
+ * stage drops its in-flight micro-batches) and once every node is up and
+ * none declared failed the mini-batch restarts from stage 0, each stage
+ * on its weights of the last flush (a stage that had applied the lost
+ * mini-batch's update rolls back to its checkpoint).  With one replica
+ * and an asynchronous schedule, or when the last replica goes, the
+ * pipeline stops for good (the run ends as stalled; alg_pipeline.c's
+ * pp_stop_pipeline).  It decides no schedule, no math and no collective
+ * pattern.
  */
 #include "alg_pipeline_int.h"
 
@@ -232,13 +238,92 @@ static void serve_joiners(alg_ctx *ctx, int node)
     }
 }
 
+/* ---- one replica: halt, then restart the mini-batch ---- */
+
+static int restartable(const pp_shared *sh)
+{
+    return sh->r == 1 && (sh->sched == SCHED_GPIPE || sh->sched == SCHED_1F1B);
+}
+
+static void clear_stage(const pp_shared *sh, pp_stage *st)
+{
+    st->busy = 0;
+    st->in_flight = 0;
+    st->cur_bwd = 0;
+    memset(st->fwd_in, 0, sh->R);
+    memset(st->grad_in, 0, sh->R);
+    if (st->mt)
+        memset(st->mt->acc + st->mt->off, 0, st->mt->len * sizeof(double));
+}
+
+/* Every stage drops its in-flight micro-batches (stage 0's backwards of
+ * the lost mini-batch are not counted done: their gradients are lost). */
+static void halt(alg_ctx *ctx, int by)
+{
+    pp_shared *sh = ctx->shared;
+    if (sh->halted || sh->stopped)
+        return;
+    sh->halted = 1;
+    sh->halted_by = by;
+    sh->halted_at = alg_now(ctx);
+    sh->done_mb -= stage_st(ctx, 0)->cur_bwd;
+    for (int i = 0; i < sh->p; i++) {
+        pp_stage *st = stage_st(ctx, i);
+        if (st->busy)
+            alg_abort_step(ctx, i);
+        clear_stage(sh, st);
+    }
+}
+
+/* Every node up and none declared failed: the stages go back to the last
+ * flush (u updates: stage 0's, the fewest; a stage one ahead rolls back
+ * to its checkpoint) and start a mini-batch numbered past any begun, so
+ * that what was in flight before is ignored. */
+static void try_restart(alg_ctx *ctx)
+{
+    pp_shared *sh = ctx->shared;
+    if (!sh->halted || sh->stopped)
+        return;
+    for (int i = 0; i < sh->p; i++)
+        if (!alg_is_up(ctx, i) || alg_is_failed(ctx, i))
+            return;
+    uint64_t u = UINT64_MAX, M = 0;
+    const uint64_t two_m = 2 * (uint64_t)sh->m;
+    for (int i = 0; i < sh->p; i++) {
+        const pp_stage *st = stage_st(ctx, i);
+        if (st->updates < u)
+            u = st->updates;
+        if (st->next / two_m + 1 > M)
+            M = st->next / two_m + 1;
+    }
+    for (int i = 0; i < sh->p; i++) {
+        pp_stage *st = stage_st(ctx, i);
+        if (st->updates > u) {
+            assert(st->updates == u + 1);
+            if (st->mt)
+                memcpy(alg_params(ctx, i) + st->mt->off, st->mt->ckpt,
+                       st->mt->len * sizeof(double));
+            st->updates = u;
+        }
+        clear_stage(sh, st);
+        st->next = M * two_m;
+        st->mb_floor = M * (uint64_t)sh->m;
+    }
+    sh->halted = 0;
+    sh->restarts++;
+    for (int i = 0; i < sh->p; i++)
+        pp_try_run(ctx, i);
+}
+
 void pp_fail_declared(alg_ctx *ctx, int peer, int failed)
 {
     pp_shared *sh = ctx->shared;
     if (sh->r == 1) {
-        if (failed)
+        if (failed && restartable(sh))
+            halt(ctx, peer);
+        else if (failed)
             pp_stop_pipeline(ctx, peer);
-        return;
+        return;   /* back: its on_return restarts */
     }
     if (failed && !sh->stopped)
         drop_replica(ctx, pp_replica_of(sh, peer), peer);
@@ -247,6 +332,11 @@ void pp_fail_declared(alg_ctx *ctx, int peer, int failed)
 void pp_fail_return(alg_ctx *ctx, int node)
 {
     pp_shared *sh = ctx->shared;
+    if (sh->r == 1 && restartable(sh)) {
+        halt(ctx, node);   /* back before it was declared: its stage's state is gone */
+        try_restart(ctx);
+        return;
+    }
     if (sh->r == 1) {
         pp_stop_pipeline(ctx, node);
         return;

@@ -57,6 +57,8 @@ typedef struct pp_math {
     double  *gin;           /* s > 0: K x n x in_w gradients of the input, for stage s - 1 */
     double  *ws;            /* pipedream: K x len weights stashed by forward; 2bw: len, the
                                previous version */
+    double  *ckpt;          /* gpipe, 1f1b with one replica: len, the weights before the
+                               last update (a restart rolls a stage ahead back) */
     uint64_t *ver;          /* 2bw: K, the version each micro-batch's forward used */
     uint64_t v;             /* updates applied */
     double  *g, *acc;       /* P each: a backward's gradient, the sum of a mini-batch's */
@@ -83,7 +85,8 @@ typedef struct pp_stage {
     uint64_t updates;     /* updates applied (the all-reduce's round) */
     int      out;         /* its replica was dropped (alg_pipeline_fail.c) */
     int      joining;     /* its replica rejoins: it waits for its stage's parameters */
-    uint64_t mb_floor;    /* micro-batches below it are of before a rejoin: ignored */
+    uint64_t mb_floor;    /* micro-batches below it are of before a rejoin or restart: ignored */
+    uint64_t cur_bwd;     /* backwards since its last update */
     pp_math *mt;
 } pp_stage;
 
@@ -110,6 +113,10 @@ typedef struct pp_shared {
     uint64_t *last_round; /* p: that round + 1 (0: none) */
     int     *last_k;      /* p: among how many replicas */
     uint64_t sums_sent;   /* completed sums sent to a survivor left behind */
+    int      halted;      /* one replica: stopped until every stage is up (a restart) */
+    int      halted_by;
+    double   halted_at;
+    uint64_t restarts;
     size_t  R;            /* ring of flags per stage */
     int     stopped;      /* a stage went down: the pipeline stopped for good */
     int     stopped_by;

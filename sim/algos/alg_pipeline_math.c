@@ -55,6 +55,8 @@ int pp_math_init(alg_ctx *ctx, pp_stage *st, int node)
     if (ok && sh->sched == SCHED_2BW)
         ok = (mt->ws = malloc(mt->len * sizeof *mt->ws)) != NULL
           && (mt->ver = calloc(K, sizeof *mt->ver)) != NULL;
+    if (ok && sh->r == 1 && (sh->sched == SCHED_GPIPE || sh->sched == SCHED_1F1B))
+        ok = (mt->ckpt = malloc(mt->len * sizeof *mt->ckpt)) != NULL;
     return ok ? 0 : -1;
 }
 
@@ -68,6 +70,7 @@ void pp_math_fini(pp_stage *st)
     free(mt->acts);
     free(mt->gin);
     free(mt->ws);
+    free(mt->ckpt);
     free(mt->ver);
     free(mt->g);
     free(mt->acc);
@@ -193,6 +196,8 @@ void pp_math_apply(alg_ctx *ctx, int node, const double *sum, double g_div)
         memcpy(g + lo, sum, mt->len * sizeof *g);
     if (sh->sched == SCHED_2BW)   /* the version in-flight micro-batches keep */
         memcpy(mt->ws, x + lo, mt->len * sizeof *mt->ws);
+    if (mt->ckpt)   /* the version a restart rolls back to */
+        memcpy(mt->ckpt, x + lo, mt->len * sizeof *mt->ckpt);
     alg_sgd_apply_range(ctx, node, x, g, g_div, lo, hi, 1);
     if (g == mt->acc)
         memset(mt->acc + lo, 0, mt->len * sizeof *mt->acc);

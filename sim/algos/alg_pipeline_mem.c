@@ -10,10 +10,14 @@
  * flight), so per replica K micro-batches of every layer's outputs
  * (n x width each, n = batch / m), of the stages' input gradients and of
  * stage 0's rows, PipeDream's K stashed weight versions of each stage
- * (K x P per replica), 2BW's one previous version (P), and per node the
- * gradient and the mini-batch's sum (P each) and the backward's
- * scratch; with replicas the collective's sum per node (the largest
- * stage) and the last completed sums (P).  The schedules' own peaks
+ * (K x P per replica), 2BW's one previous version (P), one replica's
+ * GPipe and 1F1B checkpoint of the previous version (P), each node's
+ * gradient and mini-batch sum (whole vectors, of which the stage's part
+ * is ever written: P each per replica resident) and backward's scratch;
+ * with replicas the collective's sum per node and two payloads in flight
+ * (the largest stage each) and the last completed sums (P).  The runner
+ * counts one model per node (alg_type.model_copies: the parameters; its
+ * gradient buffer is never written, no whole model travels).  The schedules' own peaks
  * (GPipe m micro-batches in flight per stage, 1F1B min(p - s, m),
  * PipeDream p - s versions) are figures of the run (algorithm_nodes.csv),
  * not what the simulator holds.  Messages carry no payload (the
@@ -85,12 +89,15 @@ double pp_model_memory_bytes(const alg_ctx *ctx)
         rep += 8 * K * P;
     if (sched == SCHED_2BW)
         rep += 8 * P + 8 * K * p;
-    /* per node: the gradient and the sum (whole vectors), the scratch,
-     * the record and its blocks */
-    const double node = 2 * 8 * P + 8.0 * (double)alg_stage_scratch_doubles(ctx, (size_t)n)
+    if (r == 1 && (sched == SCHED_GPIPE || sched == SCHED_1F1B))
+        rep += 8 * P;   /* the restart's checkpoint: each stage's previous version */
+    /* per replica, the stages' parts of the nodes' gradients and sums */
+    rep += 2 * 8 * P;
+    /* per node: the scratch, the record and its blocks */
+    const double node = 8.0 * (double)alg_stage_scratch_doubles(ctx, (size_t)n)
                       + (double)sizeof(pp_math) + 10 * BLOCK;
     double b = r * rep + (double)ctx->n * node + 8 * P + BLOCK;   /* + the model evaluated */
     if (r > 1)
-        b += 8.0 * (double)ctx->n * (double)largest_stage(ctx, p, L) + 8 * P;
+        b += 3 * 8.0 * (double)ctx->n * (double)largest_stage(ctx, p, L) + 8 * P;
     return b;
 }

@@ -152,7 +152,8 @@ static void estimate(const run_sim *r, size_t P, double data_bytes, mem_est *m)
 {
     const scn_scenario *s = r->s;
     double data = data_bytes > 0 ? data_bytes : data_held(r, P);
-    int copies = RUN_MEM_COPIES + (s->opt_momentum > 0);
+    int copies = (r->alg && r->alg->model_copies ? r->alg->model_copies : RUN_MEM_COPIES)
+               + (s->opt_momentum > 0);
     double model = (double)r->n_all * (double)P * copies * 8;
     double nodes = (double)r->n_all * RUN_MEM_PER_NODE;
     double edges = edges_estimate(r) * RUN_MEM_PER_EDGE;
