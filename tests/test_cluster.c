@@ -274,6 +274,36 @@ START_TEST(test_lost_together_in_send_order)
 }
 END_TEST
 
+/* The uplink backlog counts the messages whose last bit has not left:
+ * five 256-byte messages at 1000 B/s from node 0 at time 0 leave at
+ * 0.256 s, 0.512 s, ...; the ring of their last-bit times outgrows its
+ * two inline entries at the third (mutant upq-inline-copy). */
+START_TEST(test_uplink_backlog_count)
+{
+    fixture f;
+    setup(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1);
+    cl_buf *b = snapshot(&f, 0);
+    for (int k = 1; k <= 5; k++)
+        cl_send(f.cl, 0, 1 + k % 3, 0, (uint64_t)k, b, MODEL_BYTES);
+    cl_buf_put(f.cl, b);
+    ck_assert_uint_eq(cl_uplink_queued(f.cl, 0), 5);
+    sim_event ev;
+    int events = 0;
+    while (sim_engine_pop(g_eng, &ev)) {   /* the deliveries, from 0.756 s */
+        cl_handle_event(f.cl, &ev);
+        uint64_t left = 0;
+        for (int k = 1; k <= 5; k++)
+            left += 0.256 * k > ev.time;
+        ck_assert_uint_eq(cl_uplink_queued(f.cl, 0), left);
+        events++;
+    }
+    ck_assert_int_eq(events, 5);
+    ck_assert_int_eq(f.r.n_msgs, 5);
+    ck_assert_uint_eq(cl_uplink_queued(f.cl, 0), 0);
+    teardown(&f);
+}
+END_TEST
+
 /* A small message behind a large one on the same link keeps its place, and
  * a zero-byte control message costs only the latency. */
 START_TEST(test_link_fifo_and_control)
@@ -378,6 +408,7 @@ int main(void)
     tcase_add_test(tc, test_overtaking_moves_delivery);
     tcase_add_test(tc, test_sender_down_before_arrival);
     tcase_add_test(tc, test_lost_together_in_send_order);
+    tcase_add_test(tc, test_uplink_backlog_count);
     tcase_add_test(tc, test_payload_is_a_snapshot);
     tcase_add_test(tc, test_gradient_at_step_start);
     tcase_add_test(tc, test_exponential_step_mean);
