@@ -23,6 +23,7 @@ typedef struct rec {
     uint64_t msg_round[64];
     double first_value[64];
     double grad0[64];
+    int    n_lost, lost_from[64];   /* trace rows "lost", in order */
 } rec;
 
 static trn_trainer *g_trn;
@@ -53,6 +54,13 @@ static void on_msg(void *ctx, int node, const cl_msg *m)
     r->msg_to[k] = m->to;
     r->msg_round[k] = m->round;
     r->first_value[k] = m->payload ? m->payload->data[0] : NAN;
+}
+
+static void on_trace(void *ctx, const cl_trace_rec *t)
+{
+    rec *r = ctx;
+    if (strcmp(t->kind, "lost") == 0 && r->n_lost < 64)
+        r->lost_from[r->n_lost++] = t->node;
 }
 
 typedef struct fixture {
@@ -102,7 +110,7 @@ static void setup_faults(fixture *f, cl_noise noise, double bw, double lat, uint
                       .latency_s = lat, .bandwidth_Bps = bw, .payload_doubles = 65,
                       .faults = faults, .n_faults = n_faults };
     cl_callbacks cb = { .ctx = &f->r, .on_step_start = on_step_start, .on_step_done = on_step,
-                        .on_message = on_msg };
+                        .on_message = on_msg, .on_trace = on_trace };
     f->cl = cl_create(&cfg, g_eng, cb);
     ck_assert_ptr_nonnull(f->cl);
     trn_config tc = { .n_nodes = 4, .seed = seed, .model = f->model, .train = &f->train,
@@ -237,6 +245,65 @@ START_TEST(test_sender_down_before_arrival)
 }
 END_TEST
 
+/* Messages lost at one instant are reported in the order of their slots,
+ * which a fresh cluster hands out in the order messages are sent (the
+ * free-slot stack, cl_net.c): 1, 2 and 3 send to 0, whose downlink is
+ * receiving all three (first bits at 0.5 s) when it goes down at 0.6 s.
+ * trace.csv's rows at one instant depend on this order (mutant
+ * slot-stack-order). */
+START_TEST(test_lost_together_in_send_order)
+{
+    static const int down[] = { 0 };
+    cl_fault fl = { .kind = CL_FAULT_SCHEDULE, .nodes = down, .n_nodes = 1,
+                    .down_s = 0.6, .up_s = INFINITY };
+    fixture f;
+    setup_faults(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1, &fl, 1);
+    cl_buf *b = snapshot(&f, 1);
+    cl_send(f.cl, 1, 0, 0, 1, b, MODEL_BYTES);
+    cl_send(f.cl, 2, 0, 0, 2, b, MODEL_BYTES);
+    cl_send(f.cl, 3, 0, 0, 3, b, MODEL_BYTES);
+    cl_buf_put(f.cl, b);
+    sim_event ev;
+    while (sim_engine_pop(g_eng, &ev) && ev.time < 10)
+        cl_handle_event(f.cl, &ev);
+    ck_assert_int_eq(f.r.n_msgs, 0);
+    ck_assert_int_eq(f.r.n_lost, 3);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(f.r.lost_from[k], k + 1);
+    teardown(&f);
+}
+END_TEST
+
+/* The uplink backlog counts the messages whose last bit has not left:
+ * five 256-byte messages at 1000 B/s from node 0 at time 0 leave at
+ * 0.256 s, 0.512 s, ...; the ring of their last-bit times outgrows its
+ * two inline entries at the third (mutant upq-inline-copy). */
+START_TEST(test_uplink_backlog_count)
+{
+    fixture f;
+    setup(&f, CL_NOISE_CONSTANT, 1000, 0.5, 1);
+    cl_buf *b = snapshot(&f, 0);
+    for (int k = 1; k <= 5; k++)
+        cl_send(f.cl, 0, 1 + k % 3, 0, (uint64_t)k, b, MODEL_BYTES);
+    cl_buf_put(f.cl, b);
+    ck_assert_uint_eq(cl_uplink_queued(f.cl, 0), 5);
+    sim_event ev;
+    int events = 0;
+    while (sim_engine_pop(g_eng, &ev)) {   /* the deliveries, from 0.756 s */
+        cl_handle_event(f.cl, &ev);
+        uint64_t left = 0;
+        for (int k = 1; k <= 5; k++)
+            left += 0.256 * k > ev.time;
+        ck_assert_uint_eq(cl_uplink_queued(f.cl, 0), left);
+        events++;
+    }
+    ck_assert_int_eq(events, 5);
+    ck_assert_int_eq(f.r.n_msgs, 5);
+    ck_assert_uint_eq(cl_uplink_queued(f.cl, 0), 0);
+    teardown(&f);
+}
+END_TEST
+
 /* A small message behind a large one on the same link keeps its place, and
  * a zero-byte control message costs only the latency. */
 START_TEST(test_link_fifo_and_control)
@@ -340,6 +407,8 @@ int main(void)
     tcase_add_test(tc, test_link_fifo_and_control);
     tcase_add_test(tc, test_overtaking_moves_delivery);
     tcase_add_test(tc, test_sender_down_before_arrival);
+    tcase_add_test(tc, test_lost_together_in_send_order);
+    tcase_add_test(tc, test_uplink_backlog_count);
     tcase_add_test(tc, test_payload_is_a_snapshot);
     tcase_add_test(tc, test_gradient_at_step_start);
     tcase_add_test(tc, test_exponential_step_mean);

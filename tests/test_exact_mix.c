@@ -97,6 +97,44 @@ START_TEST(test_dpsgd_mixing_closed_form_high_degree)
 }
 END_TEST
 
+/* A neighbour down from the start and declared failed: its weight moves
+ * to each live node's own (alg_nbr_self_weight asks the mailbox which
+ * senders came), so with lr 0 the live nodes keep the mean of their
+ * initial models; degrees above the mailbox's four inline senders
+ * (mutant mbox-from-copy). */
+START_TEST(test_dpsgd_failed_neighbour_keeps_live_mean_high_degree)
+{
+    char json[2048];
+    snprintf(json, sizeof json, BASE(8, "") " \"topology\": {\"kind\": \"erdos_renyi\", \"p\": 0.8},"
+             " \"faults\": {\"detect_s\": 0.004, \"events\": [{\"kind\": \"schedule\","
+             " \"nodes\": [3], \"down_s\": 0}]},"
+             " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.1}, \"stop\": {\"time_s\": 0.05}}");
+    run_result res;
+    run_wrapped(json, wrap("dpsgd", G_ZERO, 0.1), spread_init, &res);
+    ck_assert_int_eq(res.status, RUN_OK);
+    size_t live_deg = 0;   /* the most live neighbours a live node has */
+    for (int i = 0; i < 8; i++) {
+        size_t d = 0;
+        for (size_t e = cap_off[i]; e < cap_off[i + 1]; e++)
+            d += cap_nbr[e] != 3;
+        if (i != 3 && d > live_deg)
+            live_deg = d;
+    }
+    ck_assert_msg(live_deg > 4, "%zu live neighbours at most: the test cannot tell", live_deg);
+    for (size_t k = 0; k < cap_P; k++) {
+        double m0 = 0, m1 = 0;
+        for (int i = 0; i < 8; i++)
+            if (i != 3) {
+                m0 += spread_of(i, k);
+                m1 += cap_x[i][k];
+            }
+        ck_assert_msg(fabs(m0 - m1) < 1e-12 * 7, "live sum of parameter %zu went from %.17g to %.17g",
+                      k, m0, m1);
+    }
+    ck_assert_msg(fabs(cap_x[0][0] - spread_of(0, 0)) > 1e-6, "node 0 never mixed");
+}
+END_TEST
+
 /* A learned topology (STL-FW): D-PSGD mixes with the learned W itself,
  * doubly stochastic and not Metropolis-Hastings on its support. */
 START_TEST(test_dpsgd_learned_mixing_closed_form)
@@ -258,6 +296,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_dpsgd_mixing_closed_form);
     tcase_add_test(tc, test_dpsgd_mixing_closed_form_high_degree);
+    tcase_add_test(tc, test_dpsgd_failed_neighbour_keeps_live_mean_high_degree);
     tcase_add_test(tc, test_dpsgd_learned_mixing_closed_form);
     tcase_add_test(tc, test_localsgd_gossip_mixing_closed_form);
     tcase_add_test(tc, test_adpsgd_keeps_mean);

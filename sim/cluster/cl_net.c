@@ -627,12 +627,10 @@ void cl_i_net_node_down(cl_cluster *c, int i)
             continue;
         if (s->in_dq && !(s->rx_start < now || (s->rx_start == now && s->tseq < c->cur_seq)))
             cl_i_dq_unbook(c, k);   /* dropped where its first bit arrives, as before booking */
-        if (s->ev_pending) {
-            if (c->nics)
-                cl_i_fair_leave(c, k);   /* dropped at its event */
-        }
-        else
+        if (!s->ev_pending)
             cl_i_drop(c, k);
+        else if (c->nics)
+            cl_i_fair_leave(c, k);   /* dropped at its event */
     }
     /* FIFO: what had not left its uplink is lost (marked dead above) */
     upq_release(c, i, now);
