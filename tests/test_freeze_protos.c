@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gsl/gsl_cblas.h>
 
 #include "alg.h"
 #include "alg_host.h"
@@ -52,6 +53,8 @@ static double pa_busy[MAXN];
 static uint64_t after[2];            /* the schedule */
 static long server_grads;            /* gradients the server received */
 static double server_at[2][P];       /* the server's x at the freezing versions/rounds */
+/* fedavg: the weighted sum of round after[0] - 1's reports and their weight */
+static double fa_sum[P], fa_weight;
 
 static int stage_of(uint64_t count) { return count < after[0] ? 0 : count < after[1] ? 1 : 2; }
 
@@ -85,6 +88,12 @@ static void w_message(alg_ctx *ctx, void *st, int node, const cl_msg *m)
             pa_version[node] = m->round;
         }
     }
+    if (inner == &alg_fedavg && node == ctx->server && m->tag == ALG_PS_TAG_GRAD
+        && m->round + 1 == after[0]) {   /* the last round that trains layer 1: all of x */
+        const double w = (double)alg_local_samples(ctx, m->from);
+        cblas_daxpy(P, w, m->payload->data, 1, fa_sum, 1);
+        fa_weight += w;
+    }
     if (inner == &alg_fedavg && node == ctx->server && m->round >= 1) {
         /* the first report of round after[k]: the model its layer froze at */
         for (int k = 0; k < 2; k++)
@@ -117,6 +126,8 @@ static void run_wrapped(const alg_type *alg, const char *json, run_result *res, 
     memset(pa_pushed, 0, sizeof pa_pushed);
     memset(pa_busy, 0, sizeof pa_busy);
     memset(server_at, 0, sizeof server_at);
+    memset(fa_sum, 0, sizeof fa_sum);
+    fa_weight = 0;
     snprintf(dir, sizeof dir, "/tmp/dtsim-freeze2-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     run_options opt = { .out_dir = dir, .algorithm = &wrapped, .threads = threads };
@@ -293,6 +304,12 @@ START_TEST(fedavg_freezes_by_server_rounds)
     }
     ck_assert(memcmp(server_at[0] + L1, server_at[1] + L1, (L2 - L1) * sizeof(double)) != 0);
     ck_assert(memcmp(server_at[1] + L2, at_end[4] + L2, (P - L2) * sizeof(double)) != 0);
+    /* round 1 still averages layer 1: the frozen values are round 1's
+     * weighted average of the 4 reports, bit for bit (the server's daxpy
+     * order, then 1/weight) */
+    ck_assert_double_eq(fa_weight, 2048);
+    cblas_dscal(P, 1.0 / fa_weight, fa_sum, 1);
+    ck_assert(memcmp(fa_sum, server_at[0], L1 * sizeof(double)) == 0);
     rm_dir();
 }
 END_TEST
