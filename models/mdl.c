@@ -46,7 +46,7 @@ mdl_model *mdl_create_arch(const mdl_type *t, const mdl_arch *a, double l2,
     const size_t d = a->d;
     if (t == NULL || d == 0 || d > INT_MAX || max_batch == 0 || max_batch > INT_MAX
         || a->n_classes < 0 || a->n_classes == 1 || a->n_hidden > MDL_MAX_HIDDEN
-        || !t->supports(a)
+        || !t->supports(a) || (a->heads && t != &mdl_mlp)
         || !(l2 >= 0.0) || !isfinite(l2))
         return NULL;
     for (size_t l = 0; l < a->n_hidden; l++)

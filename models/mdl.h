@@ -31,6 +31,9 @@ typedef struct mdl_arch {
     mdl_activation act;
     int    no_bias;     /* linear and logistic: no bias term (P = d); the
                            other types do not support it */
+    int    heads;       /* MLP only: an output head after each hidden layer
+                           but the last, for progressive training
+                           (freeze.mode "grow", mdl_freeze.h) */
 } mdl_arch;
 
 /* One model family, in the manner of GSL's *_type tables.  The public

@@ -26,21 +26,52 @@ size_t mdl_freeze_max(const mdl_model *m) { return is_mlp(m) ? m->arch.n_hidden 
 
 size_t mdl_freeze_prefix(const mdl_model *m, size_t f)
 {
+    if (!is_mlp(m))
+        return 0;
+    return mdl_i_mlp_layer_off(&m->arch, (f < mdl_freeze_max(m) ? f : mdl_freeze_max(m)) + 1);
+}
+
+/* The stage's top hidden layer: every one, or f + 1 with block heads. */
+static size_t top_of(const mdl_arch *a, size_t f)
+{
+    return a->heads && f + 1 < a->n_hidden ? f + 1 : a->n_hidden;
+}
+
+size_t mdl_freeze_end(const mdl_model *m, size_t f)
+{
+    if (!is_mlp(m) || !m->arch.heads)
+        return m->n_params;
+    const size_t t = top_of(&m->arch, f);
+    return t < m->arch.n_hidden ? mdl_i_mlp_layer_off(&m->arch, t + 1) : m->n_params;
+}
+
+int mdl_freeze_grows(const mdl_model *m) { return is_mlp(m) && m->arch.heads; }
+
+size_t mdl_freeze_heads_in(const mdl_model *m, size_t lo, size_t hi)
+{
+    if (!mdl_freeze_grows(m))
+        return 0;
     size_t n = 0;
-    for (size_t l = 1; l <= f && l <= mdl_freeze_max(m); l++)
-        n += width(&m->arch, l) * width(&m->arch, l - 1) + width(&m->arch, l);
+    for (size_t l = 1; l < m->arch.n_hidden; l++) {
+        const size_t h = mdl_i_mlp_layer_off(&m->arch, l + 1) - mdl_i_mlp_head_params(&m->arch, l);
+        if (h >= lo && h + mdl_i_mlp_head_params(&m->arch, l) <= hi)
+            n += mdl_i_mlp_head_params(&m->arch, l);
+    }
     return n;
 }
 
 double mdl_freeze_flops(const mdl_model *m, size_t f)
 {
-    if (!is_mlp(m) || f == 0)
+    if (!is_mlp(m) || (f == 0 && !m->arch.heads))
         return mdl_flops_per_sample(m);
     const mdl_arch *a = &m->arch;
+    const size_t t = top_of(a, f);
     double s = 0.0;
-    for (size_t l = 1; l <= a->n_hidden + 1; l++)
+    for (size_t l = 1; l <= t; l++)
         s += l <= f ? 2.0 * (double)width(a, l) * (double)width(a, l - 1)
-                    : mdl_mlp_layer_flops(a, l, l > f + 1);
+                    : (l > f + 1 ? 6.0 : 4.0) * (double)width(a, l) * (double)width(a, l - 1);
+    /* the output module: the output layer, or layer t's head */
+    s += (t > f ? 6.0 : 4.0) * (double)a->n_classes * (double)width(a, t);
     return s;
 }
 
@@ -66,11 +97,16 @@ mdl_memory mdl_memory_of(const mdl_model *m, size_t f, size_t batch, int optim_s
                          double bytes_per_value)
 {
     const mdl_arch *a = &m->arch;
-    const double P = (double)m->n_params, v = bytes_per_value, B = (double)batch;
-    const double trainable = P - (double)mdl_freeze_prefix(m, f);
+    const size_t lo = mdl_freeze_prefix(m, f), hi = mdl_freeze_end(m, f);
+    const double v = bytes_per_value, B = (double)batch;
+    const double trainable = (double)(hi - lo);
+    /* held: everything up to the stage's end but the heads of blocks
+     * frozen before (the forward pass runs the frozen layers) */
+    const double P = (double)(hi - mdl_freeze_heads_in(m, 0, lo));
     double inputs = 0.0, outputs;
     if (is_mlp(m)) {
-        for (size_t l = f + 1; l <= a->n_hidden + 1; l++)
+        const size_t t = top_of(a, f), ff = f < t ? f : t;
+        for (size_t l = ff + 1; l <= t + 1; l++)
             inputs += (double)width(a, l - 1);
         outputs = (double)a->n_classes;
     } else {

@@ -20,6 +20,21 @@ size_t mdl_freeze_max(const mdl_model *m);
  * frozen prefix params[0 .. n). */
 size_t mdl_freeze_prefix(const mdl_model *m, size_t f);
 
+/* Progressive training (an MLP built with block heads, arch.heads:
+ * freeze.mode "grow"): stage f + 1 trains hidden layer f + 1 and its head
+ * (the output layer for the last hidden layer), the frozen layers 1 .. f
+ * run forward only and the layers above are not built yet.  Its trainable
+ * parameters are the window [mdl_freeze_prefix(f), mdl_freeze_end(f)):
+ * L_{f+1} H_{f+1} in the layout L_1 H_1 .. L_L O (mdl_mlp.c), L_L O for
+ * the last stage, O alone with every hidden layer frozen.  Without heads
+ * the end is P: the window is the suffix.  mdl_freeze_grows: the model has
+ * heads.  mdl_freeze_heads_in: the parameters of the block heads lying
+ * wholly in [lo, hi) (0 without heads): what a node holding a later stage
+ * no longer needs. */
+size_t mdl_freeze_end(const mdl_model *m, size_t f);
+int    mdl_freeze_grows(const mdl_model *m);
+size_t mdl_freeze_heads_in(const mdl_model *m, size_t lo, size_t hi);
+
 /* FLOPs per sample of a step with f frozen layers: 2 in out per frozen
  * layer (forward only), 4 in out for layer f + 1 (forward and weight
  * gradient, no error passed down), 6 in out for the layers above (and
@@ -35,7 +50,9 @@ int    mdl_set_frozen(mdl_model *m, size_t f);
 size_t mdl_frozen(const mdl_model *m);
 
 /* A node's training memory in bytes, every value stored in bytes_per_value
- * bytes: parameters (all P: the forward pass needs the frozen layers too),
+ * bytes: parameters (all P: the forward pass needs the frozen layers too;
+ * with block heads the built ones: up to the stage's end, without the
+ * heads of frozen blocks),
  * gradients and optimizer state (optim_slots values per trainable
  * parameter: 1 with momentum, 0 for plain SGD) of the unfrozen
  * parameters, and the activations a batch of `batch` samples keeps for

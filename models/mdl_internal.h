@@ -60,6 +60,13 @@ double mdl_i_one_output_penalty(const mdl_model *m, const double *params);
 void   mdl_i_one_output_hess(const mdl_model *m, const double *X, const double *D, size_t n,
                              const double *V, size_t k, double *out, double *T);
 
+/* The MLP's layout (mdl_mlp.c): the offset of weight layer l's W (1 ..
+ * L + 1), block heads included; hidden layer l's head's parameters (0
+ * without heads, and for the last hidden layer, whose head is the output
+ * layer). */
+size_t mdl_i_mlp_layer_off(const mdl_arch *a, size_t l);
+size_t mdl_i_mlp_head_params(const mdl_arch *a, size_t l);
+
 void mdl_i_init_weights(double *params, size_t n_weights, size_t n_params,
                         gsl_rng *rng);
 

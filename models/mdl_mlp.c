@@ -2,7 +2,13 @@
  * tanh, then a softmax output, mean cross-entropy, L2 on every weight
  * matrix (biases excluded).  Parameters are, layer by layer from the input,
  * W_l (s_l x s_{l-1}, row-major) then b_l (s_l), with s_0 = d and s_{L+1}
- * the number of classes.  On a gathered batch every layer's forward product
+ * the number of classes.  With block heads (arch.heads: progressive
+ * training, docs/models.md) hidden layer k < L is followed by its output
+ * head H_k (C x s_k, then C biases), so the layout is L_1 H_1 L_2 H_2 ..
+ * L_L O, and the network a step computes is the stage's path (path()):
+ * with f layers frozen, layers 1 .. t, t = min(f + 1, L), then H_t (t < L)
+ * or O; the layers and heads off the path are not built (no forward, no
+ * gradient, no L2 term).  On a gathered batch every layer's forward product
  * A_{l-1} W_l^T and both backward products G_l^T A_{l-1} and G_l W_l are
  * one CBLAS dgemm each; only the elementwise activations, the softmax and
  * the bias sums are loops.  This file does not gather rows, chunk
@@ -33,13 +39,51 @@ static size_t width(const mdl_arch *a, size_t l)
     return (size_t)a->n_classes;
 }
 
-static size_t n_params(const mdl_arch *a)
+/* Parameters of hidden layer l's head (0 when l has none). */
+static size_t head_params(const mdl_arch *a, size_t l)
 {
-    size_t P = 0;
-    for (size_t l = 1; l <= a->n_hidden + 1; l++)
-        P += width(a, l) * width(a, l - 1) + width(a, l);
-    return P;
+    return a->heads && l < a->n_hidden ? (size_t)a->n_classes * (width(a, l) + 1) : 0;
 }
+
+/* Offset of weight layer l's W (1 .. L + 1, the output layer L + 1). */
+static size_t layer_off(const mdl_arch *a, size_t l)
+{
+    size_t o = 0;
+    for (size_t j = 1; j < l; j++)
+        o += width(a, j) * width(a, j - 1) + width(a, j) + head_params(a, j);
+    return o;
+}
+
+static size_t n_params(const mdl_arch *a) { return layer_off(a, a->n_hidden + 2); }
+
+/* The network a step with f frozen layers runs: layers 1 .. top + 1, the
+ * last the output module (the output layer, or top's head), each at
+ * off[l] with in[l] inputs and out[l] outputs. */
+typedef struct mlp_path {
+    size_t top;
+    size_t off[MDL_MAX_HIDDEN + 2], in[MDL_MAX_HIDDEN + 2], out[MDL_MAX_HIDDEN + 2];
+} mlp_path;
+
+static mlp_path path(const mdl_arch *a, size_t f)
+{
+    mlp_path p;
+    const size_t L = a->n_hidden;
+    p.top = a->heads && f + 1 < L ? f + 1 : L;
+    for (size_t l = 1; l <= p.top; l++) {
+        p.off[l] = layer_off(a, l);
+        p.in[l] = width(a, l - 1);
+        p.out[l] = width(a, l);
+    }
+    p.off[p.top + 1] = p.top < L ? layer_off(a, p.top) + width(a, p.top) * width(a, p.top - 1)
+                                       + width(a, p.top)
+                                 : layer_off(a, L + 1);
+    p.in[p.top + 1] = width(a, p.top);
+    p.out[p.top + 1] = (size_t)a->n_classes;
+    return p;
+}
+
+size_t mdl_i_mlp_layer_off(const mdl_arch *a, size_t l) { return layer_off(a, l); }
+size_t mdl_i_mlp_head_params(const mdl_arch *a, size_t l) { return head_params(a, l); }
 
 static int supports(const mdl_arch *a)
 {
@@ -91,8 +135,8 @@ out_release:
 }
 
 /* He (ReLU) or LeCun (tanh) normal initialisation: W_l ~ N(0, g / s_{l-1})
- * with g = 2 or 1 for hidden layers, g = 1 for the output layer; zero
- * biases.  Draws in parameter order from rng. */
+ * with g = 2 or 1 for hidden layers, g = 1 for the output layer and the
+ * heads (N(0, 1 / s_l)); zero biases.  Draws in parameter order from rng. */
 static void init(const mdl_model *m, double *params, gsl_rng *rng)
 {
     const mdl_arch *a = &m->arch;
@@ -102,6 +146,11 @@ static void init(const mdl_model *m, double *params, gsl_rng *rng)
         const double gain = l <= a->n_hidden && a->act == MDL_ACT_RELU ? 2.0 : 1.0;
         mdl_i_init_weights_scaled(p, out * in, out * in + out, sqrt(gain / (double)in), rng);
         p += out * in + out;
+        if (head_params(a, l)) {
+            const size_t C = (size_t)a->n_classes;
+            mdl_i_init_weights_scaled(p, C * out, C * out + C, sqrt(1.0 / (double)out), rng);
+            p += C * out + C;
+        }
     }
 }
 
@@ -123,9 +172,11 @@ static double forward(const mdl_model *m, mlp_ws *w, const double *params,
                       const double *X, const int *y, size_t n, size_t *n_correct)
 {
     const mdl_arch *a = &m->arch;
-    const double *A = X, *p = params;
-    for (size_t l = 1; l <= a->n_hidden; l++) {
-        const size_t out = width(a, l), in = width(a, l - 1);
+    const mlp_path q = path(a, m->frozen);
+    const double *A = X;
+    for (size_t l = 1; l <= q.top; l++) {
+        const size_t out = q.out[l], in = q.in[l];
+        const double *p = params + q.off[l];
         double *Z = w->act[l - 1];
         affine(Z, A, p, p + out * in, n, in, out);
         if (a->act == MDL_ACT_RELU) {
@@ -135,10 +186,10 @@ static double forward(const mdl_model *m, mlp_ws *w, const double *params,
             for (size_t k = 0; k < n * out; k++)
                 Z[k] = tanh(Z[k]);
         }
-        p += out * in + out;
         A = Z;
     }
-    const size_t C = (size_t)a->n_classes, in = width(a, a->n_hidden);
+    const size_t C = (size_t)a->n_classes, in = q.in[q.top + 1];
+    const double *p = params + q.off[q.top + 1];
     affine(w->out, A, p, p + C * in, n, in, C);
 
     double sum = 0.0;
@@ -163,7 +214,7 @@ static double loss_grad(const mdl_model *m, void *vws, const double *params,
 {
     const mdl_arch *a = &m->arch;
     mlp_ws *w = vws;
-    const size_t L = a->n_hidden, C = (size_t)a->n_classes;
+    const size_t C = (size_t)a->n_classes;
     const double inv_n = 1.0 / (double)n;
     size_t correct;
 
@@ -177,18 +228,19 @@ static double loss_grad(const mdl_model *m, void *vws, const double *params,
         G[i * C + (size_t)y[i]] -= inv_n;
     }
 
-    /* Offsets of each layer's W in params, then back from the output. */
-    size_t off[MDL_MAX_HIDDEN + 2];
-    off[1] = 0;
-    for (size_t l = 1; l <= L; l++)
-        off[l + 1] = off[l] + width(a, l) * width(a, l - 1) + width(a, l);
-
-    /* Frozen layers 1 .. f (mdl_freeze.h): no gradient, no error passed
-     * below layer f + 1, their L2 term still in the loss. */
-    const size_t f = m->frozen;
+    /* The path's layers, back from the output module.  Frozen layers 1 ..
+     * f (mdl_freeze.h): no gradient, no error passed below layer f + 1,
+     * their L2 term still in the loss; what is off the path (block heads)
+     * gets a zero gradient. */
+    const mlp_path q = path(a, m->frozen);
+    const size_t L = q.top, *off = q.off;
+    const size_t f = m->frozen < L ? m->frozen : L;
+    const size_t end = off[L + 1] + C * q.in[L + 1] + C;
+    if (end < m->n_params)
+        memset(grad + end, 0, (m->n_params - end) * sizeof(double));
     double penalty = 0.0;
     for (size_t l = L + 1; l >= 1; l--) {
-        const size_t out = width(a, l), in = width(a, l - 1);
+        const size_t out = q.out[l], in = q.in[l];
         const double *A = l == 1 ? X : w->act[l - 2];
         const double *W = params + off[l];
         double *gW = grad + off[l], *gb = gW + out * in;
@@ -201,8 +253,7 @@ static double loss_grad(const mdl_model *m, void *vws, const double *params,
         if (l == f + 1) {
             memset(grad, 0, off[l] * sizeof(double));
             for (size_t k = l - 1; k >= 1; k--)   /* the full pass's order */
-                penalty += mdl_i_l2(m->l2, params + off[k],
-                                    width(a, k) * width(a, k - 1), NULL);
+                penalty += mdl_i_l2(m->l2, params + off[k], q.out[k] * q.in[k], NULL);
             break;
         }
 
@@ -225,19 +276,17 @@ static void evaluate(const mdl_model *m, void *ws, const double *params,
 
 static double penalty(const mdl_model *m, const double *params)
 {
-    const mdl_arch *a = &m->arch;
-    const double *p = params;
+    const mlp_path q = path(&m->arch, m->frozen);
     double sum = 0.0;
-    for (size_t l = 1; l <= a->n_hidden + 1; l++) {
-        const size_t out = width(a, l), in = width(a, l - 1);
-        sum += mdl_i_l2(m->l2, p, out * in, NULL);
-        p += out * in + out;
-    }
+    for (size_t l = 1; l <= q.top + 1; l++)
+        sum += mdl_i_l2(m->l2, params + q.off[l], q.out[l] * q.in[l], NULL);
     return sum;
 }
 
 /* Per layer: forward 2 in out, backward 2 in out for the weight gradient
- * and, below the top layer, 2 in out for the propagated error. */
+ * and, below the top layer, 2 in out for the propagated error.  The full
+ * network's (block heads are not part of it: a stage's FLOPs are
+ * mdl_freeze_flops'). */
 static double flops(const mdl_arch *a)
 {
     double f = 0.0;

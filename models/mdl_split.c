@@ -48,7 +48,8 @@ static size_t width(const mdl_arch *a, size_t l)
     return (size_t)a->n_classes;
 }
 
-static int is_mlp(const mdl_model *m) { return m->type == &mdl_mlp; }
+/* A plain MLP: the split and the stages know no block heads. */
+static int is_mlp(const mdl_model *m) { return m->type == &mdl_mlp && !m->arch.heads; }
 
 size_t mdl_layers(const mdl_model *m)
 {

@@ -72,7 +72,7 @@ static inline void *alg_state(const alg_ctx *ctx, int node)
 }
 
 enum { ALG_NEEDS_HESSIAN = 1u, ALG_NEEDS_PLAIN_SGD = 2u, ALG_CAN_FREEZE = 4u,
-       ALG_FITS_MEMORY = 8u };
+       ALG_FITS_MEMORY = 8u, ALG_CAN_GROW = 16u };
 
 typedef struct alg_type {
     const char *name;          /* matched against the scenario */
@@ -109,7 +109,11 @@ typedef struct alg_type {
      * may run it (refused otherwise).  ALG_FITS_MEMORY, with freezing: a
      * worker trains a round only when its memory at the round's stage fits
      * its capacity (alg_memory_fits), so a worker is refused only when it
-     * fits no stage of the freeze section.  0: nothing. */
+     * fits no stage of the freeze section.  ALG_CAN_GROW, with
+     * ALG_CAN_FREEZE: the protocol sends and updates the trainable window
+     * [alg_frozen_params, alg_trainable_end) rather than the suffix, so
+     * freeze.mode "grow" (block heads, models/mdl_freeze.h) may run it.
+     * 0: nothing. */
     unsigned    needs;
     const alg_param_spec *params;  /* NULL, or a table ended by a NULL key */
     /* Creates and destroys ctx->shared (state common to all nodes), after
@@ -516,6 +520,17 @@ size_t alg_freeze_prefix_at(const alg_ctx *ctx, uint64_t count);
 int    alg_memory_fits(const alg_ctx *ctx, int node, uint64_t count);
 /* Node's frozen prefix as last set (0 until then). */
 size_t alg_frozen_params(const alg_ctx *ctx, int node);
+/* The end of node's trainable window as last set: P, or with
+ * freeze.mode "grow" the end of its stage's block and head (the layers
+ * above are not built): node trains and sends [alg_frozen_params, this).
+ * alg_freeze_end_at: the same for count's stage, as
+ * alg_freeze_prefix_at.  alg_freeze_heads_in: the parameters of the block
+ * heads lying wholly in [lo, hi) (0 without "grow"): a node that gets the
+ * layers frozen since it last held the model does not need their heads,
+ * which a message's bytes leave out. */
+size_t alg_trainable_end(const alg_ctx *ctx, int node);
+size_t alg_freeze_end_at(const alg_ctx *ctx, uint64_t count);
+size_t alg_freeze_heads_in(const alg_ctx *ctx, size_t lo, size_t hi);
 
 /* The run's one out-of-memory policy (docs/architecture.md): a hook that
  * cannot allocate mid-run has no caller to hand an error to, so the

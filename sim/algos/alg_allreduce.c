@@ -157,8 +157,9 @@ static void start_step(alg_ctx *ctx, int i);
 static void reduced(alg_ctx *ctx, int node, const double *sum, size_t len)
 {
     ar_state *st = alg_state(ctx, node);
-    if (len < ctx->P) {
-        memcpy(st->sum + (ctx->P - len), sum, len * sizeof(double));
+    if (len < ctx->P) {   /* the window [off, off + len) of its stage; the
+                             update reads nothing outside it */
+        memcpy(st->sum + alg_frozen_params(ctx, node), sum, len * sizeof(double));
         sum = st->sum;
     }
     alg_sgd_apply(ctx, node, alg_params(ctx, node), sum, divisor(ctx, st));
@@ -168,13 +169,15 @@ static void reduced(alg_ctx *ctx, int node, const double *sum, size_t len)
 }
 
 /* Node's contribution of `round` into the one collective: its trainable
- * suffix only (alg_freeze_round). */
+ * suffix only (alg_freeze_round), or with freeze.mode "grow" its stage's
+ * block and head. */
 static void start_coll(alg_ctx *ctx, ar_state *st, int i, uint64_t round, const double *grad)
 {
     ar_shared *sh = ctx->shared;
     const int *mem = members(ctx, round, &st->k);
     const size_t off = alg_frozen_params(ctx, i);
-    alg_coll_start_len(ctx, sh->coll, i, round, mem, st->k, grad + off, ctx->P - off);
+    alg_coll_start_len(ctx, sh->coll, i, round, mem, st->k, grad + off,
+                       alg_trainable_end(ctx, i) - off);
 }
 
 static void start_bucket(alg_ctx *ctx, ar_state *st, int i, int k)
@@ -534,7 +537,7 @@ static int ar_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 const alg_type alg_allreduce = {
     .name = "allreduce",
     .one_model = 1,
-    .needs = ALG_CAN_FREEZE,
+    .needs = ALG_CAN_FREEZE | ALG_CAN_GROW,
     .summary = "synchronous data-parallel SGD over an all-reduce (Patarasuk & Yuan 2009)",
     .state_size = sizeof(ar_state),
     .params = params,

@@ -51,7 +51,13 @@
  * SmartFreeze's participant selector, its memory part: the server draws
  * only clients whose device holds the round's stage (alg_memory_fits:
  * compute.memory_bytes against the memory model), so a client too small
- * for full training joins the rounds from the stage it fits on.
+ * for full training joins the rounds from the stage it fits on.  With
+ * freeze.mode "grow" (SmartFreeze's progressive training: block and head,
+ * models/mdl_freeze.h) the same with the stage's window [prefix, end)
+ * in place of the suffix: a client gets the model from held[c] to the
+ * stage's end (the heads of blocks frozen since it last held the model
+ * are in the buffer but not in the message's bytes), reports the window,
+ * and the server averages the window; what lies above is not built.
  */
 #include "alg_ps.h"
 
@@ -137,16 +143,18 @@ static void arm_deadline(alg_ctx *ctx, double delay_s)
 static void send_stage(alg_ctx *ctx)
 {
     fa_shared *sh = fa(ctx);
-    alg_freeze_round(ctx, ctx->server, sh->round);
+    const size_t lo = alg_freeze_round(ctx, ctx->server, sh->round);
+    const size_t hi = alg_trainable_end(ctx, ctx->server);   /* "grow": the stage's end */
     const double *x = alg_params_const(ctx, ctx->server);
     for (int j = 0; j < sh->k; j++) {
         const int c = sh->pick[j];
         const size_t off = sh->held[c];
-        cl_buf *b = alg_buf_get_len(ctx, ctx->P - off);
-        memcpy(b->data, x + off, (ctx->P - off) * sizeof(double));
+        cl_buf *b = alg_buf_get_len(ctx, hi - off);
+        memcpy(b->data, x + off, (hi - off) * sizeof(double));
         sh->open[c] = 1;
+        /* the heads of the blocks frozen since are in the buffer, not on the wire */
         alg_send(ctx, ctx->server, c, ALG_PS_TAG_MODEL, sh->round, b,
-                 alg_param_bytes(ctx, ctx->P - off));
+                 alg_param_bytes(ctx, hi - off - alg_freeze_heads_in(ctx, off, lo)));
         alg_buf_put(ctx, b);
     }
 }
@@ -192,9 +200,10 @@ static void close_round(alg_ctx *ctx)
     fa_shared *sh = fa(ctx);
     if (sh->received > 0) {
         const size_t off = alg_frozen_params(ctx, ctx->server);   /* the round's stage */
+        const size_t hi = alg_trainable_end(ctx, ctx->server);
         double *x = alg_params(ctx, ctx->server) + off;
-        memcpy(x, ps->sum + off, (ctx->P - off) * sizeof(double));
-        cblas_dscal((int)(ctx->P - off), 1.0 / sh->weight, x, 1);
+        memcpy(x, ps->sum + off, (hi - off) * sizeof(double));
+        cblas_dscal((int)(hi - off), 1.0 / sh->weight, x, 1);
         memset(ps->sum, 0, ctx->P * sizeof(double));
         ps->version++;
         ps->applied += (uint64_t)sh->received;
@@ -237,10 +246,11 @@ static void fa_on_step_done(alg_ctx *ctx, void *state, int i, const double *grad
     }
     st->active = 0;
     const size_t off = alg_frozen_params(ctx, i);   /* its round's stage */
-    cl_buf *x = off ? alg_buf_get_len(ctx, ctx->P - off) : alg_buf_get(ctx);
-    memcpy(x->data, alg_params_const(ctx, i) + off, (ctx->P - off) * sizeof(double));
+    const size_t hi = alg_trainable_end(ctx, i);
+    cl_buf *x = off || hi < ctx->P ? alg_buf_get_len(ctx, hi - off) : alg_buf_get(ctx);
+    memcpy(x->data, alg_params_const(ctx, i) + off, (hi - off) * sizeof(double));
     alg_send(ctx, i, ctx->server, ALG_PS_TAG_GRAD, st->round, x,
-            alg_param_bytes(ctx, ctx->P - off));
+            alg_param_bytes(ctx, hi - off));
     alg_buf_put(ctx, x);
 }
 
@@ -259,7 +269,7 @@ static void server_receive(alg_ctx *ctx, const cl_msg *m)
     }
     sh->open[m->from] = 0;
     double w = (double)alg_local_samples(ctx, m->from);
-    const size_t len = ctx->P - got;   /* the round's trainable suffix */
+    const size_t len = alg_freeze_end_at(ctx, m->round) - got;   /* the round's window */
     cblas_daxpy((int)len, w, m->payload->data, 1, ps->sum + got, 1);
     sh->weight += w;
     sh->received++;
@@ -275,7 +285,10 @@ static void fa_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
         return;
     }
     alg_abort_step(ctx, i);   /* drawn again while working for a closed round */
-    alg_ps_install(ctx, i, m);
+    /* the model up to the round's stage's end (P but with "grow") */
+    const size_t end = alg_freeze_end_at(ctx, m->round);
+    const size_t len = m->payload->len < end ? m->payload->len : end;
+    memcpy(alg_params(ctx, i) + (end - len), m->payload->data, len * sizeof(double));
     alg_freeze_round(ctx, i, m->round);   /* the round's stage (nothing without freezing) */
     size_t per_epoch = alg_local_samples(ctx, i) / alg_batch(ctx);
     st->steps_left = (long)ctx->param[P_LOCAL_EPOCHS] * (long)(per_epoch ? per_epoch : 1);
@@ -355,7 +368,7 @@ static int fa_stats(const alg_ctx *ctx, const char **keys, double *values, int m
 
 const alg_type alg_fedavg = {
     .name = "fedavg",
-    .needs = ALG_CAN_FREEZE | ALG_FITS_MEMORY,
+    .needs = ALG_CAN_FREEZE | ALG_FITS_MEMORY | ALG_CAN_GROW,
     .summary = "federated rounds over sampled clients (McMahan et al. 2017)",
     .state_size = sizeof(fa_state),
     .servers = 1,

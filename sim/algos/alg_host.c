@@ -45,6 +45,8 @@ struct alg_host {
     double       mem_bpv;
 };
 
+static double step_scale(const alg_host *h, int node);
+
 int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
 {
     alg_host *h = calloc(1, sizeof *h);
@@ -72,6 +74,16 @@ int alg_host_attach(alg_ctx *ctx, const alg_host_config *cfg)
         h->fz_em = cfg->freeze_effective_movement;
     }
     ctx->host = h;
+    /* progressive training: stage 1 is not the full step either */
+    const mdl_model *m = h->trn ? trn_model(h->trn) : NULL;
+    if (m && mdl_freeze_grows(m)) {
+        if (!(h->fz_share = malloc((size_t)h->n_all * sizeof *h->fz_share)))
+            return -1;
+        for (int i = 0; i < h->n_all; i++) {
+            h->fz_share[i] = mdl_freeze_flops(m, 0) / mdl_flops_per_sample(m);
+            cl_set_step_scale(h->cl, i, step_scale(h, i));
+        }
+    }
     return 0;
 }
 
@@ -423,6 +435,23 @@ int alg_memory_fits(const alg_ctx *ctx, int node, uint64_t count)
 size_t alg_frozen_params(const alg_ctx *ctx, int node)
 {
     return trn_frozen_prefix(ctx->host->trn, node);
+}
+
+size_t alg_trainable_end(const alg_ctx *ctx, int node)
+{
+    return trn_trainable_end(ctx->host->trn, node);
+}
+
+size_t alg_freeze_end_at(const alg_ctx *ctx, uint64_t count)
+{
+    const mdl_model *m = trn_model(ctx->host->trn);
+    return m ? mdl_freeze_end(m, stage_at(ctx->host, count)) : ctx->P;
+}
+
+size_t alg_freeze_heads_in(const alg_ctx *ctx, size_t lo, size_t hi)
+{
+    const mdl_model *m = trn_model(ctx->host->trn);
+    return m ? mdl_freeze_heads_in(m, lo, hi) : 0;
 }
 
 double alg_step_time_s(const alg_ctx *ctx, int node)

@@ -245,7 +245,8 @@ int run_i_build_data(run_sim *r, scn_error *err)
     }
     mdl_arch a = { .d = r->train.d, .n_classes = r->train.n_classes,
                    .n_hidden = s->model_n_hidden, .act = s->model_activation,
-                   .no_bias = !s->model_bias };
+                   .no_bias = !s->model_bias,
+                   .heads = s->has_freeze && s->freeze_grow && t == &mdl_mlp };
     for (size_t l = 0; l < s->model_n_hidden; l++)
         a.hidden[l] = s->model_hidden[l];
     r->model = mdl_create_arch(t, &a, s->l2, s->batch);

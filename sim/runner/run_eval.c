@@ -24,6 +24,16 @@ void run_i_average(run_sim *r)
         r->avg[k] = x0[k] + r->avg[k] / n;
 }
 
+size_t run_i_eval_stage(const run_sim *r)
+{
+    size_t f = 0;
+    if (r->trn)
+        for (int i = 0; i < r->n_all; i++)
+            if (trn_frozen(r->trn, i) > f)
+                f = trn_frozen(r->trn, i);
+    return f;
+}
+
 void run_i_evaluate(run_sim *r, out_metrics_row *row)
 {
     int n = r->ctx.n;
@@ -49,10 +59,11 @@ void run_i_evaluate(run_sim *r, out_metrics_row *row)
                     ? r->alg->samples_done(&r->ctx) / (double)r->train.n
                     : (double)(cl_total_steps(r->cl) * (uint64_t)trn_batch(r->trn))
                       / (double)r->train.n;
-        if (trn_evaluate(r->trn, model, &r->train, r->eval_idx, r->n_eval, &row->train_loss,
-                         &acc) != 0
-            || trn_evaluate(r->trn, model, &r->test, r->test_idx, r->n_test_eval,
-                            &row->test_loss, &row->test_accuracy) != 0)
+        const size_t f = run_i_eval_stage(r);
+        if (trn_evaluate_at(r->trn, f, model, &r->train, r->eval_idx, r->n_eval,
+                            &row->train_loss, &acc) != 0
+            || trn_evaluate_at(r->trn, f, model, &r->test, r->test_idx, r->n_test_eval,
+                               &row->test_loss, &row->test_accuracy) != 0)
             sim_die_oom();
     }
     row->consensus_distance = sqrt(cd / n);
@@ -66,8 +77,8 @@ static void record_nodes(run_sim *r, double time_s)
     for (int i = 0; i < r->ctx.n; i++) {
         double loss = NAN, acc = NAN;
         if (!r->timing_only)
-            if (trn_evaluate(r->trn, trn_params_const(r->trn, i), &r->test, r->test_idx,
-                             r->n_test_eval, &loss, &acc) != 0)
+            if (trn_evaluate_at(r->trn, trn_frozen(r->trn, i), trn_params_const(r->trn, i),
+                                &r->test, r->test_idx, r->n_test_eval, &loss, &acc) != 0)
                 sim_die_oom();
         out_fmt_double(r->nmf, time_s);
         fprintf(r->nmf, ",%d,%" PRIu64 ",", i, cl_stats(r->cl, i)->steps);

@@ -107,6 +107,7 @@ struct run_sim {
     run_target    tg[RUN_MAX_TARGETS];
     int           n_tg, tg_pending, tg_have_prev, snap_dirty;
     double       *snap, *snap_t;
+    size_t       *snap_f;     /* each kept model's stage (run_i_eval_stage) */
     size_t        snap_cap, snap_n;
     uint64_t      snap_stride, snap_count;
     double        snap_now, snap_last_t, tg_prev_s;
@@ -197,6 +198,11 @@ void run_i_record_again(run_sim *r, const out_metrics_row *row);
 int  run_i_metrics_diverged(run_sim *r, const out_metrics_row *row);
 
 /* run_eval.c: the workers' average model into r->avg (O(n P)). */
+/* The stage the evaluations of the average (or the protocol's) model
+ * run (block heads: the network of that stage, trn_evaluate_at): the
+ * largest frozen count of any node, servers included (0 without
+ * freezing). */
+size_t run_i_eval_stage(const run_sim *r);
 void run_i_average(run_sim *r);
 
 /* run_target.c: the targets of the scenario, ready for one execution

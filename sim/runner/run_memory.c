@@ -77,6 +77,13 @@ int run_i_check_freeze(const run_sim *r, scn_error *err)
         run_i_value_error(err, s, "/freeze", m);
         return -1;
     }
+    if (s->has_freeze && s->freeze_grow && !(r->alg->needs & ALG_CAN_GROW)) {
+        snprintf(m, sizeof m, "algorithm \"%s\" does not train block by block (mode "
+                 "\"grow\": the protocols that send only the stage's block and head: "
+                 "allreduce, fedavg); mode \"freeze\" works with it", r->alg->name);
+        run_i_value_error(err, s, "/freeze/mode", m);
+        return -1;
+    }
     if (!scn_reports_memory(s))
         return 0;
     if (!r->model) {

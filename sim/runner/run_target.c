@@ -13,6 +13,7 @@
  * writers report run_target records (docs/outputs.md, "Time to target").
  */
 #include "run_internal.h"
+#include "mdl_freeze.h"
 
 /* The buffer's default: as many models as fit in RUN_TARGET_SNAP_BYTES,
  * within [RUN_TARGET_SNAP_MIN, RUN_TARGET_SNAP_MAX]. */
@@ -63,19 +64,23 @@ int run_i_targets_begin(run_sim *r)
     r->tg_prev_s = 0;
     r->snap = NULL;
     r->snap_t = NULL;
+    r->snap_f = NULL;
     if (r->snap_cap == 0)
         return 0;
     r->snap = malloc(r->snap_cap * r->ctx.P * sizeof(double));
     r->snap_t = malloc(r->snap_cap * sizeof(double));
-    return r->snap && r->snap_t ? 0 : -1;
+    r->snap_f = malloc(r->snap_cap * sizeof *r->snap_f);
+    return r->snap && r->snap_t && r->snap_f ? 0 : -1;
 }
 
 void run_i_targets_end(run_sim *r)
 {
     free(r->snap);
     free(r->snap_t);
+    free(r->snap_f);
     r->snap = NULL;
     r->snap_t = NULL;
+    r->snap_f = NULL;
 }
 
 /* The evaluated model as it stands now (the buffer r->avg, or the
@@ -103,6 +108,7 @@ static void keep(run_sim *r, double t)
         for (size_t j = 1; j < r->snap_n; j += 2, m++) {
             memcpy(r->snap + m * P, r->snap + j * P, P * sizeof(double));
             r->snap_t[m] = r->snap_t[j];
+            r->snap_f[m] = r->snap_f[j];
         }
         r->snap_n = m;
         r->snap_stride *= 2;
@@ -110,7 +116,8 @@ static void keep(run_sim *r, double t)
             return;
     }
     memcpy(r->snap + r->snap_n * P, model_now(r), P * sizeof(double));
-    r->snap_t[r->snap_n++] = t;
+    r->snap_t[r->snap_n] = t;
+    r->snap_f[r->snap_n++] = run_i_eval_stage(r);
 }
 
 void run_i_targets_event(run_sim *r, const sim_event *ev)
@@ -142,10 +149,13 @@ static int reached(const run_target *t, double v)
     return t->metric == SCN_TARGET_TEST_ACCURACY ? v >= t->value : v <= t->value;
 }
 
-/* The target's metric of the model x, on the evaluation's samples. */
-static double metric_of(run_sim *r, const double *x, scn_target_metric m)
+/* The target's metric of the model x of stage f (the network it is
+ * evaluated as: run_i_eval_stage when it was kept), on the evaluation's
+ * samples. */
+static double metric_of(run_sim *r, const double *x, size_t f, scn_target_metric m)
 {
     double loss, acc;
+    mdl_set_frozen(r->model, f);
     if (m == SCN_TARGET_TRAIN_LOSS)
         mdl_evaluate(r->model, x, &r->train, r->eval_idx, r->n_eval, &loss, &acc);
     else
@@ -177,7 +187,8 @@ static void bisect(run_sim *r, run_target *t)
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
         t->evaluations++;
-        if (reached(t, metric_of(r, r->snap + (mid - 1) * r->ctx.P, t->metric)))
+        if (reached(t, metric_of(r, r->snap + (mid - 1) * r->ctx.P, r->snap_f[mid - 1],
+                                 t->metric)))
             hi = mid;
         else
             lo = mid;

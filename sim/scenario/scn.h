@@ -377,6 +377,10 @@ typedef struct scn_scenario {
      * default) or SCN_FREEZE_EFFECTIVE_MOVEMENT (ProFL's and SmartFreeze's
      * pace controller, docs/models.md) */
     int       freeze_criterion;
+    /* freeze.mode: 0 "freeze" (the whole MLP trains, front layers freeze
+     * in turn), 1 "grow" (block by block with output heads: the model is
+     * built with mdl_arch.heads) */
+    int       freeze_grow;
     uint64_t  freeze_window;
     size_t    freeze_max_layers;
     /* device memory per node (compute.memory_bytes, groups override):

@@ -1,5 +1,6 @@
 /* scn_freeze.c -- the freeze section of a scenario (progressive freezing
- * of the MLP's front layers, docs/models.md): a schedule or the
+ * of the MLP's front layers, or progressive training block by block with
+ * mode "grow", docs/models.md): its mode, a schedule or the
  * criterion's keys, their checks and their resolved form.  Whether the model has that many layers to freeze
  * and whether the protocol can freeze are the runner's checks
  * (run_memory.c), since only it knows both; this file builds nothing.
@@ -11,6 +12,7 @@
 #define FREEZE_MAX_COUNT 2147483647LL   /* a collective's round bound, 2^31 - 1 */
 
 static const char *const criteria[] = { "relative_change", "effective_movement", NULL };
+static const char *const modes[] = { "freeze", "grow", NULL };
 
 /* The criterion's keys (threshold given). */
 static int v_criterion(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
@@ -40,14 +42,24 @@ static int v_criterion(scn_ctx *c, json_t *o, const char *p, scn_scenario *s)
 int scn_i_v_freeze(scn_ctx *c, json_t *root, scn_scenario *s)
 {
     static const char *const keys[] = {"after_steps", "threshold", "window", "max_layers",
-                                       "criterion", NULL};
+                                       "criterion", "mode", NULL};
     char p[PTR_MAX], ap[PTR_MAX], ep[PTR_MAX];
     json_t *o, *a;
+    const char *mode = NULL;
 
     if (scn_i_opt_obj(c, root, "", "freeze", &o, p) || scn_i_check_keys(c, o, p, keys))
         return -1;
     if (!o)
         return 0;
+    if (scn_i_opt_str(c, o, p, "mode", &mode, NULL))
+        return -1;
+    if (mode) {
+        scn_i_ptr_key(ep, p, "mode");
+        const int k = scn_i_lookup(c, ep, "mode", mode, modes);
+        if (k < 0)
+            return -1;
+        s->freeze_grow = k;
+    }
     a = json_object_get(o, "after_steps");
     const int crit = json_object_get(o, "threshold") != NULL;
     if (a && crit)
@@ -106,6 +118,7 @@ void scn_i_resolved_freeze(json_t *root, const scn_scenario *s, int *oom)
     json_t *o = scn_i_section(root, "freeze", oom), *a;
     if (!o)
         return;
+    scn_i_add(o, "mode", json_string(modes[s->freeze_grow]), oom);
     if (s->freeze_threshold > 0) {
         scn_i_add(o, "criterion", json_string(criteria[s->freeze_criterion]), oom);
         scn_i_add(o, "threshold", json_real(s->freeze_threshold), oom);

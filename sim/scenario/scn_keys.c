@@ -350,7 +350,8 @@ static const scn_key keys[] = {
       "test accuracy that ends the run"),
 
     K("freeze", "object", "", "absent", "", NONE,
-      "progressive freezing of the MLP's front layers (docs/models.md)"),
+      "progressive freezing of the MLP's front layers, or training block by block "
+      "(docs/models.md)"),
     K("freeze.after_steps", "array", "", "required (or threshold)",
       "1 .. 8 increasing integers in 0 .. 2147483647, fewer than the weight layers", NONE,
       "layer k is frozen from the protocol's round after_steps[k-1] on"),
@@ -363,6 +364,9 @@ static const scn_key keys[] = {
       "the criterion: rounds between two checks"),
     K("freeze.max_layers", "integer", "", "every hidden layer", "1 .. 8, <= hidden layers",
       NONE, "the criterion: layers it may freeze"),
+    K("freeze.mode", "string", "", "\"freeze\"", "freeze, grow (allreduce, fedavg)", NONE,
+      "freeze: the whole MLP trains, front layers freeze in turn; grow: block by block, "
+      "each hidden layer with an output head (SmartFreeze)"),
     K("metrics", "object", "", "{}", "", NONE, "what metrics.csv evaluates, and when"),
     K("metrics.every_s", "number", "s", "stop.time_s / 100, else 100 step times",
       "> 0, >= stop.time_s / 10^6", NONE, "simulated time between evaluations"),

@@ -132,6 +132,7 @@ static void run_task(void *vt, int task, int thread)
     }
     const eval_job *e = &t->ev;
     size_t k = (size_t)(task - t->n), E = (size_t)t->n_eval;
+    mdl_set_frozen(m, e->frozen);
     for (size_t c = k * e->nc / E; c < (k + 1) * e->nc / E; c++)
         mdl_eval_chunk(m, e->params, e->ds, e->idx, e->n, c, &e->parts[c]);
 }
@@ -500,11 +501,20 @@ void trn_join_all(trn_trainer *t)
 int trn_evaluate(trn_trainer *t, const double *params, const mdl_dataset *ds,
                  const size_t *idx, size_t n_idx, double *loss, double *accuracy)
 {
+    return trn_evaluate_at(t, 0, params, ds, idx, n_idx, loss, accuracy);
+}
+
+int trn_evaluate_at(trn_trainer *t, size_t frozen, const double *params,
+                    const mdl_dataset *ds, const size_t *idx, size_t n_idx, double *loss,
+                    double *accuracy)
+{
+    mdl_set_frozen(t->cfg.model, frozen);   /* its jobs set their own */
     if (!t->pool) {
         mdl_evaluate(t->cfg.model, params, ds, idx, n_idx, loss, accuracy);
         return 0;
     }
     eval_job *e = &t->ev;
+    e->frozen = frozen;
     e->n = idx != NULL ? n_idx : ds->n;
     e->nc = mdl_eval_chunks(t->cfg.model, e->n);
     if (e->nc > e->cap) {
@@ -547,8 +557,10 @@ static int split(const trn_trainer *t)
 
 void trn_apply(trn_trainer *t, int i, double *x, const double *g, double g_div)
 {
-    if (t->fz && t->fz_off[i] > 0) {   /* the frozen prefix holds no state */
-        trn_apply_range(t, i, x, g, g_div, t->fz_off[i], t->P, 1);
+    const size_t hi = trn_trainable_end(t, i);
+    if ((t->fz && t->fz_off[i] > 0) || hi < t->P) {   /* the frozen prefix holds no state,
+                                                          nor what is not built */
+        trn_apply_range(t, i, x, g, g_div, trn_frozen_prefix(t, i), hi, 1);
         return;
     }
     if (!split(t)) {

@@ -150,6 +150,10 @@ void trn_apply_range(trn_trainer *t, int node, double *x, const double *g, doubl
 int    trn_set_frozen(trn_trainer *t, int node, size_t f);
 size_t trn_frozen(const trn_trainer *t, int node);
 size_t trn_frozen_prefix(const trn_trainer *t, int node);
+/* The end of node's trainable window (models/mdl_freeze.h): P, or with
+ * block heads the end of its stage's block and head; trn_apply updates
+ * [trn_frozen_prefix, this) only. */
+size_t trn_trainable_end(const trn_trainer *t, int node);
 /* The gradient of node's last step begun; valid until its next begins.
  * With threads it first waits for the step's job (or runs it here when no
  * worker has taken it): call it at the step's end or marks, not before. */
@@ -186,6 +190,13 @@ double trn_math_cpu_s(trn_trainer *t);
  * of memory (the first evaluation of a larger set grows a buffer). */
 int trn_evaluate(trn_trainer *t, const double *params, const mdl_dataset *ds,
                  const size_t *idx, size_t n_idx, double *loss, double *accuracy);
+/* The same for the network of a stage with `frozen` layers frozen: with
+ * block heads (freeze.mode "grow") the stage's path, layers 1 .. f + 1 and
+ * their head; without heads every stage is the whole network, the same
+ * bits as trn_evaluate. */
+int trn_evaluate_at(trn_trainer *t, size_t frozen, const double *params,
+                    const mdl_dataset *ds, const size_t *idx, size_t n_idx, double *loss,
+                    double *accuracy);
 
 /* Node's next optimizer update of x with the gradient g / g_div (see
  * mdl_optim_step): with the default optimizer exactly x <- x - (lr /

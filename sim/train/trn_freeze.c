@@ -1,6 +1,7 @@
 /* trn_freeze.c -- which of a node's front layers are frozen (trn.h,
  * progressive freezing): the count a node's next step begun computes
- * with, and the frozen prefix its optimizer updates leave alone.  Nothing
+ * with, and the frozen prefix its optimizer updates leave alone (with
+ * block heads also what lies above its stage's window).  Nothing
  * is allocated until a node first freezes, so runs without freezing are
  * unchanged.  It does not decide when a layer freezes (the protocol, from
  * the scenario's schedule) nor price a step (the cluster).
@@ -36,4 +37,9 @@ size_t trn_frozen(const trn_trainer *t, int node) { return t->fz ? t->fz[node] :
 size_t trn_frozen_prefix(const trn_trainer *t, int node)
 {
     return t->fz ? t->fz_off[node] : 0;
+}
+
+size_t trn_trainable_end(const trn_trainer *t, int node)
+{
+    return t->cfg.model ? mdl_freeze_end(t->cfg.model, trn_frozen(t, node)) : t->P;
 }

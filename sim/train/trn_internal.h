@@ -42,6 +42,7 @@ typedef struct eval_job {
     const mdl_dataset *ds;
     const size_t      *idx;
     size_t             n, nc, cap;
+    size_t             frozen;  /* the stage evaluated (block heads) */
     mdl_eval_part     *parts;   /* nc, grown to the largest evaluation */
 } eval_job;
 
