@@ -4,8 +4,9 @@
  * chosen value into the candidate layer after every step and reports the
  * step count as the round, so the freeze rounds follow from sums done by
  * hand (dyadic values: every sum exact).  Then whole runs: a threshold above
- * 1 freezes at every check, which is the schedule's run bit for bit; the
- * default measure is relative_change, unchanged.
+ * 1 freezes at every check, which is the schedule's run bit for bit (with
+ * fedavg's memory-aware selection too); the default measure is
+ * relative_change, unchanged.
  */
 #include <check.h>
 #include <math.h>
