@@ -4,8 +4,9 @@
  * chosen value into the candidate layer after every step and reports the
  * step count as the round, so the freeze rounds follow from sums done by
  * hand (dyadic values: every sum exact).  Then whole runs: a threshold above
- * 1 freezes at every check, which is the schedule's run bit for bit; the
- * default measure is relative_change, unchanged.
+ * 1 freezes at every check, which is the schedule's run bit for bit (with
+ * fedavg's memory-aware selection too); the default measure is
+ * relative_change, unchanged.
  */
 #include <check.h>
 #include <math.h>
@@ -139,6 +140,33 @@ START_TEST(threshold_above_one_is_the_schedule)
 }
 END_TEST
 
+/* The same with memory-aware selection: client 3's 5200 bytes hold stage
+ * 1 only, so the schedule's run draws it from round 2; the criterion's
+ * must too (the round's stage decided before the round's clients are
+ * drawn), bit for bit. */
+START_TEST(threshold_above_one_selects_as_the_schedule)
+{
+#define MEM \
+    "{\"seed\": 3, \"nodes\": 4," \
+    " \"compute\": {\"flops_per_s\": 1e9, \"groups\": [{\"nodes\": [3], \"memory_bytes\": 5200}]}," \
+    " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e7, \"bytes_per_param\": 4}," \
+    " \"model\": {\"kind\": \"mlp\", \"hidden\": [16, 8], \"l2\": 0.0001}," \
+    " \"data\": {\"train\": 2048, \"test\": 512, \"features\": 20, \"classes\": 4," \
+    "   \"separation\": 1}," \
+    " \"algorithm\": {\"name\": \"fedavg\", \"fraction\": 1, \"lr\": 0.1, \"batch\": 16}," \
+    " \"stop\": {\"steps\": 320},"
+    run_result a, b;
+    run_json(MEM " \"freeze\": {\"after_steps\": [2, 4]}}", NULL, &a);
+    run_json(MEM " \"freeze\": {\"criterion\": \"effective_movement\", \"threshold\": 2,"
+             " \"window\": 2}}", NULL, &b);
+    ck_assert_msg(a.status == RUN_OK && b.status == RUN_OK, "%s %s", a.message, b.message);
+    ck_assert(memcmp(&a.sim_time_s, &b.sim_time_s, sizeof(double)) == 0);
+    ck_assert(memcmp(&a.last.train_loss, &b.last.train_loss, sizeof(double)) == 0);
+    ck_assert_double_eq(stat_of(&a, "rounds"), stat_of(&b, "rounds"));
+#undef MEM
+}
+END_TEST
+
 START_TEST(criterion_errors_are_located)
 {
     scn_scenario s;
@@ -171,6 +199,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, hand_made_walks_decide_the_rounds);
     tcase_add_test(tc, threshold_above_one_is_the_schedule);
+    tcase_add_test(tc, threshold_above_one_selects_as_the_schedule);
     tcase_add_test(tc, criterion_errors_are_located);
     suite_add_tcase(s, tc);
     return s;

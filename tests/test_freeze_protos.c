@@ -6,7 +6,11 @@
  * ps-async's replies from the worker's version's prefix); a node's compute
  * seconds are its steps priced by their stage's FLOP share; frozen layers
  * are bit for bit constant from their freezing round on, on every node; a
- * crashed node does not stall a freezing run.
+ * crashed node does not stall a freezing run; fedavg draws a client only in
+ * the rounds whose stage its whole memory model fits, sends a client back
+ * from a failure the whole model, and freezes layer 1 at round 1's weighted
+ * average bit for bit; dpsgd's moving mix with a frozen prefix gives the
+ * same bytes on 1, 2 and 3 threads.
  */
 #include <check.h>
 #include <math.h>
@@ -14,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gsl/gsl_cblas.h>
 
 #include "alg.h"
 #include "alg_host.h"
@@ -52,6 +57,8 @@ static double pa_busy[MAXN];
 static uint64_t after[2];            /* the schedule */
 static long server_grads;            /* gradients the server received */
 static double server_at[2][P];       /* the server's x at the freezing versions/rounds */
+/* fedavg: the weighted sum of round after[0] - 1's reports and their weight */
+static double fa_sum[P], fa_weight;
 
 static int stage_of(uint64_t count) { return count < after[0] ? 0 : count < after[1] ? 1 : 2; }
 
@@ -85,6 +92,12 @@ static void w_message(alg_ctx *ctx, void *st, int node, const cl_msg *m)
             pa_version[node] = m->round;
         }
     }
+    if (inner == &alg_fedavg && node == ctx->server && m->tag == ALG_PS_TAG_GRAD
+        && m->round + 1 == after[0]) {   /* the last round that trains layer 1: all of x */
+        const double w = (double)alg_local_samples(ctx, m->from);
+        cblas_daxpy(P, w, m->payload->data, 1, fa_sum, 1);
+        fa_weight += w;
+    }
     if (inner == &alg_fedavg && node == ctx->server && m->round >= 1) {
         /* the first report of round after[k]: the model its layer froze at */
         for (int k = 0; k < 2; k++)
@@ -117,6 +130,8 @@ static void run_wrapped(const alg_type *alg, const char *json, run_result *res, 
     memset(pa_pushed, 0, sizeof pa_pushed);
     memset(pa_busy, 0, sizeof pa_busy);
     memset(server_at, 0, sizeof server_at);
+    memset(fa_sum, 0, sizeof fa_sum);
+    fa_weight = 0;
     snprintf(dir, sizeof dir, "/tmp/dtsim-freeze2-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     run_options opt = { .out_dir = dir, .algorithm = &wrapped, .threads = threads };
@@ -293,6 +308,12 @@ START_TEST(fedavg_freezes_by_server_rounds)
     }
     ck_assert(memcmp(server_at[0] + L1, server_at[1] + L1, (L2 - L1) * sizeof(double)) != 0);
     ck_assert(memcmp(server_at[1] + L2, at_end[4] + L2, (P - L2) * sizeof(double)) != 0);
+    /* round 1 still averages layer 1: the frozen values are round 1's
+     * weighted average of the 4 reports, bit for bit (the server's daxpy
+     * order, then 1/weight) */
+    ck_assert_double_eq(fa_weight, 2048);
+    cblas_dscal(P, 1.0 / fa_weight, fa_sum, 1);
+    ck_assert(memcmp(fa_sum, server_at[0], L1 * sizeof(double)) == 0);
     rm_dir();
 }
 END_TEST
@@ -408,6 +429,125 @@ START_TEST(crash_does_not_stall)
 }
 END_TEST
 
+/* Which stage a client's memory holds is its whole memory model: client
+ * 3's 7136 bytes hold stage 1 (5200) but not stage 0 (9168: without the
+ * activations, 3072, or without the optimizer state, 2032, it would fit),
+ * so its first model comes in round 2, the whole model.  The server keeps
+ * no activations: its peak is stage 0's 3 x 2032, its end stage 2's
+ * 2032 + 144 + 144. */
+START_TEST(fedavg_fits_the_whole_memory_model)
+{
+    after[0] = 2, after[1] = 4;
+    mark[0] = mark[1] = 0;
+    run_result res;
+    run_wrapped(&alg_fedavg, RUN("\"fedavg\", \"fraction\": 1",
+                                 ", \"groups\": [{\"nodes\": [3], \"memory_bytes\": 7136}]",
+                                 "{\"steps\": 208}")
+                " \"freeze\": {\"after_steps\": [2, 4]}}", &res, 1);
+    uint64_t first = UINT64_MAX;
+    for (int k = 0; k < n_log; k++)
+        if (mlog[k].tag == ALG_PS_TAG_MODEL && mlog[k].to == 3 && mlog[k].round < first) {
+            first = mlog[k].round;
+            ck_assert_double_eq(mlog[k].bytes, suffix_bytes[0]);
+        }
+    ck_assert_int_eq((int)first, 2);
+    ck_assert_double_eq(col(3, "mem_peak_bytes"), 5200);
+    ck_assert_double_eq(col(3, "mem_capacity_bytes"), 7136);
+    ck_assert_double_eq(col(4, "mem_peak_bytes"), 3 * 2032);
+    ck_assert_double_eq(col(4, "mem_bytes"), 2032 + 144 + 144);
+    ck_assert_double_eq(col(4, "frozen_layers"), 2);
+    rm_dir();
+}
+END_TEST
+
+/* A client back from a failure may hold other parameters (faults.rejoin
+ * "neighbour"): the server's next model to it is the whole model, then
+ * the suffix again.  Client 2 is down from 0.02 s to 0.03 s (declared
+ * after 0.005 s, in round 5): from round 3 on (a round-r model goes from
+ * round r - 1's prefix) it gets the whole model once, in the first round
+ * that draws it back, and the suffix otherwise. */
+START_TEST(fedavg_rejoined_client_gets_the_whole_model)
+{
+    after[0] = 2, after[1] = 4;
+    mark[0] = mark[1] = 0;
+    run_result res;
+    run_wrapped(&alg_fedavg, RUN("\"fedavg\", \"fraction\": 1", "", "{\"time_s\": 0.08}")
+                " \"faults\": {\"detect_s\": 0.005, \"rejoin\": \"neighbour\", \"events\":"
+                " [{\"kind\": \"schedule\", \"nodes\": [2], \"down_s\": 0.02, \"up_s\": 0.03}]},"
+                " \"freeze\": {\"after_steps\": [2, 4]}}", &res, 1);
+    ck_assert_msg(res.status == RUN_OK, "%s", res.message);
+    int whole = 0, suffix = 0;
+    for (int k = 0; k < n_log; k++) {
+        const msg_rec *m = &mlog[k];
+        if (m->tag != ALG_PS_TAG_MODEL || m->to != 2)
+            continue;
+        if (m->round <= 2)   /* before freezing (a round-r model: round r - 1's prefix) */
+            continue;
+        if (m->bytes == suffix_bytes[0])
+            whole++;
+        else
+            suffix++;
+    }
+    ck_assert_int_eq(whole, 1);
+    ck_assert_int_gt(suffix, 10);
+    rm_dir();
+}
+END_TEST
+
+/* D-PSGD's moving mix with a frozen prefix (sim/train/trn.c: the prefix
+ * of the buffer the parameters move to is copied from those they move
+ * from): on 1, 2 and 3 threads (the mix deferred into the next step's
+ * job, in pieces) every byte of metrics.csv and nodes.csv is the one
+ * thread's. */
+static char *slurp(const char *d, const char *name)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", d, name);
+    FILE *f = fopen(p, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq((long)fread(b, 1, (size_t)n, f), n);
+    b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
+START_TEST(dpsgd_freeze_threads_same_bytes)
+{
+    const char *json = RUN("\"dpsgd\"", ", \"groups\": [{\"nodes\": [0], \"slowdown\": 1.5}]",
+                           "{\"steps\": 40}")
+        " \"metrics\": {\"every_s\": 0.002}, \"freeze\": {\"after_steps\": [10, 20]}}";
+    char *ref[2] = { NULL, NULL };
+    const char *names[2] = { "metrics.csv", "nodes.csv" };
+    for (int threads = 1; threads <= 3; threads++) {
+        snprintf(dir, sizeof dir, "/tmp/dtsim-freeze2-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        run_options opt = { .out_dir = dir, .threads = threads };
+        run_result res;
+        run_json(json, &opt, &res);
+        ck_assert_msg(res.status == RUN_OK, "%s", res.message);
+        ck_assert_double_eq(col(1, "frozen_layers"), 2);
+        for (int k = 0; k < 2; k++) {
+            char *b = slurp(dir, names[k]);
+            if (threads == 1) {
+                ref[k] = b;
+                continue;
+            }
+            ck_assert_msg(strcmp(ref[k], b) == 0, "%s differs with %d threads", names[k],
+                          threads);
+            free(b);
+        }
+        rm_dir();
+    }
+    free(ref[0]);
+    free(ref[1]);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("freeze_protos");
@@ -419,6 +559,9 @@ static Suite *suite(void)
     tcase_add_test(tc, fedavg_draws_the_devices_that_fit);
     tcase_add_test(tc, ps_async_freezes_by_versions);
     tcase_add_test(tc, crash_does_not_stall);
+    tcase_add_test(tc, fedavg_fits_the_whole_memory_model);
+    tcase_add_test(tc, fedavg_rejoined_client_gets_the_whole_model);
+    tcase_add_test(tc, dpsgd_freeze_threads_same_bytes);
     suite_add_tcase(s, tc);
     return s;
 }

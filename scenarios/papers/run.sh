@@ -8,7 +8,7 @@
 #   scenarios/papers/run.sh NAME... [-j N] [-o DIR]
 #
 #   NAME  adpsgd-straggler | prague | hop | ringmaster | local-sgd | divshare | easgd |
-#         hogwild | lsgd | stl-fw | fednova | lbbsp | sdfeel | comdml | freeze | pipeline | pipeline-dp | all
+#         hogwild | lsgd | stl-fw | fednova | lbbsp | sdfeel | comdml | freeze | freeze-fedavg | pipeline | pipeline-dp | all
 #   -j N  worker processes for dtsim sweep (default: the number of cores)
 #   -o    parent folder of the sweeps (default: results/papers); NAME's
 #         sweep goes to DIR/NAME, its tables to DIR/NAME/table*.md and
@@ -28,15 +28,15 @@ names=""
 
 usage() {
   echo "usage: scenarios/papers/run.sh NAME... [-j N] [-o DIR]" >&2
-  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, lbbsp, sdfeel, comdml, freeze, pipeline, pipeline-dp, all" >&2
+  echo "  NAME: adpsgd-straggler, prague, hop, ringmaster, local-sgd, divshare, easgd, hogwild, lsgd, stl-fw, fednova, lbbsp, sdfeel, comdml, freeze, freeze-fedavg, pipeline, pipeline-dp, all" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     -j) [ $# -ge 2 ] || usage; jobs="-j $2"; shift 2 ;;
     -o) [ $# -ge 2 ] || usage; out=${2%/}; shift 2 ;;
-    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova lbbsp sdfeel comdml freeze pipeline pipeline-dp"; shift ;;
-    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze|pipeline|pipeline-dp) names="$names $1"; shift ;;
+    all) names="$names adpsgd-straggler prague hop ringmaster local-sgd divshare easgd hogwild lsgd stl-fw fednova lbbsp sdfeel comdml freeze freeze-fedavg pipeline pipeline-dp"; shift ;;
+    adpsgd-straggler|prague|hop|ringmaster|local-sgd|divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze|freeze-fedavg|pipeline|pipeline-dp) names="$names $1"; shift ;;
     *) usage ;;
   esac
 done
@@ -256,6 +256,25 @@ for name in $names; do
         --set 'freeze.after_steps=[0]'
       cat "$dir/memory-refused.txt"
       ;;
+    freeze-fedavg)
+      # SmartFreeze (Wu et al. 2024): FedAvg whose clients 5-9 have 1 MB of
+      # device memory (full training needs 2277352 bytes, layer 1 frozen
+      # 921000): unlimited memory without freezing, the small clients left
+      # out (no freezing: a count beyond the run), layers frozen at rounds
+      # 10 and 20, at 5 and 10, layer 1 from round 0, and the effective-
+      # movement criterion; memory-aware selection draws a client once its
+      # memory holds the round's stage; 2 seeds
+      sweep "$here/freeze-fedavg.json" -o "$dir" --replicates 2 \
+        --zip compute.groups.0.memory_bytes=1e12,1e6,1e6,1e6,1e6,1e6 \
+        --zip 'freeze={"after_steps":[100000000]},{"after_steps":[100000000]},{"after_steps":[10,20]},{"after_steps":[5,10]},{"after_steps":[0]},{"criterion":"effective_movement","threshold":0.5,"window":5}'
+      python3 "$here/freeze-fedavg-table.py" "$dir"
+      # without a freeze section (no selection) a 1 MB client refuses the run
+      grep -v '"freeze"' "$here/freeze-fedavg.json" > "$dir/no-freeze.json"
+      if "$dtsim" validate "$dir/no-freeze.json" --quiet 2> "$dir/memory-refused.txt"; then
+        echo "run.sh: freeze-fedavg: full training fitted 1 MB" >&2; exit 1
+      fi
+      cat "$dir/memory-refused.txt"
+      ;;
     pipeline)
       # Huang et al. 2019 (GPipe), Narayanan et al. 2019, 2021 (PipeDream,
       # PipeDream-2BW), Fan et al. 2021 (1F1B): 8 stages of 4 equal layers,
@@ -285,7 +304,7 @@ for name in $names; do
       python3 "$root/plots/pipeline-dp-table.py" "$dir"
       ;;
   esac
-  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze|pipeline|pipeline-dp)
+  case $name in divshare|easgd|hogwild|lsgd|stl-fw|fednova|lbbsp|sdfeel|comdml|freeze|freeze-fedavg|pipeline|pipeline-dp)
     echo "run.sh: $name done in $(( $(date +%s) - start )) s wall"; continue ;;
   esac
   "$root/plots/papers.sh" "$name" "$dir"

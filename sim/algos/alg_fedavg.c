@@ -165,6 +165,7 @@ static void start_round(alg_ctx *ctx)
 {
     fa_shared *sh = fa(ctx);
     int live = 0;
+    alg_freeze_round(ctx, ctx->server, sh->round);   /* the criterion decides it before the draw */
     for (int i = 0; i < ctx->n; i++)   /* freezing: only devices that hold the round's stage */
         if (!alg_is_failed(ctx, i) && alg_memory_fits(ctx, i, sh->round))
             sh->cand[live++] = i;
