@@ -241,9 +241,11 @@ for name in $names; do
       # progressive freezing (SmartFreeze 2024, Egeria 2023, AutoFreeze
       # 2021): full training (a count beyond the run never freezes), layers
       # frozen at rounds 100 and 200, at 50 and 100, layer 1 frozen from
-      # the start, and the criterion (threshold 0.1, window 50); 2 seeds
+      # the start, and the criterion (threshold 0.1, window 50); block by
+      # block with output heads (mode grow) by the schedule and the
+      # criterion; 2 seeds
       sweep "$here/freeze.json" -o "$dir" --replicates 2 \
-        --grid 'freeze={"after_steps":[100000000]},{"after_steps":[100,200]},{"after_steps":[50,100]},{"after_steps":[0]},{"threshold":0.1,"window":50}'
+        --grid 'freeze={"after_steps":[100000000]},{"after_steps":[100,200]},{"after_steps":[50,100]},{"after_steps":[0]},{"threshold":0.1,"window":50},{"mode":"grow","after_steps":[100,200]},{"mode":"grow","threshold":0.1,"window":50}'
       "$table" "$dir" --ratio 'freeze={"after_steps":[100000000]}' time_to_target_accuracy_s test_accuracy bytes_sent
       # the memory wall: the slow group's 1 MB devices refuse full
       # training (2277352 bytes at the first step) and fit layer 1 frozen
