@@ -9,9 +9,28 @@
  */
 #include "cli.h"
 
+#include <stdlib.h>
+
 #if DTSIM_OPENBLAS
 void openblas_set_num_threads(int n);   /* OpenBLAS's own API (cblas.h) */
 int  blas_thread_shutdown_(void);       /* exported by libopenblas, not in cblas.h */
+
+/* OpenBLAS's constructor starts its worker threads (one per core but one)
+ * unless OPENBLAS_NUM_THREADS says 1.  In the static executable a
+ * constructor with a priority runs before those without, OpenBLAS's among
+ * them, so this one sets the variable first when the user has not: no
+ * thread is created and none spins (0.0009 against 0.0013 CPU-s for
+ * --version; bench/RESULTS.md, "The fair network at 64 nodes, again").
+ * main takes it out of the environment again, so what dtsim runs (plot
+ * scripts, sweep workers) sees the user's environment.  With the shared
+ * library OpenBLAS's constructor runs first: main's shutdown below. */
+static int blas_env_set;
+
+__attribute__((constructor(101))) static void blas_one_thread(void)
+{
+    if (!getenv("OPENBLAS_NUM_THREADS") && setenv("OPENBLAS_NUM_THREADS", "1", 0) == 0)
+        blas_env_set = 1;
+}
 #endif
 
 int main(int argc, char **argv)
@@ -29,6 +48,8 @@ int main(int argc, char **argv)
      * never starts it again (bench/RESULTS.md, "Fixed costs"). */
     openblas_set_num_threads(1);
     blas_thread_shutdown_();
+    if (blas_env_set)
+        unsetenv("OPENBLAS_NUM_THREADS");
 #endif
     int rc = cli_dispatch(argc, argv);
     int wrc = cli_close_stdout();

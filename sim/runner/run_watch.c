@@ -46,7 +46,35 @@ void run_i_watchdog_reset(run_sim *r)
     }
 }
 
-/* After each event: O(1) unless a window passes half the limit. */
+/* The rest of run_i_watchdog once a window has passed half the limit:
+ * the events counted per node, and the stop past the limit.  Out of line
+ * (cold): the check after every event stays a few compares. */
+__attribute__((noinline, cold))
+static int watchdog_window(run_sim *r, const sim_event *ev, double now)
+{
+    r->wd_counting = 1;
+    uint32_t node = cl_event_node(r->cl, ev);
+    if (node < (uint32_t)r->n_all)
+        r->wd_hits[node]++;
+    if (r->wd_instant <= r->wd_limit && r->wd_nostep <= r->wd_limit)
+        return 0;
+    char busy[768];
+    describe_busy(r, busy, sizeof busy);
+    if (r->wd_instant > r->wd_limit)
+        snprintf(r->stuck, sizeof r->stuck,
+                 "no progress at t=%.10g s: %" PRIu64 " events without simulated time "
+                 "advancing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_instant,
+                 r->wd_limit, busy);
+    else
+        snprintf(r->stuck, sizeof r->stuck,
+                 "no progress at t=%.10g s: %" PRIu64 " message, timer and environment events "
+                 "without a step completing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_nostep,
+                 r->wd_limit, busy);
+    return STOP_NO_PROGRESS;
+}
+
+/* After each event: O(1) unless a window passes half the limit (within
+ * half of it, neither count can be past the limit). */
 int run_i_watchdog(run_sim *r, const sim_event *ev)
 {
     double now = sim_engine_now(r->eng);
@@ -82,27 +110,9 @@ int run_i_watchdog(run_sim *r, const sim_event *ev)
     if (ev->kind == CL_EV_ARRIVE || ev->kind == CL_EV_DELIVER || ev->kind == CL_EV_TIMER
         || ev->kind == CL_EV_NIC || ev->kind == CL_EV_RETRY || ev->kind == CL_EV_ENV)
         r->wd_nostep++;
-    if (r->wd_instant > r->wd_limit / 2 || r->wd_nostep > r->wd_limit / 2) {
-        r->wd_counting = 1;
-        uint32_t node = cl_event_node(r->cl, ev);
-        if (node < (uint32_t)r->n_all)
-            r->wd_hits[node]++;
-    }
-    if (r->wd_instant <= r->wd_limit && r->wd_nostep <= r->wd_limit)
-        return 0;
-    char busy[768];
-    describe_busy(r, busy, sizeof busy);
-    if (r->wd_instant > r->wd_limit)
-        snprintf(r->stuck, sizeof r->stuck,
-                 "no progress at t=%.10g s: %" PRIu64 " events without simulated time "
-                 "advancing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_instant,
-                 r->wd_limit, busy);
-    else
-        snprintf(r->stuck, sizeof r->stuck,
-                 "no progress at t=%.10g s: %" PRIu64 " message, timer and environment events "
-                 "without a step completing (watchdog limit %" PRIu64 "); busiest:%s", now, r->wd_nostep,
-                 r->wd_limit, busy);
-    return STOP_NO_PROGRESS;
+    if (r->wd_instant > r->wd_limit / 2 || r->wd_nostep > r->wd_limit / 2)
+        return watchdog_window(r, ev, now);
+    return 0;
 }
 
 /* The noise factor that one step in 10^6 exceeds (RUN_FROZEN_TAIL). */
