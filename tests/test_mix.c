@@ -368,6 +368,49 @@ START_TEST(moving_mix_makes_out_the_parameters)
 }
 END_TEST
 
+/* A mix over a suffix [lo, P) (a frozen prefix) is the passes of that
+ * range: a daxpy's bits may depend on where its call starts and ends
+ * (OpenBLAS's Haswell kernel fuses the first len & -16 elements and
+ * rounds the product in the rest), so every suffix length from 1 to 80
+ * is compared, the plain optimizer's daxpy and the heavy ball, on one
+ * thread and deferred on two. */
+START_TEST(mix_over_every_suffix_length)
+{
+    static const mdl_optim_spec specs[] = { { .lr = 0.05 }, opt };
+    for (size_t k = 0; k < 2; k++)
+        for (int threads = 1; threads <= 2; threads++) {
+            fixture f;
+            setup_spec(&f, threads, &specs[k]);
+            mdl_optim *o = mdl_optim_create(&specs[k], 1, P);
+            ck_assert_ptr_nonnull(o);
+            static round_in in;
+            static double ref[P], acc[P];
+            make_round(&in, 60 + (unsigned)k);
+            for (size_t len = 1; len <= 80; len++) {
+                const size_t lo = P - len;
+                memcpy(ref, trn_params_const(f.t, 0), sizeof ref);
+                memset(acc, 0, sizeof acc);
+                for (int j = 0; j < TERMS; j++)
+                    cblas_daxpy((int)len, in.w[j], in.xs[j] + lo, 1, acc + lo, 1);
+                memcpy(ref + lo, acc + lo, len * sizeof *ref);
+                cblas_daxpy((int)len, in.own_w, in.own + lo, 1, ref + lo, 1);
+                mdl_optim_step_range(o, 0, ref, in.g, 1.0, lo, P);
+                mdl_optim_count(o, 0);
+                const double *xs[TERMS] = { in.xs[0], in.xs[1], in.xs[2] };
+                static const int nobody[TERMS] = { 1, 1, 1 };
+                trn_mix_terms m = { .n = TERMS, .x = xs, .w = in.w, .from = nobody,
+                                    .own_w = in.own_w, .own = in.own, .g = in.g,
+                                    .g_div = 1.0, .lo = lo };
+                trn_mix(f.t, 0, &m);
+                ck_assert_msg(same(trn_params_const(f.t, 0), ref),
+                              "spec %zu, suffix of %zu, %d threads", k, len, threads);
+            }
+            mdl_optim_destroy(o);
+            teardown(&f);
+        }
+}
+END_TEST
+
 int main(void)
 {
 #if DTSIM_OPENBLAS
@@ -381,6 +424,7 @@ int main(void)
     tcase_add_test(tc, deferred_mix_runs_before_the_gradient);
     tcase_add_test(tc, mix_waits_for_the_snapshot_it_reads);
     tcase_add_test(tc, moving_mix_makes_out_the_parameters);
+    tcase_add_test(tc, mix_over_every_suffix_length);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -4,12 +4,16 @@
  * copy, reading each model once and writing the parameters, the momentum
  * and the snapshot once, where run_mix's BLAS passes read and write the sum
  * and the parameters up to four times.  It gives the bits of those passes
- * only where cblas_daxpy is one fused multiply-add per element and the
- * optimizer's element is the one mdl_optim_terms describes, so
- * trn_fuse_probe checks both on this machine (AVX2 + FMA, daxpy and
- * mdl_optim_step_range against this kernel on a few lengths and offsets)
- * and the trainer fuses only when it passes.  It does not decide when or
- * on which thread a mix runs (trn.c).
+ * only where the optimizer's element is the one mdl_optim_terms describes
+ * and cblas_daxpy's element is one this kernel knows: a fused multiply-add
+ * for the first len & -B elements of a call of length len and a rounded
+ * product added for the rest (B = 1: every element fused, OpenBLAS's
+ * SkylakeX kernel; B = 16: its Haswell kernel, which it also runs on AMD
+ * Zen 4 and 5).  trn_fuse_probe finds B on this machine (AVX2 + FMA,
+ * daxpy and mdl_optim_step_range against this kernel on a few lengths and
+ * offsets, for every optimizer form) and the trainer fuses only when one
+ * B passes.  It does not decide when or on which thread a mix runs
+ * (trn.c).
  */
 #include "trn_internal.h"
 
@@ -20,6 +24,10 @@
 #include <immintrin.h>
 #define TGT __attribute__((target("avx2,fma")))
 
+/* cblas_daxpy's element y + a x: fused (fm) or with the product rounded
+ * first (a daxpy's tail, see the top of the file). */
+#define AXPY(a, x, y, fm) ((fm) ? _mm256_fmadd_pd(a, x, y) : _mm256_add_pd(y, _mm256_mul_pd(a, x)))
+
 /* Lanes lo .. lo + n - 1 (n < 4) of a 4-double vector. */
 TGT static __m256i tail_mask(size_t n)
 {
@@ -29,13 +37,13 @@ TGT static __m256i tail_mask(size_t n)
 /* The update of 4 elements at s (the mixed parameters), as
  * mdl_optim_step_range does each: the same operations in the same order. */
 TGT static inline __m256d update(const mdl_optim_terms *e, __m256d s, __m256d g, double *b,
-                                 __m256i mask, int full)
+                                 __m256i mask, int full, int fm)
 {
     const __m256d lr = _mm256_set1_pd(e->lr), inv = _mm256_set1_pd(e->inv);
     const __m256d wd = _mm256_set1_pd(e->wd), mu = _mm256_set1_pd(e->mu);
     switch (e->kind) {
     case MDL_OPTIM_PLAIN:
-        return _mm256_fmadd_pd(_mm256_set1_pd(e->a), g, s);
+        return AXPY(_mm256_set1_pd(e->a), g, s, fm);
     case MDL_OPTIM_DECAY: {
         __m256d d = _mm256_add_pd(_mm256_mul_pd(g, inv), _mm256_mul_pd(wd, s));
         return _mm256_sub_pd(s, _mm256_mul_pd(lr, d));
@@ -63,9 +71,10 @@ TGT static inline __m256d update(const mdl_optim_terms *e, __m256d s, __m256d g,
     }
 }
 
-/* Elements [i, i + 4) (full) or the n < 4 left from i (mask). */
+/* Elements [i, i + 4) (full) or the n < 4 left from i (mask); fm: in
+ * the daxpys' fused part. */
 TGT static inline void mix4(const trn_mix_terms *m, double *x, const mdl_optim_terms *e,
-                            size_t i, __m256i mask, int full)
+                            size_t i, __m256i mask, int full, int fm)
 {
 #define LD(p) (full ? _mm256_loadu_pd(p) : _mm256_maskload_pd(p, mask))
 #define ST(p, v) (full ? _mm256_storeu_pd(p, v) : _mm256_maskstore_pd(p, mask, v))
@@ -77,11 +86,11 @@ TGT static inline void mix4(const trn_mix_terms *m, double *x, const mdl_optim_t
     } else {          /* a zeroed accumulator, one daxpy per term in order */
         s = zero;
         for (int j = 0; j < m->n; j++)
-            s = _mm256_fmadd_pd(_mm256_set1_pd(m->w[j]), LD(m->x[j] + i), s);
+            s = AXPY(_mm256_set1_pd(m->w[j]), LD(m->x[j] + i), s, fm);
     }
-    s = _mm256_fmadd_pd(_mm256_set1_pd(m->own_w), LD(m->own + i), s);
+    s = AXPY(_mm256_set1_pd(m->own_w), LD(m->own + i), s, fm);
     if (m->g)
-        s = update(e, s, LD(m->g + i), e->b ? e->b + i : NULL, mask, full);
+        s = update(e, s, LD(m->g + i), e->b ? e->b + i : NULL, mask, full, fm);
     ST(x + i, s);
     if (m->out)
         ST(m->out + i, s);
@@ -89,15 +98,20 @@ TGT static inline void mix4(const trn_mix_terms *m, double *x, const mdl_optim_t
 #undef ST
 }
 
+/* [lo, hi) as daxpys of that range whose block is B (1 or a multiple of
+ * 4: the fused part ends on a group of 4). */
 TGT static void fused(const trn_mix_terms *m, double *x, const mdl_optim_terms *e, size_t lo,
-                      size_t hi)
+                      size_t hi, size_t B)
 {
     const __m256i all = _mm256_set1_epi64x(-1);
+    const size_t f = lo + ((hi - lo) & ~(B - 1));   /* the daxpys' tails start here */
     size_t i = lo;
+    for (; i + 4 <= f; i += 4)
+        mix4(m, x, e, i, all, 1, 1);
     for (; i + 4 <= hi; i += 4)
-        mix4(m, x, e, i, all, 1);
+        mix4(m, x, e, i, all, 1, 0);
     if (i < hi)
-        mix4(m, x, e, i, tail_mask(hi - i), 0);
+        mix4(m, x, e, i, tail_mask(hi - i), 0, i < f);
 }
 
 static int cpu_ok(void)
@@ -108,9 +122,9 @@ static int cpu_ok(void)
 #else
 static int cpu_ok(void) { return 0; }
 static void fused(const trn_mix_terms *m, double *x, const mdl_optim_terms *e, size_t lo,
-                  size_t hi)
+                  size_t hi, size_t B)
 {
-    (void)m, (void)x, (void)e, (void)lo, (void)hi;
+    (void)m, (void)x, (void)e, (void)lo, (void)hi, (void)B;
 }
 #endif
 
@@ -123,10 +137,10 @@ void trn_fuse_mix(trn_trainer *t, int node, const trn_mix_terms *m, double *x, s
     if (x == m->out) {   /* moved: the mix is written once, to out */
         trn_mix_terms one = *m;
         one.out = NULL;
-        fused(&one, x, &e, lo, hi);
+        fused(&one, x, &e, lo, hi, (size_t)t->fuse);
         return;
     }
-    fused(m, x, &e, lo, hi);
+    fused(m, x, &e, lo, hi, (size_t)t->fuse);
 }
 
 /* ---- the probe: this kernel against the BLAS passes, bit for bit ---- */
@@ -143,7 +157,7 @@ static double probe_val(unsigned *s, size_t k)
 /* One mix with the optimizer of spec over [lo, hi), fused and by passes
  * (memset, daxpy per term, daxpy own, memcpy, the update, memcpy out),
  * with and without a sum to clear; 1 when every output is the same bits. */
-static int probe_spec(const mdl_optim_spec *sp, size_t lo, size_t hi)
+static int probe_spec(const mdl_optim_spec *sp, size_t lo, size_t hi, size_t B)
 {
     enum { T = 3 };
     double xs[T][PROBE_N], own[PROBE_N], g[PROBE_N], acc[2][PROBE_N], x[2][PROBE_N],
@@ -183,7 +197,7 @@ static int probe_spec(const mdl_optim_spec *sp, size_t lo, size_t hi)
                                 .own = own, .g = g, .g_div = 2.0, .out = out[1],
                                 .clear = clear ? acc[1] : NULL };
             mdl_optim_terms e = mdl_optim_terms_get(o[1], 0, 2.0);
-            fused(&m, x[1], &e, lo, hi);
+            fused(&m, x[1], &e, lo, hi, B);
             mdl_optim_count(o[0], 0);
             mdl_optim_count(o[1], 0);
             same = same && !memcmp(x[0] + lo, x[1] + lo, len * sizeof(double))
@@ -196,6 +210,9 @@ static int probe_spec(const mdl_optim_spec *sp, size_t lo, size_t hi)
     return same;
 }
 
+/* B = 1 first (every element fused), then the blocks of OpenBLAS's
+ * kernels whose tail is plain C; the cuts tell 8, 16 and 32 apart (their
+ * fused parts differ on lengths 203 and 180). */
 int trn_fuse_probe(void)
 {
     if (!cpu_ok())
@@ -206,10 +223,16 @@ int trn_fuse_probe(void)
         { .lr = 0.1, .momentum = 0.9, .weight_decay = 1e-3 },      /* momentum */
         { .lr = 0.1, .momentum = 0.9, .nesterov = 1, .weight_decay = 1e-3 },
     };
-    static const size_t cuts[][2] = { { 0, PROBE_N }, { 1, 70 }, { 2, 5 }, { 3, 4 }, { 64, 203 } };
-    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++)
-        for (size_t c = 0; c < sizeof cuts / sizeof *cuts; c++)
-            if (!probe_spec(&specs[k], cuts[c][0], cuts[c][1]))
-                return 0;
-    return 1;
+    static const size_t cuts[][2] = { { 0, PROBE_N }, { 1, 70 }, { 2, 5 }, { 3, 4 },
+                                      { 64, 203 }, { 5, 185 } };
+    static const size_t blocks[] = { 1, 16, 8, 32 };
+    for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+        int ok = 1;
+        for (size_t k = 0; ok && k < sizeof specs / sizeof *specs; k++)
+            for (size_t c = 0; ok && c < sizeof cuts / sizeof *cuts; c++)
+                ok = probe_spec(&specs[k], cuts[c][0], cuts[c][1], blocks[b]);
+        if (ok)
+            return (int)blocks[b];
+    }
+    return 0;
 }

@@ -135,15 +135,19 @@ struct trn_trainer {
     /* progressive freezing (trn_freeze.c), NULL until a node freezes:
      * frozen layers and the frozen prefix's parameters per node */
     size_t        *fz, *fz_off;
-    int            fuse;     /* run_mix by trn_fuse_mix (trn_fuse_probe passed) */
+    /* run_mix by trn_fuse_mix when nonzero: the daxpy block trn_fuse_probe
+     * found (1: every element fused) */
+    int            fuse;
     long           waits[TRN_WAIT_SITES];   /* the loop's waits for a worker, by site */
 };
 
 /* trn_fuse.c: run_mix over [lo, hi) in one loop per element (the same
  * bits), writing the mix to x (and m->out unless it is x), for a trainer
- * whose t->fuse is set; trn_fuse_probe: 1 when this
- * machine's cblas_daxpy and optimizer give the kernel's bits (checked on
- * small vectors for every optimizer form), so the trainer may fuse. */
+ * whose t->fuse is set; trn_fuse_probe: the block B (1, 8, 16 or 32) for
+ * which this machine's cblas_daxpy and optimizer give the kernel's bits
+ * (a daxpy of length len fuses its first len & -B elements; checked on
+ * small vectors for every optimizer form), 0 when none does, so the
+ * trainer may not fuse. */
 void trn_fuse_mix(trn_trainer *t, int node, const trn_mix_terms *m, double *x, size_t lo,
                   size_t hi);
 int  trn_fuse_probe(void);
