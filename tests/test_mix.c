@@ -209,6 +209,76 @@ START_TEST(mix_every_optimizer_form)
 }
 END_TEST
 
+/* A mix run at once (a protocol that writes mid-step has turned the
+ * trainer to copies) on a model of at least TRN_SPLIT_MIN parameters is
+ * cut into blocks over the threads; with a frozen prefix whose end is no
+ * multiple of 16 the blocks start there, so every daxpy tail (and the
+ * fused loop's) falls where one call over [lo, P) has it: the same bits
+ * on 1, 2 and 3 threads, the prefix copied, for every optimizer form. */
+START_TEST(split_mix_over_a_frozen_suffix)
+{
+    enum { D2 = 4100, C2 = 4, LO = 1001 };
+    const size_t P2 = (size_t)(D2 + 1) * C2;
+    ck_assert_uint_ge(P2, TRN_SPLIT_MIN);
+    double *xs[TERMS], *own = malloc(P2 * sizeof *own), *g = malloc(P2 * sizeof *g);
+    double *ref = malloc(P2 * sizeof *ref), *ref_out = malloc(P2 * sizeof *ref_out);
+    double *out = malloc(P2 * sizeof *out);
+    for (int j = 0; j < TERMS; j++) {
+        xs[j] = malloc(P2 * sizeof *xs[j]);
+        fill(xs[j], P2, 70 + 10 * (unsigned)j, 1);
+    }
+    fill(own, P2, 170, 1);
+    fill(g, P2, 270, 0);
+    const double w[TERMS] = { 1.0 / 3, 0.25, 0.125 }, own_w = 1.0 - 1.0 / 3 - 0.25 - 0.125;
+    static const int from[TERMS] = { 1, 1, 1 };
+    for (int threads = 1; threads <= 3; threads++) {
+        mdl_dataset train, test;
+        mdl_partition part;
+        mdl_synth_spec sp = { .n_train = 64, .n_test = 8, .d = D2, .n_classes = C2,
+                              .separation = 1 };
+        ck_assert_int_eq(mdl_synth_generate(&sp, 3, &train, &test), 0);
+        ck_assert_int_eq(mdl_partition_iid(train.n, N, 5, &part), 0);
+        mdl_model *model = mdl_create(&mdl_softmax, D2, C2, 1e-3, 8);
+        trn_config tc = { .n_nodes = N, .seed = 9, .model = model, .train = &train,
+                          .part = &part, .batch = 8, .optim = opt, .threads = threads };
+        trn_trainer *t = trn_create(&tc);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(trn_init_params(t), 0);
+        t->copy = 1;   /* the mix runs at once */
+        const double *xc[TERMS] = { xs[0], xs[1], xs[2] };
+        for (int r = 0; r < 2; r++) {
+            for (size_t k = 0; k < P2; k++)
+                out[k] = 7.0;
+            trn_mix_terms m = { .n = TERMS, .x = xc, .w = w, .from = from, .own_w = own_w,
+                                .own = own, .g = g, .g_div = 1.0, .out = out, .lo = LO };
+            trn_mix(t, 1, &m);
+            if (threads == 1 && r == 1) {
+                memcpy(ref, trn_params_const(t, 1), P2 * sizeof *ref);
+                memcpy(ref_out, out, P2 * sizeof *ref_out);
+            }
+        }
+        ck_assert(memcmp(out, trn_params_const(t, 1), P2 * sizeof *out) == 0);
+        if (threads > 1) {
+            ck_assert_msg(memcmp(trn_params_const(t, 1), ref, P2 * sizeof *ref) == 0,
+                          "%d threads: other bits", threads);
+            ck_assert(memcmp(out, ref_out, P2 * sizeof *out) == 0);
+        }
+        trn_destroy(t);
+        mdl_destroy(model);
+        mdl_partition_fini(&part);
+        mdl_dataset_fini(&train);
+        mdl_dataset_fini(&test);
+    }
+    for (int j = 0; j < TERMS; j++)
+        free(xs[j]);
+    free(own);
+    free(g);
+    free(ref);
+    free(ref_out);
+    free(out);
+}
+END_TEST
+
 /* One thread sums the models as they arrive and mixes the sum: in place,
  * x <- sum + own_w own (memcpy + daxpy, as before the fusion), the update,
  * the copy, and the sum zeroed for the next round. */
@@ -425,6 +495,7 @@ int main(void)
     TCase *tc = tcase_create("mix");
     tcase_add_test(tc, mix_is_the_unfused_passes);
     tcase_add_test(tc, sum_is_the_old_passes);
+    tcase_add_test(tc, split_mix_over_a_frozen_suffix);
     tcase_add_test(tc, mix_every_optimizer_form);
     tcase_add_test(tc, deferred_mix_runs_before_the_gradient);
     tcase_add_test(tc, mix_waits_for_the_snapshot_it_reads);

@@ -59,9 +59,9 @@ static void run_mix(trn_trainer *t, int node, const trn_mix_terms *m, size_t lo,
 {
     double *x = m->move ? m->out : t->px[node];
     if (m->lo) {   /* a frozen prefix: constant in x, so out's is a copy */
-        if (lo == 0 && m->out && m->out != (m->move ? m->prev : x))
+        if (lo <= m->lo && m->out && m->out != (m->move ? m->prev : x))   /* the first piece */
             memcpy(m->out, m->move ? m->prev : x, m->lo * sizeof(double));
-        if (lo == 0 && m->clear)
+        if (lo <= m->lo && m->clear)
             memset(m->clear, 0, m->lo * sizeof(double));
         if (lo < m->lo)
             lo = m->lo < hi ? m->lo : hi;
@@ -125,7 +125,7 @@ static void run_task(void *vt, int task, int thread)
     }
     if (task >= t->vec_base) {
         const size_t b = (size_t)(task - t->vec_base), bs = t->vec.bs;
-        const size_t lo = b * bs, hi = lo + bs < t->P ? lo + bs : t->P;
+        const size_t lo = t->vec.base + b * bs, hi = lo + bs < t->P ? lo + bs : t->P;
         if (lo < hi)
             run_vec(t, lo, hi);
         return;
@@ -541,7 +541,8 @@ int trn_evaluate_at(trn_trainer *t, size_t frozen, const double *params,
  * so it never waits for a worker busy with a step. */
 static void spread(trn_trainer *t)
 {
-    const size_t B = MDL_OPTIM_BLOCK, per = (t->P + (size_t)t->n_vec - 1) / (size_t)t->n_vec;
+    const size_t B = MDL_OPTIM_BLOCK;
+    const size_t per = (t->P - t->vec.base + (size_t)t->n_vec - 1) / (size_t)t->n_vec;
     t->vec.bs = (per + B - 1) / B * B;
     for (int b = 0; b < t->n_vec; b++)
         sim_pool_submit(t->pool, t->vec_base + b);
@@ -630,7 +631,11 @@ void trn_mix(trn_trainer *t, int i, const trn_mix_terms *terms)
     if (!split(t)) {
         run_mix(t, i, m, 0, t->P);
     } else {
-        t->vec = (vec_op){ .kind = VEC_MIX, .node = i, .mix = m };
+        /* blocks from the frozen prefix's end: every one but the last a
+         * multiple of 64 long from there, so the daxpy tails (and the fused
+         * loop's, which reproduces them) fall where one call over [lo, P)
+         * has them, whatever the thread count */
+        t->vec = (vec_op){ .kind = VEC_MIX, .node = i, .mix = m, .base = m->lo };
         spread(t);
     }
     if (m->g)

@@ -58,6 +58,8 @@ typedef struct vec_op {
     const double *g;
     double        g_div;
     const trn_mix_terms *mix;   /* VEC_MIX */
+    size_t        base;     /* blocks cut [base, P) from base: a mix's frozen
+                               prefix (its one-call bits, trn.c's spread) */
     size_t        bs;
 } vec_op;
 
