@@ -200,23 +200,7 @@ static int w_stats(const alg_ctx *ctx, const char **keys, double *values, int ma
 }
 
 /* nodes.csv's row of node 0 in dir, as numbers by column name. */
-static double col(const char *dir, const char *name)
-{
-    char path[512], head[1024], row[1024];
-    snprintf(path, sizeof path, "%s/nodes.csv", dir);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_ptr_nonnull(fgets(head, sizeof head, f));
-    ck_assert_ptr_nonnull(fgets(row, sizeof row, f));
-    fclose(f);
-    char *hs, *rs, *h = strtok_r(head, ",\n", &hs), *v = strtok_r(row, ",\n", &rs);
-    while (h && v && strcmp(h, name) != 0) {
-        h = strtok_r(NULL, ",\n", &hs);
-        v = strtok_r(NULL, ",\n", &rs);
-    }
-    ck_assert_msg(h && v, "no column %s", name);
-    return strtod(v, NULL);
-}
+static double col(const char *dir, const char *name) { return test_nodes_col(dir, 0, name); }
 
 static void run_to(const char *json, const char *dir, run_result *res, int threads)
 {
@@ -236,16 +220,7 @@ static char *tmpdir(void)
     return d;
 }
 
-static void rmdir_all(const char *d)
-{
-    char p[512];
-    const char *files[] = { "metrics.csv", "nodes.csv", "run.json" };
-    for (int k = 0; k < 3; k++) {
-        snprintf(p, sizeof p, "%s/%s", d, files[k]);
-        unlink(p);
-    }
-    rmdir(d);
-}
+static void rmdir_all(const char *d) { test_rm_run_dir(d); }
 
 /* Per sample FLOPs 2240, 1344, 1024 by stage; a ring round over len
  * parameters: 6 stages of 1 ms and len/4 * 4 bytes at 1e7 B/s. */

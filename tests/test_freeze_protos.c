@@ -138,36 +138,10 @@ static void run_wrapped(const alg_type *alg, const char *json, run_result *res, 
     run_json(json, &opt, res);
 }
 
-static void rm_dir(void)
-{
-    char p[512];
-    const char *files[] = { "metrics.csv", "nodes.csv", "run.json" };
-    for (int k = 0; k < 3; k++) {
-        snprintf(p, sizeof p, "%s/%s", dir, files[k]);
-        unlink(p);
-    }
-    rmdir(dir);
-}
+static void rm_dir(void) { test_rm_run_dir(dir); }
 
 /* nodes.csv's value of column name for node. */
-static double col(int node, const char *name)
-{
-    char path[512], head[1024], row[1024];
-    snprintf(path, sizeof path, "%s/nodes.csv", dir);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_ptr_nonnull(fgets(head, sizeof head, f));
-    for (int i = 0; i <= node; i++)
-        ck_assert_ptr_nonnull(fgets(row, sizeof row, f));
-    fclose(f);
-    char *hs, *rs, *h = strtok_r(head, ",\n", &hs), *v = strtok_r(row, ",\n", &rs);
-    while (h && v && strcmp(h, name) != 0) {
-        h = strtok_r(NULL, ",\n", &hs);
-        v = strtok_r(NULL, ",\n", &rs);
-    }
-    ck_assert_msg(h && v, "no column %s", name);
-    return strtod(v, NULL);
-}
+static double col(int node, const char *name) { return test_nodes_col(dir, node, name); }
 
 #define RUN(alg, extra, stop) \
     "{\"seed\": 3, \"nodes\": 4, \"topology\": {\"kind\": \"ring\"}," \

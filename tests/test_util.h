@@ -9,7 +9,9 @@
 
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "run.h"
 #include "scn.h"
@@ -23,6 +25,39 @@ static const char *const problem =
     " \"compute\": {\"step_time_s\": 0.01, \"noise\": {\"dist\": \"lognormal\", \"sigma\": 0.5},"
     "   \"groups\": [{\"nodes\": [0], \"slowdown\": 3}]},"
     " \"network\": {\"latency_s\": 0.001, \"bandwidth_Bps\": 1e7}";
+
+/* nodes.csv's value of column `name` for `node` in the run directory dir
+ * (a whole-run test's reader, by column name). */
+static inline double test_nodes_col(const char *dir, int node, const char *name)
+{
+    char path[512], head[1024], row[1024];
+    snprintf(path, sizeof path, "%s/nodes.csv", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(head, sizeof head, f));
+    for (int i = 0; i <= node; i++)
+        ck_assert_ptr_nonnull(fgets(row, sizeof row, f));
+    fclose(f);
+    char *hs, *rs, *h = strtok_r(head, ",\n", &hs), *v = strtok_r(row, ",\n", &rs);
+    while (h && v && strcmp(h, name) != 0) {
+        h = strtok_r(NULL, ",\n", &hs);
+        v = strtok_r(NULL, ",\n", &rs);
+    }
+    ck_assert_msg(h && v, "no column %s", name);
+    return strtod(v, NULL);
+}
+
+/* Removes a run directory holding metrics.csv, nodes.csv and run.json. */
+static inline void test_rm_run_dir(const char *dir)
+{
+    char p[512];
+    const char *files[] = { "metrics.csv", "nodes.csv", "run.json" };
+    for (int k = 0; k < 3; k++) {
+        snprintf(p, sizeof p, "%s/%s", dir, files[k]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
 
 static inline int prepare_json(const char *json, scn_scenario *s, run_sim **r, scn_error *err)
 {
