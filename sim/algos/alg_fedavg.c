@@ -286,9 +286,7 @@ static void fa_on_message(alg_ctx *ctx, void *state, int i, const cl_msg *m)
     }
     alg_abort_step(ctx, i);   /* drawn again while working for a closed round */
     /* the model up to the round's stage's end (P but with "grow") */
-    const size_t end = alg_freeze_end_at(ctx, m->round);
-    const size_t len = m->payload->len < end ? m->payload->len : end;
-    memcpy(alg_params(ctx, i) + (end - len), m->payload->data, len * sizeof(double));
+    alg_ps_install_to(ctx, i, m, alg_freeze_end_at(ctx, m->round));
     alg_freeze_round(ctx, i, m->round);   /* the round's stage (nothing without freezing) */
     size_t per_epoch = alg_local_samples(ctx, i) / alg_batch(ctx);
     st->steps_left = (long)ctx->param[P_LOCAL_EPOCHS] * (long)(per_epoch ? per_epoch : 1);

@@ -193,10 +193,15 @@ void alg_ps_apply_gathered(alg_ctx *ctx)
     ps->w_sum = 0;
 }
 
+void alg_ps_install_to(alg_ctx *ctx, int worker, const cl_msg *m, size_t end)
+{
+    const size_t len = m->payload->len < end ? m->payload->len : end;
+    memcpy(alg_params(ctx, worker) + (end - len), m->payload->data, len * sizeof(double));
+}
+
 void alg_ps_install(alg_ctx *ctx, int worker, const cl_msg *m)
 {
-    const size_t len = m->payload->len < ctx->P ? m->payload->len : ctx->P;
-    memcpy(alg_params(ctx, worker) + (ctx->P - len), m->payload->data, len * sizeof(double));
+    alg_ps_install_to(ctx, worker, m, ctx->P);
 }
 
 int alg_ps_shared_init_plain(alg_ctx *ctx) { return alg_ps_shared_init(ctx, 0); }

@@ -97,8 +97,11 @@ void alg_ps_broadcast_suffix(alg_ctx *ctx, size_t off);
  * for off 0), for a worker that holds [0, off) bit for bit. */
 void alg_ps_send_suffix(alg_ctx *ctx, int worker, size_t off);
 
-/* Worker: installs a received model (a whole one, or a suffix). */
+/* Worker: installs a received model (a whole one, or a suffix).
+ * alg_ps_install_to: the payload is the piece ending at parameter `end`
+ * (alg_freeze_end_at with freeze.mode "grow"; P otherwise). */
 void alg_ps_install(alg_ctx *ctx, int worker, const cl_msg *m);
+void alg_ps_install_to(alg_ctx *ctx, int worker, const cl_msg *m, size_t end);
 
 /* A worker that pushes each gradient and waits for the server's reply
  * (ps-async, ssp, ringmaster).  These functions take the node state, which
