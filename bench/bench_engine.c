@@ -1,17 +1,19 @@
 /* bench_engine.c -- the classic hold model on the event engine: pop the
  * earliest event and schedule one at now + Exp(1), with a constant number of
  * pending events (10^3, 10^5, 10^6).  The same hold loop runs on three
- * queues in one process: A, the engine through sim_engine_run, a handler and
- * sim_engine_schedule_at; B, a bare binary heap of the same 32-byte records
- * with the engine's layout and sift code, fully inlined (the practical limit,
- * so A/B is what the API, the cancellation check and the run loop cost); C,
- * a plain bare heap without the layout tricks (what they buy).  The three
+ * queues in one process: A, the engine (a monotone radix queue) through
+ * sim_engine_run, a handler and sim_engine_schedule_at; B, a bare binary
+ * heap of the same 32-byte records with the layout and sift code the engine
+ * had before the radix queue (sibling records in one cache line, bottom-up
+ * removal, prefetch), fully inlined: the practical limit of a heap, so A/B
+ * is what the radix queue buys net of the API, the cancellation check and
+ * the run loop; C, a plain bare heap without the layout tricks.  The three
  * rotate their order run by run; each is timed in CPU time (getrusage, user
  * + sys) and wall time, reported as median, min and max over the runs.  The
  * exponential draws are pregenerated outside the timed loops and read
  * identically by all three, which must therefore end at the same simulated
  * time.  Output is a markdown table on stdout.  It does not measure
- * cancellation, growth of the heap or anything above the engine.
+ * cancellation, growth of the queue or anything above the engine.
  */
 /* For RUSAGE_THREAD (Linux), see cpu_now. */
 #define _GNU_SOURCE
@@ -160,7 +162,7 @@ bare_push(bare_heap *h, double time)
 }
 
 /* tuned is a constant at each call site, so the compiler emits two loops:
- * B with the engine's layout tricks (sibling records in one cache line,
+ * B with the engine's former layout tricks (sibling records in one cache line,
  * prefetch of the great-grandchildren from 4096 pending on), C without. */
 static inline double
 bare_pop(bare_heap *h, const int tuned)
@@ -315,8 +317,8 @@ main(int argc, char **argv)
            "Exp(1) draws pregenerated (%u values, cycled), read identically by A, B and C.\n"
            "M ev/s = million hold operations (one pop + one push) per second:"
            " median [min, max].\n"
-           "A = engine (sim_engine_run + handler + sim_engine_schedule_at);"
-           " B = bare heap, same layout and sift code, inlined;"
+           "A = engine, a radix queue (sim_engine_run + handler + sim_engine_schedule_at);"
+           " B = bare binary heap, the engine's former layout and sift code, inlined;"
            " C = plain bare heap (malloc'd array, no prefetch).\n"
            "CPU = getrusage(%s) user + sys; wall = CLOCK_MONOTONIC.\n\n",
            (unsigned long long)ops, RUNS, N_DRAWS, CPU_WHO_NAME);

@@ -1,15 +1,41 @@
-/* sim_engine.c -- the event queue and run loop: a binary min-heap of
- * sim_event records stored by value in one array, ordered by (time, seq),
- * with lazy cancellation through one generation number per target.  The
- * array doubles when full and never shrinks, so scheduling allocates nothing
- * in steady state.  Cancelled records stay in the heap until they reach its
- * top, unless the caller reports them (sim_engine_note_stale): once the
- * reported ones pass half the heap, one O(n) pass drops every cancelled
- * record and rebuilds the heap, so they never outnumber the live ones for
- * long.  This file does not interpret events (kind, target and
- * data belong to the caller), knows no stop condition other than a time
- * horizon, and does not report stalls: it says SIM_STOP_EMPTY and lets the
- * caller explain who was waiting for what.
+/* sim_engine.c -- the event queue and run loop: a monotone radix queue of
+ * sim_event records stored by value, ordered by (time, seq), with lazy
+ * cancellation through one generation number per target.
+ *
+ * Why not a heap (docs/architecture.md, "The event queue"): a discrete-event
+ * run never schedules before now, so the queue only ever has to hand out
+ * keys at or after the last one it handed out.  A radix queue (Ahuja,
+ * Mehlhorn, Orlin and Tarjan's radix heap, here over the 63 bits of a
+ * non-negative double) keeps 64 buckets: bucket 0 holds the records whose
+ * time equals `last`, the time of the last refill, and bucket b >= 1 those
+ * whose time first differs from `last` in bit b - 1.  Scheduling appends to
+ * a bucket (no sift); when bucket 0 runs dry, the lowest non-empty bucket is
+ * re-bucketed against its own earliest time, and every record moves to a
+ * strictly lower bucket.  Where a heap of 10^5-10^6 records walks 17-20
+ * levels of scattered cache lines per event, this appends and scans
+ * sequentially; a record moves a few times in all (once per bit in which
+ * its time differs from the refills on its way down).
+ *
+ * Exact order: every bucket holds its records in seq order.  A schedule
+ * appends the largest seq so far; a refill empties bucket b into buckets
+ * below it, which are all empty at that moment (b is the lowest non-empty),
+ * in bucket b's own order.  So bucket 0, where every record has the same
+ * time, pops front to back in seq order, and every other bucket holds later
+ * times: events pop in (time, seq) order, exactly as a heap pops them, and
+ * equal times in scheduling order.  Keys never fall below `last` because
+ * `last` never passes now (the time of the last live event), except while
+ * the queue is empty (then it is reset) -- see refill and the run loop.
+ *
+ * Records live in 2 KiB blocks (63 records and a link) chained per bucket,
+ * taken from and returned to one free list; blocks are never returned to the
+ * system before sim_engine_destroy, so scheduling allocates nothing in
+ * steady state.  Cancelled records stay queued until they reach the front,
+ * unless the caller reports them (sim_engine_note_stale): once the reported
+ * ones pass half the queue, one O(n) pass drops every cancelled record (each
+ * bucket compacted in place, its order kept).  This file does not interpret
+ * events (kind, target and data belong to the caller), knows no stop
+ * condition other than a time horizon, and does not report stalls: it says
+ * SIM_STOP_EMPTY and lets the caller explain who was waiting for what.
  */
 #include "sim_engine.h"
 
@@ -20,28 +46,56 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The first growth of an engine created with a tiny hint; small enough not
- * to matter, large enough to skip the first few doublings. */
-#define MIN_CAPACITY 16
-
 #define CACHE_LINE 64
 
-/* Below this many pending events the heap sits in L1/L2 and prefetching
- * only costs instructions (measured: a few percent at 10^3 pending). */
-#define PREFETCH_MIN 4096
+/* Records per block: a 32-byte header (the link) and 63 records make 2 KiB,
+ * two records to a cache line. */
+#define BLK_RECS 63
+#define N_BUCKETS 64
 
-/* The cache-line layout below relies on two records per line. */
+/* Free blocks kept in reserve, so that a refill, which may start a block
+ * in each bucket below the one it empties before it frees the blocks it
+ * reads, never allocates (it runs inside pop and run, which have no error
+ * path): sim_engine_schedule_at tops the reserve up, and fails cleanly. */
+#define RESERVE_BLKS (N_BUCKETS + 1)
+/* Blocks allocated at a time (256 KiB). */
+#define SLAB_BLKS 128
+
 _Static_assert(sizeof(sim_event) == 32, "sim_event must stay 32 bytes");
 
+typedef struct blk {
+    struct blk *next;
+    char        pad[32 - sizeof(struct blk *)];
+    sim_event   ev[BLK_RECS];
+} blk;
+
+_Static_assert(sizeof(blk) == 2048, "a block is 2 KiB");
+
+/* One slab of blocks, kept only to free them. */
+typedef struct slab {
+    struct slab *next;
+    blk         *blocks;
+} slab;
+
+/* A bucket: a chain of blocks, read from (head, head_i), written at
+ * (tail, tail_n).  min is the smallest time key in it (valid when n > 0). */
+typedef struct bucket {
+    blk     *head;
+    blk     *tail;
+    uint32_t head_i;
+    uint32_t tail_n;
+    size_t   n;
+    uint64_t min;
+} bucket;
+
 struct sim_engine {
-    /* heap[0] is the earliest; children of i are 2i+1 and 2i+2.  heap is
-     * base + 1 with base cache-line aligned, so with 32-byte records the two
-     * children of any node share one cache line: one miss per level of a
-     * sift-down instead of two. */
-    sim_event *heap;
-    sim_event *base;
+    bucket     b[N_BUCKETS];
+    uint64_t   nonempty;  /* bit b set when bucket b holds records */
+    uint64_t   last;      /* time key every queued record is at or after */
     size_t     n;         /* pending events, cancelled ones included */
-    size_t     cap;       /* records heap can hold */
+    blk       *free_blk;  /* blocks not in any bucket */
+    size_t     free_n;    /* blocks on free_blk */
+    slab      *slabs;
     uint32_t  *gen;       /* current generation of each target */
     uint32_t   n_targets;
     uint64_t   next_seq;
@@ -55,119 +109,167 @@ struct sim_engine {
     int        stop_code;
 };
 
-/* (time, seq) as one 128-bit unsigned key: every time is >= 0 (at is
- * clamped to now, now starts at 0), and the bits of a non-negative double
- * order as it does, once -0.0 (which equals 0.0) has lost its sign bit.
- * One compare of two 128-bit integers (cmp, sbb) replaces two compares of
- * doubles and one of integers: about a third of a sift's instructions
- * (bench/RESULTS.md, "Start-up and the event path").  No branch: the
- * comparison of random times is unpredictable. */
-__extension__ typedef unsigned __int128 key128;
-
-static inline key128
-key_of(const sim_event *a)
+/* A time's key: the bits of a non-negative double order as it does, once
+ * -0.0 (which equals 0.0) has lost its sign bit.  Every time is >= 0 (at is
+ * clamped to now, now starts at 0). */
+static inline uint64_t
+key_of(double t)
 {
-    uint64_t tb;
-    memcpy(&tb, &a->time, sizeof tb);
-    return ((key128)(tb & 0x7fffffffffffffffu) << 64) | a->seq;
+    uint64_t k;
+    memcpy(&k, &t, sizeof k);
+    return k & 0x7fffffffffffffffu;
 }
 
-static inline int
-earlier(const sim_event *a, const sim_event *b)
+static inline double
+time_of(uint64_t k)
 {
-    return key_of(a) < key_of(b);
+    double t;
+    memcpy(&t, &k, sizeof t);
+    return t;
 }
 
-/* Places ev in the hole at i, moving parents down until ev's parent is
- * earlier.  One copy per level instead of a swap. */
-static inline void
-sift_up(sim_event *heap, size_t i, sim_event ev)
+/* The bucket of key k (>= last): 0 when equal, else one more than the
+ * highest bit in which k and last differ (1 .. 63). */
+static inline unsigned
+bucket_of(uint64_t k, uint64_t last)
 {
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!earlier(&ev, &heap[p]))
-            break;
-        heap[i] = heap[p];
-        i = p;
+    uint64_t x = k ^ last;
+    return x == 0 ? 0u : 64u - (unsigned)__builtin_clzll(x);
+}
+
+/* Adds `count` blocks to the free list; -1 when out of memory. */
+static int
+add_blocks(sim_engine *e, size_t count)
+{
+    if (count > SIZE_MAX / sizeof(blk))
+        return -1;
+    slab *s = malloc(sizeof *s);
+    if (s == NULL)
+        return -1;
+    s->blocks = aligned_alloc(CACHE_LINE, count * sizeof(blk));
+    if (s->blocks == NULL) {
+        free(s);
+        return -1;
     }
-    heap[i] = ev;
+    for (size_t i = count; i-- > 0;) {
+        s->blocks[i].next = e->free_blk;
+        e->free_blk = &s->blocks[i];
+    }
+    e->free_n += count;
+    s->next = e->slabs;
+    e->slabs = s;
+    return 0;
 }
 
-/* Removes heap[0] bottom-up (Wegener): the hole at the top sinks to a
- * leaf along the earlier child of each level, one comparison a level, and
- * the last record then rises from that leaf.  The last record is usually
- * among the latest events (a simulation schedules into the future), so
- * it rises zero or one level, where the classic sift-down compares it at
- * every level on the way down.  The order in which events pop is that of
- * (time, seq), a total order, whatever the heap's shape. */
 static inline void
-remove_top(sim_engine *e)
+free_block(sim_engine *e, blk *k)
 {
-    sim_event *heap = e->heap;
-    size_t n = --e->n;
-    if (n == 0)
-        return;
-    int prefetch = n >= PREFETCH_MIN;
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        /* A large heap misses cache on nearly every level.  Asking for the
-         * great-grandchildren now (four lines, eight records) overlaps
-         * those misses with the work of the next three levels.  With the
-         * layout above this gave 1.3-1.5x the rate at 10^5 pending and
-         * 2.2-2.7x at 10^6 (bench/RESULTS.md: B against C). */
-        if (prefetch && 8 * i + 14 < n) {
-            const sim_event *g = &heap[8 * i + 7];
-            __builtin_prefetch(g);
-            __builtin_prefetch(g + 2);
-            __builtin_prefetch(g + 4);
-            __builtin_prefetch(g + 6);
+    k->next = e->free_blk;
+    e->free_blk = k;
+    e->free_n++;
+}
+
+/* Appends ev (key k) to bucket bi, taking a free block when its tail is
+ * full (the caller has made sure one is there). */
+static inline void
+append(sim_engine *e, unsigned bi, const sim_event *ev, uint64_t k)
+{
+    bucket *b = &e->b[bi];
+    if (b->tail == NULL || b->tail_n == BLK_RECS) {
+        blk *nb = e->free_blk;
+        if (nb == NULL)
+            sim_die_oom();   /* unreachable: RESERVE_BLKS */
+        e->free_blk = nb->next;
+        e->free_n--;
+        nb->next = NULL;
+        if (b->tail == NULL) {
+            b->head = nb;
+            b->head_i = 0;
+        } else {
+            b->tail->next = nb;
         }
-        if (c + 1 < n)
-            c += (size_t)earlier(&heap[c + 1], &heap[c]);
-        heap[i] = heap[c];
-        i = c;
+        b->tail = nb;
+        b->tail_n = 0;
     }
-    sift_up(heap, i, heap[n]);   /* heap[n], the last record, was not moved */
+    b->tail->ev[b->tail_n++] = *ev;
+    if (b->n == 0 || k < b->min)
+        b->min = k;
+    b->n++;
+    e->nonempty |= (uint64_t)1 << bi;
+}
+
+/* Empties bucket bi (> 0, the lowest non-empty one) into the buckets below
+ * it, re-bucketed against its earliest time, which becomes `last`.  Every
+ * record of bucket bi agrees with the old `last` above bit bi - 1 and has
+ * that bit set, so against the new `last` (one of them) it differs only
+ * below: each goes to a strictly lower bucket, which is empty now, in bucket
+ * bi's order.  The blocks it reads are freed once read and the appends
+ * reuse them; what the appends need beyond that (a block begun in each
+ * bucket below) comes from the reserve. */
+static void
+refill(sim_engine *e, unsigned bi)
+{
+    bucket src = e->b[bi];
+    e->b[bi] = (bucket){0};
+    e->nonempty &= ~((uint64_t)1 << bi);
+    uint64_t last = src.min;
+    e->last = last;
+    blk *k = src.head;
+    uint32_t i = src.head_i;
+    while (k != NULL) {
+        uint32_t end = k == src.tail ? src.tail_n : BLK_RECS;
+        for (; i < end; i++) {
+            const sim_event *ev = &k->ev[i];
+            uint64_t key = key_of(ev->time);
+            append(e, bucket_of(key, last), ev, key);
+        }
+        blk *next = k->next;
+        free_block(e, k);
+        k = next;
+        i = 0;
+    }
+}
+
+/* Removes the front record of bucket 0 (which holds one). */
+static inline void
+drop_front(sim_engine *e)
+{
+    bucket *b = &e->b[0];
+    e->n--;
+    if (--b->n == 0) {
+        free_block(e, b->head);
+        *b = (bucket){0};
+        e->nonempty &= ~(uint64_t)1;
+        return;
+    }
+    if (++b->head_i == BLK_RECS) {
+        blk *k = b->head;
+        b->head = k->next;
+        b->head_i = 0;
+        free_block(e, k);
+    }
+}
+
+static inline const sim_event *
+front(const sim_engine *e)
+{
+    return &e->b[0].head->ev[e->b[0].head_i];
+}
+
+/* With nothing queued, `last` may move to now: every later schedule is at
+ * or after now.  (It can have passed now only by a refill at a cancelled
+ * record's time whose queue then ran dry.) */
+static inline void
+reset_if_empty(sim_engine *e)
+{
+    if (e->n == 0)
+        e->last = key_of(e->now);
 }
 
 static inline int
 is_live(const sim_engine *e, const sim_event *ev)
 {
     return ev->gen == e->gen[ev->target];
-}
-
-/* Points heap at room for cap records, keeping the layout described in
- * struct sim_engine.  realloc cannot promise the alignment, so this is
- * aligned_alloc and a copy; with doubling, each record is copied O(1) times
- * on average. */
-static int
-reserve(sim_engine *e, size_t cap)
-{
-    if (cap > SIZE_MAX / sizeof(sim_event) - 4)
-        return -1;
-    size_t bytes = (cap + 1) * sizeof(sim_event);
-    bytes = (bytes + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE;
-    sim_event *base = aligned_alloc(CACHE_LINE, bytes);
-    if (base == NULL)
-        return -1;
-    if (e->n > 0)
-        memcpy(base + 1, e->heap, e->n * sizeof(sim_event));
-    free(e->base);
-    e->base = base;
-    e->heap = base + 1;
-    e->cap = cap;
-    return 0;
-}
-
-static int
-grow(sim_engine *e)
-{
-    if (e->cap > SIZE_MAX / 2)
-        return -1;
-    return reserve(e, e->cap < MIN_CAPACITY / 2 ? MIN_CAPACITY : 2 * e->cap);
 }
 
 sim_engine *
@@ -182,7 +284,8 @@ sim_engine_create(uint32_t n_targets, size_t capacity_hint)
     if (e->gen == NULL)
         goto out_free_engine;
     e->n_targets = n_targets;
-    if (capacity_hint > 0 && reserve(e, capacity_hint) != 0)
+    if (capacity_hint > 0 &&
+        add_blocks(e, capacity_hint / BLK_RECS + 1 + RESERVE_BLKS) != 0)
         goto out_free_gen;
     return e;
 
@@ -198,7 +301,12 @@ sim_engine_destroy(sim_engine *e)
 {
     if (e == NULL)
         return;
-    free(e->base);
+    for (slab *s = e->slabs; s != NULL;) {
+        slab *next = s->next;
+        free(s->blocks);
+        free(s);
+        s = next;
+    }
     free(e->gen);
     free(e);
 }
@@ -227,21 +335,25 @@ sim_engine_schedule_at(sim_engine *e, double at, uint32_t kind,
 {
     assert(!isnan(at));
     assert(target < e->n_targets);
-    if (e->n == e->cap && grow(e) != 0)
-        return -1;
     /* Written so that a NaN slipping past a release build also lands on
-     * now rather than breaking the heap order for every later event. */
+     * now rather than breaking the order for every later event. */
     if (!(at >= e->now))
         at = e->now;
     sim_event ev = {
         .time = at,
-        .seq = e->next_seq++,
+        .seq = e->next_seq,
         .kind = kind,
         .target = target,
         .gen = e->gen[target],
         .data = data,
     };
-    sift_up(e->heap, e->n++, ev);
+    uint64_t k = key_of(at);
+    assert(k >= e->last);
+    if (e->free_n <= RESERVE_BLKS && add_blocks(e, SLAB_BLKS) != 0)
+        return -1;
+    append(e, bucket_of(k, e->last), &ev, k);
+    e->next_seq++;
+    e->n++;
     return 0;
 }
 
@@ -284,12 +396,22 @@ sim_engine_next_seq(const sim_engine *e)
     return e->next_seq;
 }
 
+/* The lowest non-empty bucket above 0 (the queue holds records, bucket 0
+ * none). */
+static inline unsigned
+lowest_bucket(const sim_engine *e)
+{
+    return (unsigned)__builtin_ctzll(e->nonempty);
+}
+
 int
 sim_engine_pop(sim_engine *e, sim_event *ev)
 {
     while (e->n > 0) {
-        sim_event top = e->heap[0];
-        remove_top(e);
+        if (e->b[0].n == 0)
+            refill(e, lowest_bucket(e));
+        sim_event top = *front(e);
+        drop_front(e);
         if (!is_live(e, &top))
             continue;
         e->now = top.time;
@@ -297,6 +419,7 @@ sim_engine_pop(sim_engine *e, sim_event *ev)
         *ev = top;
         return 1;
     }
+    reset_if_empty(e);
     return 0;
 }
 
@@ -307,44 +430,76 @@ sim_engine_set_keep(sim_engine *e, sim_keep keep, void *ctx)
     e->keep_ctx = ctx;
 }
 
-/* Moves heap[i] down to its place below (Floyd's heap construction). */
-static void
-sift_down_at(sim_event *heap, size_t n, size_t i)
+/* Drops the dead records of bucket bi in place, keeping its order, and
+ * frees the blocks left empty; returns the records dropped. */
+static size_t
+compact_bucket(sim_engine *e, unsigned bi)
 {
-    sim_event ev = heap[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n)
-            c += (size_t)earlier(&heap[c + 1], &heap[c]);
-        if (!earlier(&heap[c], &ev))
-            break;
-        heap[i] = heap[c];
-        i = c;
+    bucket *b = &e->b[bi];
+    if (b->n == 0)
+        return 0;
+    blk *rk = b->head, *wk = b->head;
+    uint32_t ri = b->head_i, wi = b->head_i;
+    size_t kept = 0;
+    uint64_t min = UINT64_MAX;
+    while (rk != NULL) {
+        uint32_t end = rk == b->tail ? b->tail_n : BLK_RECS;
+        for (; ri < end; ri++) {
+            const sim_event *ev = &rk->ev[ri];
+            if (!is_live(e, ev) || (e->keep && !e->keep(e->keep_ctx, ev)))
+                continue;
+            if (wi == BLK_RECS) {
+                wk = wk->next;
+                wi = 0;
+            }
+            wk->ev[wi++] = *ev;
+            uint64_t k = key_of(ev->time);
+            if (k < min)
+                min = k;
+            kept++;
+        }
+        rk = rk->next;
+        ri = 0;
     }
-    heap[i] = ev;
+    size_t dropped = b->n - kept;
+    if (kept == 0) {
+        for (blk *k = b->head; k != NULL;) {
+            blk *next = k->next;
+            free_block(e, k);
+            k = next;
+        }
+        *b = (bucket){0};
+        e->nonempty &= ~((uint64_t)1 << bi);
+        return dropped;
+    }
+    for (blk *k = wk->next; k != NULL;) {
+        blk *next = k->next;
+        free_block(e, k);
+        k = next;
+    }
+    wk->next = NULL;
+    b->tail = wk;
+    b->tail_n = wi;
+    b->n = kept;
+    b->min = min;
+    return dropped;
 }
 
 /* Drops every cancelled record: a stale generation, or the caller's keep
  * saying so (it then accounts for the record as if it had been handled).
- * (time, seq) is a total order, so the rebuilt heap pops exactly the same
- * sequence as the old one would have.  O(n). */
+ * A record's bucket depends on its time alone and each bucket keeps its
+ * order, so the queue pops exactly the same sequence as before.  O(n). */
 size_t
 sim_engine_compact(sim_engine *e)
 {
-    size_t k = 0, n = e->n;
-    for (size_t i = 0; i < n; i++) {
-        const sim_event *ev = &e->heap[i];
-        if (is_live(e, ev) && (!e->keep || e->keep(e->keep_ctx, ev)))
-            e->heap[k++] = *ev;
-    }
-    e->n = k;
-    for (size_t i = k / 2; i-- > 0;)
-        sift_down_at(e->heap, k, i);
+    size_t dropped = 0;
+    for (unsigned bi = 0; bi < N_BUCKETS; bi++)
+        dropped += compact_bucket(e, bi);
+    e->n -= dropped;
+    reset_if_empty(e);
     e->stale = 0;
     e->compactions++;
-    return n - k;
+    return dropped;
 }
 
 void
@@ -369,23 +524,29 @@ sim_engine_run(sim_engine *e, double horizon, sim_handler h, void *ctx)
     assert(!isnan(horizon));
     e->stop_code = 0;
     for (;;) {
-        if (e->n == 0)
-            return SIM_STOP_EMPTY;
-        const sim_event *top = &e->heap[0];
+        if (e->b[0].n == 0) {
+            if (e->n == 0) {
+                reset_if_empty(e);
+                return SIM_STOP_EMPTY;
+            }
+            /* Refill only up to the horizon, so that `last` never passes
+             * the now a horizon stop leaves behind. */
+            unsigned bi = lowest_bucket(e);
+            if (time_of(e->b[bi].min) > horizon)
+                goto at_horizon;
+            refill(e, bi);
+        }
+        const sim_event *top = front(e);
+        if (top->time > horizon)
+            goto at_horizon;
         if (!is_live(e, top)) {
-            remove_top(e);
+            drop_front(e);
             continue;
         }
-        if (top->time > horizon) {
-            /* Time never runs backwards, even for a horizon in the past. */
-            if (horizon > e->now)
-                e->now = horizon;
-            return SIM_STOP_HORIZON;
-        }
-        /* The handler gets a copy: it may schedule, which can move the
-         * heap array. */
+        /* The handler gets a copy: it may schedule, which can reuse the
+         * block the record sits in. */
         sim_event ev = *top;
-        remove_top(e);
+        drop_front(e);
         e->now = ev.time;
         e->processed++;
         int rc = h(ctx, &ev);
@@ -394,6 +555,11 @@ sim_engine_run(sim_engine *e, double horizon, sim_handler h, void *ctx)
             return SIM_STOP_HANDLER;
         }
     }
+at_horizon:
+    /* Time never runs backwards, even for a horizon in the past. */
+    if (horizon > e->now)
+        e->now = horizon;
+    return SIM_STOP_HORIZON;
 }
 
 int

@@ -1,6 +1,7 @@
-/* sim_engine.h -- the discrete-event core: a binary heap of events stored by
- * value, ordered by (time, seq), with lazy cancellation by generation number,
- * and a run loop with a time horizon.  It knows nothing of ML, JSON or graphs.
+/* sim_engine.h -- the discrete-event core: a monotone radix queue of events
+ * stored by value, popped in (time, seq) order, with lazy cancellation by
+ * generation number, and a run loop with a time horizon.  It knows nothing
+ * of ML, JSON or graphs.
  *
  * Time is double seconds of simulated time.  seq is taken from a global
  * counter when an event is scheduled, so events with equal times pop in the
@@ -14,7 +15,7 @@
 
 typedef struct sim_engine sim_engine;
 
-/* One event, stored by value in the heap (32 bytes).  kind and data are the
+/* One event, stored by value in the queue (32 bytes).  kind and data are the
  * caller's; target names a cancellation target (0 .. n_targets-1) and gen is
  * that target's generation when the event was scheduled. */
 typedef struct sim_event {
@@ -52,13 +53,14 @@ uint64_t sim_engine_events_processed(const sim_engine *e);
 
 /* Schedules an event at absolute time `at` (>= now; an earlier time is
  * clamped to now, a NaN is a bug).  The event is cancelled if target's
- * generation changes before it pops.  O(log n).  Returns 0, or -1 when out of
- * memory. */
+ * generation changes before it pops.  O(1) (an append; the record moves
+ * down a few buckets before it pops, at most 63 times).  Returns 0, or -1
+ * when out of memory. */
 int sim_engine_schedule_at(sim_engine *e, double at, uint32_t kind,
                            uint32_t target, uint32_t data);
 
 /* Cancels every pending event of `target` (lazily: they are dropped when they
- * reach the top of the heap).  O(1). */
+ * reach the front of the queue).  O(1). */
 void     sim_engine_cancel_target(sim_engine *e, uint32_t target);
 uint32_t sim_engine_generation(const sim_engine *e, uint32_t target);
 /* Adds k cancellation targets at generation 0 and returns the first one's
@@ -84,8 +86,8 @@ void sim_engine_set_keep(sim_engine *e, sim_keep keep, void *ctx);
  * pending, sim_engine_compact runs.  Amortised O(1) per record. */
 #define SIM_COMPACT_MIN 4096
 void sim_engine_note_stale(sim_engine *e, size_t k);
-/* Drops every dead record now and rebuilds the heap; the order in which
- * events pop is unchanged.  Returns the records dropped.  O(n). */
+/* Drops every dead record now (each bucket filtered in place); the order
+ * in which events pop is unchanged.  Returns the records dropped.  O(n). */
 size_t   sim_engine_compact(sim_engine *e);
 uint64_t sim_engine_compactions(const sim_engine *e);
 
