@@ -71,7 +71,7 @@ START_TEST(test_dpsgd_mixing_closed_form)
 }
 END_TEST
 
-/* Degrees above the mailbox's ALG_MBOX_INLINE (4) senders: the sender
+/* Degrees above the mailbox's ALG_MBOX_INLINE (2) senders: the sender
  * lists and, with two threads (the mix deferred into the next step's job,
  * reading the kept payloads), the kept buffers and weights move to their
  * own arrays mid-round; X = W^3 X0 either way (mutants mbox-from-copy,
@@ -101,7 +101,7 @@ END_TEST
 /* A neighbour down from the start and declared failed: its weight moves
  * to each live node's own (alg_nbr_self_weight asks the mailbox which
  * senders came), so with lr 0 the live nodes keep the mean of their
- * initial models; degrees above the mailbox's four inline senders
+ * initial models; degrees above the mailbox's two inline senders
  * (mutant mbox-from-copy). */
 START_TEST(test_dpsgd_failed_neighbour_keeps_live_mean_high_degree)
 {

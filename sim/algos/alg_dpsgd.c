@@ -63,7 +63,11 @@ typedef struct dp_state {
     uint64_t      mixed;
     cl_buf       *mixed_own;
 } dp_state;
-_Static_assert(offsetof(dp_state, mbox) == 0, "dp_state: the mailbox first");
+/* two cache lines (the runner aligns the states to 64 bytes): the
+ * mailbox's two inline slots in line 0, its header and the rest in line 1,
+ * so that a message or a step's end touches two lines of its node's state */
+_Static_assert(offsetof(dp_state, mbox) == 0 && sizeof(dp_state) == 128,
+               "dp_state: the mailbox first, two lines");
 
 static alg_nbr *nbr_of(const alg_ctx *ctx) { return ctx->shared; }
 
