@@ -6,6 +6,7 @@
  * exact_util.h's).
  */
 #include "exact_util.h"
+#include "alg_nbr.h"
 
 /* ---- mixing: X = W^k X0 on an irregular graph ---- */
 
@@ -70,7 +71,7 @@ START_TEST(test_dpsgd_mixing_closed_form)
 }
 END_TEST
 
-/* Degrees above the mailbox's ALG_MBOX_INLINE (4) senders: the sender
+/* Degrees above the mailbox's ALG_MBOX_INLINE (2) senders: the sender
  * lists and, with two threads (the mix deferred into the next step's job,
  * reading the kept payloads), the kept buffers and weights move to their
  * own arrays mid-round; X = W^3 X0 either way (mutants mbox-from-copy,
@@ -100,7 +101,7 @@ END_TEST
 /* A neighbour down from the start and declared failed: its weight moves
  * to each live node's own (alg_nbr_self_weight asks the mailbox which
  * senders came), so with lr 0 the live nodes keep the mean of their
- * initial models; degrees above the mailbox's four inline senders
+ * initial models; degrees above the mailbox's two inline senders
  * (mutant mbox-from-copy). */
 START_TEST(test_dpsgd_failed_neighbour_keeps_live_mean_high_degree)
 {
@@ -289,6 +290,52 @@ START_TEST(test_gossip_merge_half)
 }
 END_TEST
 
+/* Whether a D-PSGD node's mailbox keeps references (alg_mbox.ctx set),
+ * as seen after every message (the mailbox is dp_state's first member,
+ * alg_dpsgd.c).  The timing-only model (P 0) has nothing to keep: its
+ * mailbox only counts senders (no block of references and weights written
+ * at each arrival), on one thread and with the mix deferred on two; a real
+ * model with two threads keeps, so the test can tell (mutant
+ * dpsgd-keep-timing). */
+static long msgs_seen, msgs_kept;
+static void probe_message(alg_ctx *ctx, void *st, int i, const cl_msg *m)
+{
+    inner->on_message(ctx, st, i, m);
+    msgs_seen++;
+    msgs_kept += ((const alg_mbox *)st)->ctx != NULL;
+}
+
+START_TEST(test_dpsgd_timing_only_mailbox_keeps_nothing)
+{
+    const char *timing = "{\"seed\": 2, \"nodes\": 8, \"model\": {\"kind\": \"none\","
+                         " \"message_bytes\": 1e4}, \"compute\": {\"step_time_s\": 0.01},"
+                         " \"network\": {\"latency_s\": 0.0001, \"bandwidth_Bps\": 1e9},"
+                         " \"topology\": {\"kind\": \"ring\"}, \"algorithm\": {\"name\": \"dpsgd\"},"
+                         " \"stop\": {\"steps\": 3}}";
+    char real[2048];
+    snprintf(real, sizeof real, BASE(8, "") " \"topology\": {\"kind\": \"ring\"},"
+             " \"algorithm\": {\"name\": \"dpsgd\", \"lr\": 0.1}, \"stop\": {\"steps\": 3}}");
+    inner = alg_find("dpsgd");
+    ck_assert_ptr_nonnull(inner);
+    wrapped = *inner;
+    wrapped.on_message = probe_message;
+    for (int run = 0; run < 3; run++) {
+        msgs_seen = msgs_kept = 0;
+        run_result res;
+        run_options opt = { .algorithm = &wrapped, .threads = run == 0 ? 1 : 2 };
+        run_json(run < 2 ? timing : real, &opt, &res);
+        ck_assert_int_eq(res.status, RUN_OK);
+        ck_assert_int_ge(msgs_seen, 16);
+        if (run < 2)
+            ck_assert_msg(msgs_kept == 0, "threads %d: a timing-only mailbox kept %ld of %ld",
+                          opt.threads, msgs_kept, msgs_seen);
+        else
+            ck_assert_msg(msgs_kept == msgs_seen, "a deferred real mix kept %ld of %ld", msgs_kept,
+                          msgs_seen);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("exact_mix");
@@ -298,6 +345,7 @@ int main(void)
     tcase_add_test(tc, test_dpsgd_mixing_closed_form_high_degree);
     tcase_add_test(tc, test_dpsgd_failed_neighbour_keeps_live_mean_high_degree);
     tcase_add_test(tc, test_dpsgd_learned_mixing_closed_form);
+    tcase_add_test(tc, test_dpsgd_timing_only_mailbox_keeps_nothing);
     tcase_add_test(tc, test_localsgd_gossip_mixing_closed_form);
     tcase_add_test(tc, test_adpsgd_keeps_mean);
     tcase_add_test(tc, test_prague_keeps_mean);

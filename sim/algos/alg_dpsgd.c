@@ -36,6 +36,7 @@
 #include "alg_nbr.h"
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,7 @@ static const alg_param_spec params[] = {
 };
 
 typedef struct dp_state {
+    /* first: test_exact_mix reads whether it keeps */
     alg_mbox      mbox;     /* per round: the neighbour models received (kept) */
     uint64_t      round;
     cl_buf       *own;      /* x_i^k, also what was sent */
@@ -61,6 +63,11 @@ typedef struct dp_state {
     uint64_t      mixed;
     cl_buf       *mixed_own;
 } dp_state;
+/* two cache lines (the runner aligns the states to 64 bytes): the
+ * mailbox's two inline slots in line 0, its header and the rest in line 1,
+ * so that a message or a step's end touches two lines of its node's state */
+_Static_assert(offsetof(dp_state, mbox) == 0 && sizeof(dp_state) == 128,
+               "dp_state: the mailbox first, two lines");
 
 static alg_nbr *nbr_of(const alg_ctx *ctx) { return ctx->shared; }
 
@@ -169,8 +176,10 @@ static int dp_init(alg_ctx *ctx, void *state, int node)
     /* with threads the mix runs in the next step's job and reads the kept
      * neighbour buffers there; on one thread too where the mix is one fused
      * loop (it reads each model once); else the models are summed as they
-     * arrive, while still in cache (the same bits) */
-    st->mbox.ctx = alg_mix_keeps(ctx) ? ctx : NULL;
+     * arrive, while still in cache (the same bits); the timing-only model
+     * (P 0) has nothing to keep or sum: its mailbox only counts senders,
+     * with no block of references and weights to write at each arrival */
+    st->mbox.ctx = alg_mix_keeps(ctx) && ctx->P > 0 ? ctx : NULL;
     return alg_mbox_init(&st->mbox, ctx->P);
 }
 

@@ -11,6 +11,7 @@
 #include "alg_nbr.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,7 +319,9 @@ static int slot_init(const alg_mbox *mb, alg_mbox_slot *s)
 
 int alg_mbox_init(alg_mbox *mb, size_t len)
 {
-    mb->len = len;
+    if (len > INT_MAX)
+        return -1;
+    mb->len = (uint32_t)len;
     mb->n = 0;
     mb->slots = mb->inl;
     for (; mb->n < 2; mb->n++)
@@ -335,7 +338,8 @@ void alg_mbox_fini(alg_mbox *mb)
             alg_mbox_release(mb, s);
         if (mb->ctx || s->acc != no_acc)
             free(s->keep);   /* or acc: one member */
-        free(s->from);
+        if (s->from_cap)
+            free(s->from);
     }
     if (mb->slots != mb->inl)
         free(mb->slots);

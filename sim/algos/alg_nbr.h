@@ -65,24 +65,30 @@ void alg_nbr_digraph_free(topo_digraph *d);
  * weight, in arrival order, for alg_mix_apply at the round's end: no
  * accumulator, so no pass over memory before the mix).  Two slots live
  * inside the mailbox itself (a static graph never needs more), each with
- * room for ALG_MBOX_INLINE senders, and the timing-only model (len 0) has
- * no accumulator: a timing-only node's mailbox is a few cache lines of its
- * protocol state, no allocation of its own.  More slots, and more senders,
- * are allocated when neighbours run further ahead or degrees are larger.
- * The mailbox must not move once initialised (it sits in a node's
- * protocol state, which does not). */
-#define ALG_MBOX_INLINE 4
+ * room for ALG_MBOX_INLINE senders (a ring's two), and the timing-only
+ * model (len 0) has no accumulator: a timing-only node's mailbox is a few
+ * cache lines of its protocol state, no allocation of its own.  More
+ * slots, and more senders, are allocated when neighbours run further
+ * ahead or degrees are larger (a slot's sender array, once allocated,
+ * stays with it).  A slot is 32 bytes and the two inline ones come first,
+ * so that a 64-byte aligned mailbox has them in one cache line.  The
+ * mailbox must not move once initialised (it sits in a node's protocol
+ * state, which does not). */
+#define ALG_MBOX_INLINE 2
 typedef struct alg_mbox_slot {
     uint64_t round;     /* UINT64_MAX: free */
     int      count;     /* models received */
-    int      from_cap;  /* 0: the senders are in from_in */
-    int     *from;      /* the senders past ALG_MBOX_INLINE (alg_mbox_from) */
+    int      from_cap;  /* 0: the senders are in from_in, else in from */
+    union {
+        int  from_in[ALG_MBOX_INLINE];
+        int *from;      /* from_cap senders, once more than ALG_MBOX_INLINE came */
+    };
     union {
         double *acc;    /* summing: len doubles, sum of W_ij x_j */
         void   *keep;   /* keeping: one block, alg_mbox_mix's arrays */
     };
-    int      from_in[ALG_MBOX_INLINE];
 } alg_mbox_slot;
+_Static_assert(sizeof(alg_mbox_slot) == 32, "alg_mbox_slot: two in a cache line");
 
 /* The count senders of s, in arrival order (alg_mbox_add). */
 static inline const int *alg_mbox_from(const alg_mbox_slot *s)
@@ -91,16 +97,18 @@ static inline const int *alg_mbox_from(const alg_mbox_slot *s)
 }
 
 typedef struct alg_mbox {
+    alg_mbox_slot  inl[2];
     alg_mbox_slot *slots;   /* inl, until a third round is open at once */
-    int            n;
-    size_t         len;
     /* Set before alg_mbox_init to keep instead of sum (len must then be
      * ctx->P; the buffers go back through it).  NULL: summing. */
     alg_ctx       *ctx;
-    alg_mbox_slot  inl[2];
+    int            n;
+    uint32_t       len;     /* doubles of a model (at most INT_MAX: cblas's int) */
 } alg_mbox;
+_Static_assert(sizeof(alg_mbox) == 88, "alg_mbox: its slots in 64 bytes, 24 of header");
 
-int  alg_mbox_init(alg_mbox *mb, size_t len);   /* -1 when out of memory; keeps mb->ctx */
+/* -1 when out of memory or len is past INT_MAX; keeps mb->ctx */
+int  alg_mbox_init(alg_mbox *mb, size_t len);
 void alg_mbox_fini(alg_mbox *mb);               /* keeping: releases what the slots hold */
 /* Models received for round r so far. */
 int  alg_mbox_count(const alg_mbox *mb, uint64_t r);

@@ -310,10 +310,22 @@ static int start(run_sim *r)
     for (int i = 0; i < n; i++)
         if (!cl_is_up(r->cl, i))
             cb_down(r, i);
-    r->ctx.state_size = r->alg->state_size;
-    r->ctx.states = calloc((size_t)n, r->alg->state_size ? r->alg->state_size : 1);
+    /* 64-byte aligned, each node's state at a stride that keeps it in as
+     * few cache lines as its size allows: a power of two up to 64 bytes, a
+     * whole number of lines above (at 10^5 nodes and more nearly every
+     * event misses on its node's state) */
+    size_t stride = r->alg->state_size;
+    if (stride > 64)
+        stride = (stride + 63) & ~(size_t)63;
+    else
+        while (stride & (stride - 1))
+            stride += stride & -stride;
+    size_t bytes = ((((size_t)n * stride) | 1) + 63) & ~(size_t)63;
+    r->ctx.state_size = stride;
+    r->ctx.states = aligned_alloc(64, bytes);
     if (!r->ctx.states)
         return -1;
+    memset(r->ctx.states, 0, bytes);
     if (r->alg->shared_init && r->alg->shared_init(&r->ctx) != 0)
         return -1;
     for (int i = 0; i < n; i++)
