@@ -4,7 +4,8 @@ per function and, for the files named, per source line, divided by a count of
 steps: what `cg_diff` gives, with the line numbers valgrind 3.19's cg_diff
 drops.  Prints instructions, D1 and LL misses (reads and writes) per step,
 the totals also per event (--events-per-step).  It reads the two files only;
-it does not run valgrind (bench/RESULTS-lines.md has the command lines).
+it does not run valgrind (bench/RESULTS.md, "Event rate at large N: the
+protocol's lines", has the command lines).
 
   python3 bench/cg_diff_lines.py cg.1 cg.3 [--steps 2e5] [--events-per-step 3] [FILE-SUBSTRING ...]
 """
