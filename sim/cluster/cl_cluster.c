@@ -159,7 +159,8 @@ void cl_destroy(cl_cluster *c)
     free(c->slows);
     free(c->faults);
     free(c->slots);
-    free(c->free_stk);
+    free(c->free_bits);
+    free(c->free_sum);
     free(c->nodes);
     free(c);
 }

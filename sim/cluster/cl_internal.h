@@ -200,7 +200,9 @@ struct cl_cluster {
     cl_pool       len_pools[CL_LEN_POOLS];   /* cl_buf_get_len's, capacity 0 unused */
     msg_slot     *slots;
     uint32_t      n_slots, n_free;
-    uint32_t     *free_stk;       /* the free slots, last freed on top */
+    uint64_t     *free_bits;      /* bit k % 64 of word k / 64: slot k is free */
+    uint64_t     *free_sum;       /* bit w % 64 of word w / 64: free_bits[w] != 0 */
+    uint32_t      free_lo;        /* no free_sum word below this one is nonzero */
     uint64_t      pending, in_flight, total_steps;
     cl_slowdown  *slows;
     cl_fault     *faults;

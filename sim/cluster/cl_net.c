@@ -164,10 +164,39 @@ static void slot_clear(const cl_cluster *c, msg_slot *s)
     s->owner = -1;
 }
 
-/* The free slots are a stack of indices beside the slots, not a list
- * through them: taking one reads no cold slot (the stack's top is in
- * cache), and the order is the list's (last freed, first reused; a new
- * batch in increasing order). */
+/* The free slots are a two-level bitmap beside the slots, and a send takes
+ * the lowest free one.  Lowest-first keeps a node's messages where its
+ * previous ones were: in a ring that steps in lockstep, node i's two
+ * messages take slots 2i and 2i + 1 round after round, so the sweep of
+ * sends and deliveries over the nodes walks the slots in order.  (A stack,
+ * last freed first, shuffled them like a riffle: by round 10 of a 10^5-node
+ * ring every send landed on a random slot, and the rate fell by a third
+ * over the first 40 rounds; bench/RESULTS.md, "Message slots lowest
+ * first".)  Taking one reads no cold slot, and the choice depends only on
+ * which slots are free: deterministic. */
+static void slot_bits_set(cl_cluster *c, uint32_t k)
+{
+    uint32_t w = k / 64;
+    c->free_bits[w] |= (uint64_t)1 << (k % 64);
+    c->free_sum[w / 64] |= (uint64_t)1 << (w % 64);
+    if (w / 64 < c->free_lo)
+        c->free_lo = w / 64;
+}
+
+static uint32_t slot_bits_take(cl_cluster *c)
+{
+    uint32_t u = c->free_lo;
+    while (c->free_sum[u] == 0)   /* n_free > 0: one word is nonzero */
+        u++;
+    c->free_lo = u;
+    uint32_t w = 64 * u + (uint32_t)__builtin_ctzll(c->free_sum[u]);
+    uint32_t b = (uint32_t)__builtin_ctzll(c->free_bits[w]);
+    c->free_bits[w] &= c->free_bits[w] - 1;
+    if (c->free_bits[w] == 0)
+        c->free_sum[u] &= ~((uint64_t)1 << (w % 64));
+    return 64 * w + b;
+}
+
 static uint32_t slot_alloc(cl_cluster *c)
 {
     if (c->n_free == 0) {
@@ -175,10 +204,17 @@ static uint32_t slot_alloc(cl_cluster *c)
         /* 64-byte aligned (msg_slot's lines), which realloc cannot promise:
          * a new array and a copy, O(1) a slot with doubling */
         msg_slot *s = aligned_alloc(64, (size_t)(old + grow) * sizeof *s);
-        uint32_t *stk = realloc(c->free_stk, (size_t)(old + grow) * sizeof *stk);
-        if (!s || !stk)
+        /* slot counts are powers of two from 64 on: whole words */
+        size_t words = (size_t)(old + grow) / 64, sums = (words + 63) / 64;
+        size_t old_words = old / 64, old_sums = (old_words + 63) / 64;
+        uint64_t *bits = realloc(c->free_bits, words * sizeof *bits);
+        uint64_t *sum = bits ? realloc(c->free_sum, sums * sizeof *sum) : NULL;
+        if (!s || !bits || !sum)
             sim_die_oom();
-        c->free_stk = stk;
+        memset(bits + old_words, 0, (words - old_words) * sizeof *bits);
+        memset(sum + old_sums, 0, (sums - old_sums) * sizeof *sum);
+        c->free_bits = bits;
+        c->free_sum = sum;
         if (old)
             memcpy(s, c->slots, (size_t)old * sizeof *s);
         free(c->slots);
@@ -193,11 +229,12 @@ static uint32_t slot_alloc(cl_cluster *c)
         c->slots = s;
         c->n_slots = old + grow;
         memset(&s[old], 0, (size_t)grow * sizeof *s);
-        /* reused in increasing order, so reuse is deterministic */
-        for (uint32_t k = old + grow; k-- > old;)
-            stk[c->n_free++] = k;
+        for (uint32_t k = old; k < old + grow; k++)
+            slot_bits_set(c, k);
+        c->n_free = grow;
     }
-    uint32_t k = c->free_stk[--c->n_free];
+    uint32_t k = slot_bits_take(c);
+    c->n_free--;
     msg_slot *s = &c->slots[k];
     slot_clear(c, s);
     s->live = 1;
@@ -211,7 +248,8 @@ static void slot_free(cl_cluster *c, uint32_t k)
         c->msg_mem = 0;
     c->slots[k].live = 0;
     c->slots[k].msg.payload = NULL;
-    c->free_stk[c->n_free++] = k;
+    slot_bits_set(c, k);
+    c->n_free++;
 }
 
 static double min2(double a, double b) { return a < b ? a : b; }
