@@ -123,7 +123,7 @@ static double edges_estimate(const run_sim *r)
  * above all), stdio and the scenario: 11-14 MiB resident measured for
  * runs of 16 to 1000 nodes. */
 #define RUN_MEM_BASE     (12.0 * 1048576)
-/* A node's records in the cluster, the engine's heap and message slots,
+/* A node's records in the cluster, the engine's event queue and message slots,
  * and the protocol's state: 1.4-1.5 KiB measured for a timing-only D-PSGD
  * node from 10^4 to 10^6 nodes, edges included.  What a protocol holds
  * beyond that it declares (alg_type.memory_bytes: AD-PSGD's random
