@@ -139,6 +139,44 @@ static void nodes_row_printf(FILE *f, const out_node_row *r)
     fprintf(f, ",%" PRIu64 ",%" PRIu64 "\n", r->msgs_lost, r->steps_lost);
 }
 
+/* The run's trace writer (block, memo) writes the bytes of out_trace_write
+ * row after row: values repeated (memo hits), values whose bits collide in
+ * the memo's slots, -0 next to 0, a long kind between buffered rows, and
+ * more rows than one block holds. */
+START_TEST(test_trace_writer_bytes)
+{
+    char *want = NULL, *got = NULL;
+    size_t wl = 0, gl = 0;
+    FILE *fw = open_memstream(&want, &wl), *fg = open_memstream(&got, &gl);
+    ck_assert_ptr_nonnull(fw);
+    ck_assert_ptr_nonnull(fg);
+    static out_trace_writer w;   /* 66 KB: not on the stack */
+    out_trace_header(fw);
+    out_trace_begin(&w, fg);
+    uint64_t s = 4101842887655102017ull;
+    for (int i = 0; i < 20000; i++) {
+        uint64_t u = next(&s);
+        double t = (double)(u % 64) * 0.0008;            /* few values: memo hits */
+        double t2 = (double)(next(&s) >> 11) * 0x1p-40;  /* many: misses, collisions */
+        out_trace_row r = { (int)(u % 5) - 2, i % 3 ? "send" : "compute",
+                            i % 7 ? t : -0.0, i % 2 ? t2 : t, (int)(u % 4) - 1,
+                            i % 5 ? 1e6 : (double)i };
+        if (i == 777 || i == 19999)
+            r.kind = "a_kind_name_longer_than_thirty_two_bytes";
+        out_trace_write(fw, &r);
+        out_trace_add(&w, &r);
+    }
+    out_trace_flush(&w);
+    fclose(fw);
+    fclose(fg);
+    ck_assert_uint_gt(wl, 2 * OUT_TRACE_BLOCK);
+    ck_assert_uint_eq(gl, wl);
+    ck_assert_msg(memcmp(want, got, wl) == 0, "the trace writer's bytes differ");
+    free(want);
+    free(got);
+}
+END_TEST
+
 START_TEST(test_nodes_row_bytes)
 {
     char *a = NULL, *b = NULL;
@@ -438,6 +476,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_g10_matches_printf);
     tcase_add_test(tc, test_trace_row_bytes);
+    tcase_add_test(tc, test_trace_writer_bytes);
     tcase_add_test(tc, test_nodes_row_bytes);
     tcase_add_test(tc, test_memory_estimate_formula);
     tcase_add_test(tc, test_memory_refusal_at_the_limit);

@@ -105,8 +105,41 @@ typedef struct out_trace_row {
     double      bytes;
 } out_trace_row;
 
+/* The text of recently formatted numbers, keyed by their bits: a trace
+ * repeats its instants (a send ends where the next begins; nodes in
+ * lockstep share them) and its sizes, and a hit is a 32-byte copy where a
+ * format is about 20 ns.  64 slots, direct-mapped, overwritten on a miss;
+ * what it holds never changes a byte written.  Zero-initialise it (an empty
+ * slot has len 0). */
+#define OUT_G10_MAX 32   /* the longest %.10g text with its room (out_fmt_g10) */
+#define OUT_G10_MEMO_SLOTS 64
+typedef struct out_g10_memo {
+    uint64_t bits[OUT_G10_MEMO_SLOTS];
+    uint8_t  len[OUT_G10_MEMO_SLOTS];
+    char     txt[OUT_G10_MEMO_SLOTS][OUT_G10_MAX];
+} out_g10_memo;
+
 void out_trace_header(FILE *f);
+/* One row, written to f at once (no cache, no buffer of its own). */
 void out_trace_write(FILE *f, const out_trace_row *r);
+
+/* trace.csv's writer for a run: rows laid out in a block of its own and
+ * handed to the stream a block at a time (a stdio call a row was a tenth
+ * of a timing-only run), numbers through the memo.  The bytes are those of
+ * out_trace_write row after row.  out_trace_flush before the stream is
+ * closed, or the last block is lost. */
+#define OUT_TRACE_BLOCK (1 << 16)
+typedef struct out_trace_writer {
+    FILE        *f;
+    size_t       n;                     /* bytes in block */
+    out_g10_memo memo;
+    char         block[OUT_TRACE_BLOCK];
+} out_trace_writer;
+
+/* Starts w on f (empty memo and block) and writes the header line. */
+void out_trace_begin(out_trace_writer *w, FILE *f);
+void out_trace_add(out_trace_writer *w, const out_trace_row *r);
+void out_trace_flush(out_trace_writer *w);
 
 /* Numbers in CSV and JSON: %.10g, with nan/inf spelled as such in CSV and
  * null in JSON. */
@@ -115,7 +148,6 @@ void out_fmt_double(FILE *f, double v);
 /* The bytes of out_fmt_double written into buf (at least OUT_G10_MAX
  * bytes), without printf where it can (out_csv.c); returns the length,
  * no terminating NUL. */
-#define OUT_G10_MAX 32
 size_t out_fmt_g10(char *buf, double v);
 
 /* ---- progress line ---- */

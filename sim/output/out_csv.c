@@ -137,6 +137,24 @@ size_t out_fmt_g10(char *buf, double v)
     return k > 0 && k < OUT_G10_MAX ? (size_t)k : 0;
 }
 
+/* out_fmt_g10 through the memo: a slot holds the bits and the text of the
+ * last number that hashed to it (Fibonacci hashing of the bits). */
+static size_t fmt_g10_memo(out_g10_memo *m, char *buf, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    size_t k = (size_t)((bits * UINT64_C(0x9E3779B97F4A7C15)) >> 58);
+    if (m->len[k] && m->bits[k] == bits) {
+        memcpy(buf, m->txt[k], OUT_G10_MAX);   /* buf has OUT_G10_MAX bytes of room */
+        return m->len[k];
+    }
+    size_t n = out_fmt_g10(m->txt[k], v);
+    m->bits[k] = bits;
+    m->len[k] = (uint8_t)n;
+    memcpy(buf, m->txt[k], OUT_G10_MAX);
+    return n;
+}
+
 void out_fmt_double(FILE *f, double v)
 {
     char buf[OUT_G10_MAX];
@@ -277,32 +295,92 @@ void out_trace_header(FILE *f)
     fputs("node,kind,start_s,end_s,peer,bytes\n", f);
 }
 
+/* Lays a row out in row (room for OUT_TRACE_ROW_MAX bytes); returns its
+ * length, or 0 for a kind too long for the layout (the caller writes that
+ * row through stdio).  Numbers through memo when there is one. */
+#define OUT_TRACE_ROW_MAX (4 * OUT_G10_MAX + 64)
+static size_t trace_row(char *row, const out_trace_row *r, out_g10_memo *memo)
+{
+    size_t n = 0, kl = strlen(r->kind);
+    if (kl > 32)   /* kinds are short names */
+        return 0;
+    if (r->node < 0)
+        row[n++] = '-';
+    n += put_u64(row + n, r->node < 0 ? -(uint64_t)r->node : (uint64_t)r->node);
+    row[n++] = ',';
+    memcpy(row + n, r->kind, kl);
+    n += kl;
+    row[n++] = ',';
+    if (memo) {
+        n += fmt_g10_memo(memo, row + n, r->start_s);
+        row[n++] = ',';
+        n += fmt_g10_memo(memo, row + n, r->end_s);
+    } else {
+        n += out_fmt_g10(row + n, r->start_s);
+        row[n++] = ',';
+        n += out_fmt_g10(row + n, r->end_s);
+    }
+    row[n++] = ',';
+    if (r->peer >= 0)
+        n += put_u64(row + n, (uint64_t)r->peer);
+    row[n++] = ',';
+    n += memo ? fmt_g10_memo(memo, row + n, r->bytes) : out_fmt_g10(row + n, r->bytes);
+    row[n++] = '\n';
+    return n;
+}
+
+/* A kind longer than the layout allows, through stdio (the same bytes). */
+static void trace_row_stdio(FILE *f, const out_trace_row *r)
+{
+    char num[OUT_G10_MAX];
+    fprintf(f, "%d,%s,", r->node, r->kind);
+    fwrite(num, 1, out_fmt_g10(num, r->start_s), f);
+    fputc(',', f);
+    fwrite(num, 1, out_fmt_g10(num, r->end_s), f);
+    fputc(',', f);
+    if (r->peer >= 0)
+        fprintf(f, "%d", r->peer);
+    fputc(',', f);
+    fwrite(num, 1, out_fmt_g10(num, r->bytes), f);
+    fputc('\n', f);
+}
+
 /* A row is laid out in a buffer and written at once (one fwrite, not
  * eight stdio calls with two printf parses); the bytes are those of the
  * printf version. */
 void out_trace_write(FILE *f, const out_trace_row *r)
 {
-    char row[4 * OUT_G10_MAX + 64];
-    size_t n = 0, kl = strlen(r->kind);
-    if (kl > 32) {   /* kinds are short names; a long one goes through stdio */
-        fprintf(f, "%d,%s,", r->node, r->kind);
-    } else {
-        if (r->node < 0)
-            row[n++] = '-';
-        n += put_u64(row + n, r->node < 0 ? -(uint64_t)r->node : (uint64_t)r->node);
-        row[n++] = ',';
-        memcpy(row + n, r->kind, kl);
-        n += kl;
-        row[n++] = ',';
+    char row[OUT_TRACE_ROW_MAX];
+    size_t n = trace_row(row, r, NULL);
+    if (n == 0)
+        trace_row_stdio(f, r);
+    else
+        fwrite(row, 1, n, f);
+}
+
+void out_trace_begin(out_trace_writer *w, FILE *f)
+{
+    w->f = f;
+    w->n = 0;
+    memset(&w->memo, 0, sizeof w->memo);
+    out_trace_header(f);
+}
+
+void out_trace_flush(out_trace_writer *w)
+{
+    if (w->n > 0)
+        fwrite(w->block, 1, w->n, w->f);
+    w->n = 0;
+}
+
+void out_trace_add(out_trace_writer *w, const out_trace_row *r)
+{
+    if (w->n > sizeof w->block - OUT_TRACE_ROW_MAX)
+        out_trace_flush(w);
+    size_t n = trace_row(w->block + w->n, r, &w->memo);
+    if (n == 0) {   /* the long kind's row after what is buffered, in order */
+        out_trace_flush(w);
+        trace_row_stdio(w->f, r);
     }
-    n += out_fmt_g10(row + n, r->start_s);
-    row[n++] = ',';
-    n += out_fmt_g10(row + n, r->end_s);
-    row[n++] = ',';
-    if (r->peer >= 0)
-        n += put_u64(row + n, (uint64_t)r->peer);
-    row[n++] = ',';
-    n += out_fmt_g10(row + n, r->bytes);
-    row[n++] = '\n';
-    fwrite(row, 1, n, f);
+    w->n += n;
 }

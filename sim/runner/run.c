@@ -114,7 +114,7 @@ static void cb_trace(void *vr, const cl_trace_rec *t)
 {
     run_sim *r = vr;
     out_trace_row row = { t->node, t->kind, t->start_s, t->end_s, t->peer, t->bytes };
-    out_trace_write(r->tf, &row);
+    out_trace_add(&r->trace, &row);
     r->rows_trace++;
 }
 
@@ -433,7 +433,7 @@ static int execute(run_sim *r, const run_options *opt, run_result *res, char *er
             if (!(tfile = out_file_open(dir, "trace.csv", err, es)))
                 goto out_finish;
             r->tf = out_file_stream(tfile);
-            out_trace_header(r->tf);
+            out_trace_begin(&r->trace, r->tf);
         }
     }
     if (start(r) != 0) {
@@ -551,6 +551,7 @@ static int execute(run_sim *r, const run_options *opt, run_result *res, char *er
                 goto out_finish;
         }
         if (tfile) {
+            out_trace_flush(&r->trace);
             int trc = out_file_commit(tfile, err, es);
             tfile = NULL;
             r->tf = NULL;

@@ -72,6 +72,7 @@ struct run_sim {
     FILE         *mf;
     FILE         *nmf;          /* node_metrics.csv, or NULL */
     FILE         *tf;          /* trace.csv, or NULL */
+    out_trace_writer trace;    /* trace.csv's rows on their way to tf */
     out_metrics_row last;
     int           have_last;
     long          mf_last, nmf_last;   /* where the last row starts in mf and nmf, or -1 */
