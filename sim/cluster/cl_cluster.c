@@ -9,6 +9,7 @@
  * the algorithm does, through the calls in the header.
  */
 #include "cl_internal.h"
+#include "sim_mem.h"
 #include "sim_rng.h"
 
 #include <assert.h>
@@ -101,11 +102,11 @@ cl_cluster *cl_create(const cl_config *cfg, sim_engine *e, cl_callbacks cb)
     c->cb = cb;
     c->n = cfg->n_nodes;
     cl_pool_init(&c->pool, cfg->payload_doubles);
-    /* 64-byte aligned (the layout of node, cl_internal.h); sizeof(node) is
-     * a multiple of 64, as aligned_alloc wants of the size */
+    /* 64-byte aligned (the layout of node, cl_internal.h), on huge pages
+     * when large (sim_mem.h) */
     if ((size_t)c->n > SIZE_MAX / sizeof(node))
         goto out_destroy;
-    c->nodes = aligned_alloc(64, (c->n > 0 ? (size_t)c->n : 1) * sizeof(node));
+    c->nodes = sim_alloc_lines((c->n > 0 ? (size_t)c->n : 1) * sizeof(node));
     if (!c->nodes)
         goto out_destroy;
     memset(c->nodes, 0, (c->n > 0 ? (size_t)c->n : 1) * sizeof(node));

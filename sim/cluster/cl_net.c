@@ -16,6 +16,7 @@
  * reorders one link unless cfg.reorder.
  */
 #include "cl_internal.h"
+#include "sim_mem.h"
 #include "sim_rng.h"
 
 #include <assert.h>
@@ -203,7 +204,7 @@ static uint32_t slot_alloc(cl_cluster *c)
         uint32_t old = c->n_slots, grow = old ? old : 64;
         /* 64-byte aligned (msg_slot's lines), which realloc cannot promise:
          * a new array and a copy, O(1) a slot with doubling */
-        msg_slot *s = aligned_alloc(64, (size_t)(old + grow) * sizeof *s);
+        msg_slot *s = sim_alloc_lines((size_t)(old + grow) * sizeof *s);
         /* slot counts are powers of two from 64 on: whole words */
         size_t words = (size_t)(old + grow) / 64, sums = (words + 63) / 64;
         size_t old_words = old / 64, old_sums = (old_words + 63) / 64;

@@ -38,6 +38,7 @@
  * SIM_STOP_EMPTY and lets the caller explain who was waiting for what.
  */
 #include "sim_engine.h"
+#include "sim_mem.h"
 
 #include <assert.h>
 #include <math.h>
@@ -146,7 +147,7 @@ add_blocks(sim_engine *e, size_t count)
     slab *s = malloc(sizeof *s);
     if (s == NULL)
         return -1;
-    s->blocks = aligned_alloc(CACHE_LINE, count * sizeof(blk));
+    s->blocks = sim_alloc_lines(count * sizeof(blk));
     if (s->blocks == NULL) {
         free(s);
         return -1;

@@ -7,6 +7,7 @@
  * run_output.c's and building the run is run_prepare.c's.
  */
 #include "run_internal.h"
+#include "sim_mem.h"
 
 /* ---- callbacks from the cluster to the trainer and the algorithm ---- */
 
@@ -322,7 +323,7 @@ static int start(run_sim *r)
             stride += stride & -stride;
     size_t bytes = ((((size_t)n * stride) | 1) + 63) & ~(size_t)63;
     r->ctx.state_size = stride;
-    r->ctx.states = aligned_alloc(64, bytes);
+    r->ctx.states = sim_alloc_lines(bytes);
     if (!r->ctx.states)
         return -1;
     memset(r->ctx.states, 0, bytes);
