@@ -59,7 +59,8 @@ def cases(quick):
                  "nodes=4", TOPO, "stop.time_s=0.5"]))
     out.append(("softmax, csv file", QUICK,
                 ['data={"kind": "csv", "train_file": "%s", "header": true, "label_column": 4}'
-                 % CSV, "nodes=4", TOPO, "stop.time_s=0.5"]))
+                 % CSV, "nodes=4", TOPO, "stop.time_s=0.5",
+                 "algorithm.batch=16"]))   # 150 rows: 30 training rows a node
     return out
 
 def run(dtsim, scn, sets, out):
