@@ -1,7 +1,10 @@
 /* out_csv.c -- the text formats of dtsim's outputs: the columns of
  * metrics.csv, nodes.csv and trace.csv (one header line, units in the
  * names) and RFC 4180 fields.  Numbers are printed with %.10g so that equal
- * runs give equal bytes.  It does not open files or write JSON (out_json.c).
+ * runs give equal bytes, without printf where the digits can be had exactly;
+ * a run's trace rows go through a writer with a block and a memo of
+ * formatted numbers (out_trace_writer).  It does not open files or write
+ * JSON (out_json.c).
  */
 #include "out.h"
 
