@@ -302,6 +302,11 @@ void out_trace_header(FILE *f)
  * length, or 0 for a kind too long for the layout (the caller writes that
  * row through stdio).  Numbers through memo when there is one. */
 #define OUT_TRACE_ROW_MAX (4 * OUT_G10_MAX + 64)
+static size_t trace_num(out_g10_memo *memo, char *buf, double v)
+{
+    return memo ? fmt_g10_memo(memo, buf, v) : out_fmt_g10(buf, v);
+}
+
 static size_t trace_row(char *row, const out_trace_row *r, out_g10_memo *memo)
 {
     size_t n = 0, kl = strlen(r->kind);
@@ -314,20 +319,14 @@ static size_t trace_row(char *row, const out_trace_row *r, out_g10_memo *memo)
     memcpy(row + n, r->kind, kl);
     n += kl;
     row[n++] = ',';
-    if (memo) {
-        n += fmt_g10_memo(memo, row + n, r->start_s);
-        row[n++] = ',';
-        n += fmt_g10_memo(memo, row + n, r->end_s);
-    } else {
-        n += out_fmt_g10(row + n, r->start_s);
-        row[n++] = ',';
-        n += out_fmt_g10(row + n, r->end_s);
-    }
+    n += trace_num(memo, row + n, r->start_s);
+    row[n++] = ',';
+    n += trace_num(memo, row + n, r->end_s);
     row[n++] = ',';
     if (r->peer >= 0)
         n += put_u64(row + n, (uint64_t)r->peer);
     row[n++] = ',';
-    n += memo ? fmt_g10_memo(memo, row + n, r->bytes) : out_fmt_g10(row + n, r->bytes);
+    n += trace_num(memo, row + n, r->bytes);
     row[n++] = '\n';
     return n;
 }
